@@ -1,0 +1,144 @@
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.db import models, transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+KEY_PREFIX = "gmcp_"
+
+
+class UserManager(BaseUserManager):
+    use_in_migrations = True
+
+    def create_user(self, email, password=None, **extra):
+        if not email:
+            raise ValueError("An email address is required.")
+        email = self.normalize_email(email).lower()
+        with transaction.atomic():
+            user = self.model(email=email, **extra)
+            user.set_password(password)
+            user.save(using=self._db)
+            Organization.create_personal(user)
+        return user
+
+    def create_superuser(self, email, password=None, **extra):
+        extra.setdefault("is_staff", True)
+        extra.setdefault("is_superuser", True)
+        return self.create_user(email, password, **extra)
+
+
+class User(AbstractBaseUser, PermissionsMixin):
+    email = models.EmailField(unique=True)
+    name = models.CharField(max_length=150, blank=True)
+    is_active = models.BooleanField(default=True)
+    is_staff = models.BooleanField(default=False)
+    date_joined = models.DateTimeField(default=timezone.now)
+
+    objects = UserManager()
+
+    USERNAME_FIELD = "email"
+    EMAIL_FIELD = "email"
+
+    def __str__(self):
+        return self.email
+
+    def organizations(self):
+        return Organization.objects.filter(memberships__user=self)
+
+    def personal_organization(self):
+        return self.organizations().order_by("created_at").first()
+
+
+class Organization(models.Model):
+    name = models.CharField(max_length=150)
+    slug = models.SlugField(max_length=80, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return self.name
+
+    @classmethod
+    def create_personal(cls, user):
+        base = slugify(user.email.split("@")[0]) or "org"
+        slug = base
+        while cls.objects.filter(slug=slug).exists():
+            slug = f"{base}-{secrets.token_hex(3)}"
+        org = cls.objects.create(name=f"{user.email}'s organization", slug=slug)
+        Membership.objects.create(organization=org, user=user, role=Membership.OWNER)
+        return org
+
+
+class Membership(models.Model):
+    OWNER, ADMIN, MEMBER = "owner", "admin", "member"
+    ROLES = [(OWNER, "Owner"), (ADMIN, "Admin"), (MEMBER, "Member")]
+
+    organization = models.ForeignKey(Organization, models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=10, choices=ROLES, default=MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "user"], name="one_membership_per_org")
+        ]
+
+    def __str__(self):
+        return f"{self.user} in {self.organization} ({self.role})"
+
+
+def digest_key(raw: str) -> str:
+    # Keys carry 256 bits of randomness, so a fast unsalted hash is enough and keeps lookups O(1).
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class ApiKey(models.Model):
+    organization = models.ForeignKey(Organization, models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, editable=False)
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+    servers = models.ManyToManyField("servers.Server", blank=True, related_name="api_keys")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"{self.name} ({self.prefix}…)"
+
+    @classmethod
+    def issue(cls, organization, name, servers=(), expires_at=None, created_by=None):
+        """Create a key; returns (key, raw). The raw key is never stored and cannot be shown again."""
+        raw = KEY_PREFIX + secrets.token_urlsafe(32)
+        with transaction.atomic():
+            key = cls.objects.create(
+                organization=organization,
+                name=name,
+                prefix=raw[: len(KEY_PREFIX) + 6],
+                digest=digest_key(raw),
+                expires_at=expires_at,
+                created_by=created_by,
+            )
+            if servers:
+                key.servers.set(servers)
+        return key, raw
+
+    def revoke(self):
+        self.revoked_at = timezone.now()
+        self.save(update_fields=["revoked_at"])
+
+    @property
+    def is_active(self):
+        now = timezone.now()
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+
+    def allows(self, server) -> bool:
+        if server.organization_id != self.organization_id:
+            return False
+        allowed = [s.pk for s in self.servers.all()]
+        return not allowed or server.pk in allowed

@@ -1,0 +1,13 @@
+"""ASGI entry point: /mcp/ and /webtools/ go straight to the MCP endpoint, the rest to Django."""
+
+import os
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "getmcp.settings")
+
+from django.core.asgi import get_asgi_application  # noqa: E402
+
+django_app = get_asgi_application()
+
+from servers.endpoint.app import McpApp  # noqa: E402
+
+application = McpApp(fallback=django_app)

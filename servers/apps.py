@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class ServersConfig(AppConfig):
+    name = "servers"
+
+    def ready(self):
+        from . import changes  # noqa: F401  (connects the signal handlers)

@@ -1,0 +1,117 @@
+"""After a definition or key changes: bump generations so every process drops its cached copy,
+and tell the open sessions of that server that a list changed.
+
+Everything runs after the transaction commits, so no process can re-cache the old rows.
+"""
+
+import time
+
+import orjson
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save, pre_save
+from django.dispatch import receiver
+
+from accounts.models import ApiKey
+
+from . import keys as rkeys
+from .models import Prompt, Resource, ResourceTemplate, Server, ServerVersion, Tool
+from .redis import sync_client
+
+LIST_CHANGED = {
+    Tool: ("notifications/tools/list_changed",),
+    Prompt: ("notifications/prompts/list_changed",),
+    Resource: ("notifications/resources/list_changed",),
+    ResourceTemplate: ("notifications/resources/list_changed",),
+    ServerVersion: (
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+    ),
+}
+
+
+def bump_server(slug: str) -> None:
+    sync_client().incr(rkeys.server_generation(slug))
+
+
+def bump_key(key_id: int) -> None:
+    sync_client().incr(rkeys.key_generation(key_id))
+
+
+def notify_sessions(server_id: int, methods, params: dict | None = None) -> None:
+    """Queue notifications on the GET stream of every open session of a server."""
+    client = sync_client()
+    sessions = client.smembers(rkeys.server_sessions(server_id))
+    events = [
+        orjson.dumps({"jsonrpc": "2.0", "method": m, **({"params": params} if params else {})})
+        for m in methods
+    ]
+    pipe = client.pipeline(transaction=False)
+    for raw_sid in sessions:
+        sid = raw_sid.decode()
+        for event in events:
+            pipe.xadd(rkeys.session_stream(sid, "get"), {"d": event}, maxlen=1000, approximate=True)
+    for method in methods:
+        pipe.publish(rkeys.server_events(server_id), orjson.dumps({"method": method, "params": params or {}}))
+    pipe.execute()
+
+
+def notify_resource_updated(server_id: int, uri: str) -> None:
+    client = sync_client()
+    event = orjson.dumps(
+        {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}
+    )
+    pipe = client.pipeline(transaction=False)
+    for raw_sid in client.smembers(rkeys.resource_subscribers(server_id, uri)):
+        pipe.xadd(rkeys.session_stream(raw_sid.decode(), "get"), {"d": event}, maxlen=1000, approximate=True)
+    pipe.publish(
+        rkeys.server_events(server_id),
+        orjson.dumps({"method": "notifications/resources/updated", "params": {"uri": uri}}),
+    )
+    pipe.execute()
+
+
+@receiver(pre_save, sender=Server)
+def _remember_old_slug(sender, instance, **kwargs):
+    if instance.pk:
+        instance._old_slug = Server.objects.filter(pk=instance.pk).values_list("slug", flat=True).first()
+
+
+@receiver(post_save, sender=Server)
+@receiver(post_delete, sender=Server)
+def _server_changed(sender, instance, **kwargs):
+    slugs = {instance.slug, getattr(instance, "_old_slug", None)} - {None}
+    transaction.on_commit(lambda: [bump_server(s) for s in slugs])
+
+
+def _part_changed(sender, instance, **kwargs):
+    server_id = instance.server_id
+    try:
+        slug = instance.server.slug
+    except Server.DoesNotExist:
+        return
+    uri = getattr(instance, "uri", None) if sender is Resource else None
+
+    def after_commit():
+        bump_server(slug)
+        notify_sessions(server_id, LIST_CHANGED[sender])
+        if uri and not kwargs.get("created", False):
+            notify_resource_updated(server_id, uri)
+
+    transaction.on_commit(after_commit)
+
+
+for _model in LIST_CHANGED:
+    post_save.connect(_part_changed, sender=_model, dispatch_uid=f"changed-{_model.__name__}")
+    post_delete.connect(_part_changed, sender=_model, dispatch_uid=f"deleted-{_model.__name__}")
+
+
+@receiver(post_save, sender=ApiKey)
+@receiver(post_delete, sender=ApiKey)
+def _key_changed(sender, instance, **kwargs):
+    key_id = instance.pk
+    transaction.on_commit(lambda: bump_key(key_id))
+
+
+def now() -> float:
+    return time.time()

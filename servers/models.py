@@ -1,0 +1,142 @@
+from django.core.validators import RegexValidator
+from django.db import models
+
+SLUG_RE = r"^[a-z0-9][a-z0-9-]{1,62}$"
+TOOL_NAME_RE = r"^[A-Za-z0-9_./-]{1,64}$"
+
+
+class Server(models.Model):
+    AUTH_NONE, AUTH_API_KEY, AUTH_OAUTH = "none", "api_key", "oauth"
+    AUTH_MODES = [(AUTH_NONE, "None"), (AUTH_API_KEY, "API key"), (AUTH_OAUTH, "OAuth")]
+    ACTIVE, PAUSED, DRAFT = "active", "paused", "draft"
+    STATUSES = [(ACTIVE, "Active"), (PAUSED, "Paused"), (DRAFT, "Draft")]
+
+    organization = models.ForeignKey(
+        "accounts.Organization", models.CASCADE, related_name="servers"
+    )
+    slug = models.CharField(max_length=63, unique=True, validators=[RegexValidator(SLUG_RE)])
+    name = models.CharField(max_length=100)
+    title = models.CharField(max_length=200, blank=True)
+    version = models.CharField(max_length=40, default="1.0.0")
+    instructions = models.TextField(blank=True)
+    icons = models.JSONField(default=list, blank=True)
+    auth_mode = models.CharField(max_length=10, choices=AUTH_MODES, default=AUTH_API_KEY)
+    status = models.CharField(max_length=10, choices=STATUSES, default=ACTIVE)
+    allowed_origins = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return self.slug
+
+
+class ServerPart(models.Model):
+    """What every definition row shares: it belongs to one server and has a place in its lists."""
+
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+        ordering = ["position", "id"]
+
+
+class Tool(ServerPart):
+    server = models.ForeignKey(Server, models.CASCADE, related_name="tools")
+    name = models.CharField(max_length=64, validators=[RegexValidator(TOOL_NAME_RE)])
+    title = models.CharField(max_length=200, blank=True)
+    description = models.TextField()
+    input_schema = models.JSONField(default=dict)
+    output_schema = models.JSONField(null=True, blank=True)
+    annotations = models.JSONField(default=dict, blank=True)
+    icons = models.JSONField(default=list, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+    execution = models.JSONField(default=dict, blank=True)
+    kind = models.CharField(max_length=20, default="static")
+    config = models.JSONField(default=dict, blank=True)
+    enabled = models.BooleanField(default=True)
+
+    class Meta(ServerPart.Meta):
+        constraints = [models.UniqueConstraint(fields=["server", "name"], name="tool_name_per_server")]
+
+    def __str__(self):
+        return self.name
+
+
+class Resource(ServerPart):
+    server = models.ForeignKey(Server, models.CASCADE, related_name="resources")
+    uri = models.CharField(max_length=2000)
+    name = models.CharField(max_length=200)
+    title = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    mime_type = models.CharField(max_length=200, blank=True)
+    text = models.TextField(null=True, blank=True)
+    blob = models.TextField(null=True, blank=True, help_text="base64")
+    size = models.PositiveBigIntegerField(null=True, blank=True)
+    annotations = models.JSONField(default=dict, blank=True)
+    icons = models.JSONField(default=list, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+    kind = models.CharField(max_length=20, default="static")
+    config = models.JSONField(default=dict, blank=True)
+
+    class Meta(ServerPart.Meta):
+        constraints = [models.UniqueConstraint(fields=["server", "uri"], name="resource_uri_per_server")]
+
+    def __str__(self):
+        return self.uri
+
+
+class ResourceTemplate(ServerPart):
+    server = models.ForeignKey(Server, models.CASCADE, related_name="resource_templates")
+    uri_template = models.CharField(max_length=2000)
+    name = models.CharField(max_length=200)
+    title = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    mime_type = models.CharField(max_length=200, blank=True)
+    text = models.TextField(null=True, blank=True)
+    blob = models.TextField(null=True, blank=True)
+    completions = models.JSONField(default=dict, blank=True)
+    annotations = models.JSONField(default=dict, blank=True)
+    icons = models.JSONField(default=list, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+
+    def __str__(self):
+        return self.uri_template
+
+
+class Prompt(ServerPart):
+    server = models.ForeignKey(Server, models.CASCADE, related_name="prompts")
+    name = models.CharField(max_length=200)
+    title = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    arguments = models.JSONField(default=list, blank=True)
+    messages = models.JSONField(default=list, blank=True)
+    completions = models.JSONField(default=dict, blank=True)
+    icons = models.JSONField(default=list, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+
+    class Meta(ServerPart.Meta):
+        constraints = [models.UniqueConstraint(fields=["server", "name"], name="prompt_name_per_server")]
+
+    def __str__(self):
+        return self.name
+
+
+class ServerVersion(models.Model):
+    """An immutable published definition of a whole server."""
+
+    server = models.ForeignKey(Server, models.CASCADE, related_name="versions")
+    version = models.CharField(max_length=40)
+    definition = models.JSONField()
+    published_at = models.DateTimeField(auto_now_add=True)
+    published_by = models.ForeignKey(
+        "accounts.User", models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-published_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["server", "version"], name="one_version_number_per_server")
+        ]
+
+    def __str__(self):
+        return f"{self.server.slug}@{self.version}"
