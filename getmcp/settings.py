@@ -34,6 +34,10 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "accounts",
     "servers",
+    "vault",
+    "activity",
+    "api",
+    "mcptasks",
 ]
 
 MIDDLEWARE = [
