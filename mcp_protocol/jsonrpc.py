@@ -1,0 +1,112 @@
+"""JSON-RPC 2.0 messages: parsing a POST body into typed messages, and encoding replies."""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from .errors import INVALID_REQUEST, PARSE_ERROR, McpError
+
+NO_ID = object()  # an error about a message whose id we could not read
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: str | int
+    method: str
+    params: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    method: str
+    params: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A client's answer to a request the server sent it (result or error)."""
+
+    id: str | int
+    result: Any = None
+    error: dict | None = None
+
+
+Message = Request | Notification | Response
+
+
+def parse_body(body: bytes) -> Message | list[Message]:
+    """Parse a POST body. Raises McpError(-32700) for bad JSON, (-32600) for a bad message."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise McpError(PARSE_ERROR, f"Parse error: {exc}", http_status=400) from None
+    if isinstance(data, list):
+        if not data:
+            raise McpError(INVALID_REQUEST, "Invalid Request: empty batch", http_status=400)
+        return [parse_message(item) for item in data]
+    return parse_message(data)
+
+
+def _valid_id(value) -> bool:
+    return (isinstance(value, str) or isinstance(value, int)) and not isinstance(value, bool)
+
+
+def parse_message(data: Any) -> Message:
+    if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
+        raise McpError(INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message", http_status=400)
+    if "method" in data:
+        method = data["method"]
+        params = data.get("params", {})
+        if params is None:
+            params = {}
+        if not isinstance(method, str) or not method:
+            raise _invalid(data, "method must be a non-empty string")
+        if not isinstance(params, dict):
+            raise _invalid(data, "params must be an object")
+        if "id" not in data:
+            return Notification(method, params)
+        if not _valid_id(data["id"]):
+            raise McpError(
+                INVALID_REQUEST, "Invalid Request: id must be a string or an integer", http_status=400
+            )
+        return Request(data["id"], method, params)
+    if "id" in data and ("result" in data or "error" in data):
+        if not _valid_id(data["id"]):
+            raise McpError(INVALID_REQUEST, "Invalid Request: bad response id", http_status=400)
+        error = data.get("error")
+        if error is not None and not isinstance(error, dict):
+            raise _invalid(data, "error must be an object")
+        return Response(data["id"], data.get("result"), error)
+    raise _invalid(data, "neither a request, a notification nor a response")
+
+
+def _invalid(data: dict, why: str) -> McpError:
+    err = McpError(INVALID_REQUEST, f"Invalid Request: {why}", http_status=400)
+    message_id = data.get("id")
+    err.data = None
+    err.request_id = message_id if _valid_id(message_id) else None
+    return err
+
+
+def result_message(request_id, result: Any) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def error_message(request_id, error: McpError) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "error": error.to_dict()}
+
+
+def request_message(request_id, method: str, params: dict) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+def notification_message(method: str, params: dict | None = None) -> dict:
+    message = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def dumps(message: Any) -> bytes:
+    return orjson.dumps(message)

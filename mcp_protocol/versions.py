@@ -1,0 +1,28 @@
+"""MCP protocol revisions and what differs between them."""
+
+SESSION_ERA = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+STATELESS = "2026-07-28"
+SUPPORTED = (*SESSION_ERA, STATELESS)
+LATEST_SESSION_ERA = "2025-11-25"
+# Clients that send no MCP-Protocol-Version header after initialize are assumed to speak this.
+ASSUMED_WITHOUT_HEADER = "2025-03-26"
+
+
+def negotiate(requested: str | None) -> str:
+    """The version to answer an initialize with: the requested one if we speak it, else our latest."""
+    if requested in SESSION_ERA:
+        return requested
+    return LATEST_SESSION_ERA
+
+
+def is_supported(version: str) -> bool:
+    return version in SUPPORTED
+
+
+def allows_batches(version: str) -> bool:
+    return version == "2025-03-26"
+
+
+def has_sse_polling(version: str) -> bool:
+    """2025-11-25 added priming events and server-initiated disconnects with `retry`."""
+    return version >= "2025-11-25"
