@@ -57,7 +57,9 @@ class NullContext:
     async def request(self, key, method, params):
         from .errors import ToolError
 
-        raise ToolError(f"This tool needs the client to answer {method}, which this caller cannot do.")
+        raise ToolError(
+            f"This tool needs the client to answer {method}, which this caller cannot do."
+        )
 
     async def sleep(self, seconds):
         import asyncio

@@ -21,6 +21,8 @@ class McpError(Exception):
         self.message = message
         self.data = data
         self.http_status = http_status
+        # The id of the message the error is about, when parsing got that far.
+        self.request_id = None
 
     def to_dict(self) -> dict:
         error = {"code": self.code, "message": self.message}

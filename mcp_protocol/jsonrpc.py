@@ -49,12 +49,14 @@ def parse_body(body: bytes) -> Message | list[Message]:
 
 
 def _valid_id(value) -> bool:
-    return (isinstance(value, str) or isinstance(value, int)) and not isinstance(value, bool)
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
 def parse_message(data: Any) -> Message:
     if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
-        raise McpError(INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message", http_status=400)
+        raise McpError(
+            INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message", http_status=400
+        )
     if "method" in data:
         method = data["method"]
         params = data.get("params", {})
@@ -68,7 +70,9 @@ def parse_message(data: Any) -> Message:
             return Notification(method, params)
         if not _valid_id(data["id"]):
             raise McpError(
-                INVALID_REQUEST, "Invalid Request: id must be a string or an integer", http_status=400
+                INVALID_REQUEST,
+                "Invalid Request: id must be a string or an integer",
+                http_status=400,
             )
         return Request(data["id"], method, params)
     if "id" in data and ("result" in data or "error" in data):
@@ -84,7 +88,6 @@ def parse_message(data: Any) -> Message:
 def _invalid(data: dict, why: str) -> McpError:
     err = McpError(INVALID_REQUEST, f"Invalid Request: {why}", http_status=400)
     message_id = data.get("id")
-    err.data = None
     err.request_id = message_id if _valid_id(message_id) else None
     return err
 

@@ -1,8 +1,12 @@
 """Server-Sent Events framing."""
 
 
-def event(data: bytes, event_id: str | None = None, event_type: str | None = None,
-          retry_ms: int | None = None) -> bytes:
+def event(
+    data: bytes,
+    event_id: str | None = None,
+    event_type: str | None = None,
+    retry_ms: int | None = None,
+) -> bytes:
     parts = []
     if event_id is not None:
         parts.append(b"id: " + event_id.encode())

@@ -80,9 +80,7 @@ def _expand_expression(operator: str, specs, values: dict) -> str:
         if isinstance(value, dict):
             pairs = [(str(k), _scalar(v)) for k, v in value.items()]
             if modifier == "*":
-                pieces.extend(
-                    f"{_encode(k, reserved)}={_encode(v, reserved)}" for k, v in pairs
-                )
+                pieces.extend(f"{_encode(k, reserved)}={_encode(v, reserved)}" for k, v in pairs)
                 continue
             text = ",".join(f"{_encode(k, reserved)},{_encode(v, reserved)}" for k, v in pairs)
         elif isinstance(value, list | tuple):
