@@ -1,0 +1,44 @@
+import sys
+
+from django.core.management.base import CommandError
+
+from servers.definition import DefinitionError, import_definition, load_file, load_text
+
+from .owners import resolve_owner
+
+NAME = "import"
+HELP = "Create a server from a YAML/JSON definition file (or replace one with --replace)."
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("file", help="definition file, or - for standard input")
+    parser.add_argument("--owner", required=True, help="email of the user importing it")
+    parser.add_argument("--org", help="organization slug (default: the owner's personal one)")
+    parser.add_argument(
+        "--replace", action="store_true", help="replace the definition of an existing server"
+    )
+
+
+def handle(command, options) -> None:
+    user, org = resolve_owner(options["owner"], options.get("org"))
+    try:
+        if options["file"] == "-":
+            data = load_text(sys.stdin.read(), "<stdin>")
+        else:
+            data = load_file(options["file"])
+        server = import_definition(data, org, replace=options["replace"], user=user)
+    except DefinitionError as exc:
+        for error in exc.errors:
+            command.stderr.write(error)
+        count = len(exc.errors)
+        raise CommandError(f"{count} error{'s' if count != 1 else ''}; nothing imported") from None
+    counts = ", ".join(
+        f"{getattr(server, related).count()} {label}"
+        for related, label in [
+            ("tools", "tools"),
+            ("resources", "resources"),
+            ("resource_templates", "resource templates"),
+            ("prompts", "prompts"),
+        ]
+    )
+    command.stdout.write(f"Imported server {server.slug!r} into {org.slug}: {counts}")
