@@ -1,0 +1,268 @@
+"""`kind: workflow`: a list of steps (log, progress, sleep, elicit, sample, roots, fail, return).
+
+Runs are deterministic given the same client answers: the stateless era re-runs a workflow from
+the top with the answers keyed by each step's `into` (or `step<index>`).
+"""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_protocol.context import LOG_LEVELS
+from mcp_protocol.errors import McpError, ToolError
+
+from ..templating import TemplateCompileError, compile_value, render_text
+from .static import ResultTemplate, compile_result, validate_result
+
+MAX_SLEEP_SECONDS = 600
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    kind: str
+    index: int
+    key: str  # where an answer is stored in the variables and keyed in the client's answers
+    render: Callable[[dict], Any]  # renders the step's body over the variables
+    extra: Any = None  # what a step compiled for itself (the `return` result template)
+
+
+Validate = Callable[[dict, str], list[str]]
+Run = Callable[[Step, dict, Any], Awaitable[dict | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class StepType:
+    validate: Validate
+    run: Run
+    compile_extra: Callable[[dict], Any] | None = None
+
+
+STEP_TYPES: dict[str, StepType] = {}
+
+
+def register_step(name: str, validate: Validate, run: Run, compile_extra=None) -> None:
+    """Add a step type. `run(step, variables, ctx)` returns a CallToolResult to stop, else None."""
+    STEP_TYPES[name] = StepType(validate, run, compile_extra)
+
+
+def _required(body: dict, path: str, *fields: str) -> list[str]:
+    return [f"{path}.{field}: required" for field in fields if field not in body]
+
+
+def _number_like(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) or isinstance(value, str)
+
+
+def _as_number(value, what: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ToolError(f"{what} must be a number, got {value!r}") from None
+
+
+def _into_errors(body: dict, path: str) -> list[str]:
+    into = body.get("into")
+    if into is not None and not (isinstance(into, str) and into.isidentifier()):
+        return [f"{path}.into: must be a variable name"]
+    return []
+
+
+# -- log ------------------------------------------------------------------------------------------
+
+
+def _validate_log(body, path):
+    errors = _required(body, path, "message")
+    level = body.get("level", "info")
+    if level not in LOG_LEVELS:
+        errors.append(f"{path}.level: must be one of {', '.join(LOG_LEVELS)}")
+    return errors
+
+
+async def _run_log(step, variables, ctx):
+    body = step.render(variables)
+    await ctx.log(body.get("level", "info"), body["message"], body.get("logger"))
+
+
+# -- progress -------------------------------------------------------------------------------------
+
+
+def _validate_progress(body, path):
+    errors = _required(body, path, "progress")
+    for field in ("progress", "total"):
+        if field in body and not _number_like(body[field]):
+            errors.append(f"{path}.{field}: must be a number")
+    return errors
+
+
+async def _run_progress(step, variables, ctx):
+    body = step.render(variables)
+    total = body.get("total")
+    await ctx.progress(
+        _as_number(body["progress"], "progress"),
+        None if total in (None, "") else _as_number(total, "total"),
+        body.get("message") or None,
+    )
+
+
+# -- sleep ----------------------------------------------------------------------------------------
+
+
+def _validate_sleep(body, path):
+    errors = _required(body, path, "ms")
+    ms = body.get("ms")
+    if ms is not None and (not _number_like(ms) or (not isinstance(ms, str) and ms < 0)):
+        errors.append(f"{path}.ms: must be a number of milliseconds >= 0")
+    return errors
+
+
+async def _run_sleep(step, variables, ctx):
+    seconds = _as_number(step.render(variables)["ms"], "sleep.ms") / 1000
+    await ctx.sleep(min(max(seconds, 0.0), MAX_SLEEP_SECONDS))
+
+
+# -- elicit, sample, roots: requests to the client --------------------------------------------------
+
+
+def _validate_elicit(body, path):
+    errors = _required(body, path, "message", "requestedSchema") + _into_errors(body, path)
+    if "requestedSchema" in body and not isinstance(body["requestedSchema"], dict):
+        errors.append(f"{path}.requestedSchema: must be a mapping")
+    return errors
+
+
+def _request_params(body: dict) -> dict:
+    return {key: value for key, value in body.items() if key != "into"}
+
+
+async def _run_elicit(step, variables, ctx):
+    body = _request_params(step.render(variables))
+    variables[step.key] = await ctx.request(step.key, "elicitation/create", body)
+
+
+def _validate_sample(body, path):
+    errors = _required(body, path, "messages", "maxTokens") + _into_errors(body, path)
+    if "messages" in body and not isinstance(body["messages"], list):
+        errors.append(f"{path}.messages: must be a list")
+    if "maxTokens" in body and not _number_like(body["maxTokens"]):
+        errors.append(f"{path}.maxTokens: must be a number")
+    return errors
+
+
+async def _run_sample(step, variables, ctx):
+    body = _request_params(step.render(variables))
+    if isinstance(body.get("maxTokens"), str):
+        body["maxTokens"] = int(_as_number(body["maxTokens"], "maxTokens"))
+    variables[step.key] = await ctx.request(step.key, "sampling/createMessage", body)
+
+
+def _validate_roots(body, path):
+    return _into_errors(body, path)
+
+
+async def _run_roots(step, variables, ctx):
+    variables[step.key] = await ctx.request(step.key, "roots/list", {})
+
+
+# -- fail, return ---------------------------------------------------------------------------------
+
+
+def _validate_fail(body, path):
+    errors = _required(body, path, "message")
+    code = body.get("code")
+    if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
+        errors.append(f"{path}.code: must be an integer JSON-RPC error code")
+    return errors
+
+
+async def _run_fail(step, variables, ctx):
+    body = step.render(variables)
+    message = render_text(body["message"])
+    if body.get("code") is not None:
+        raise McpError(body["code"], message, body.get("data"))
+    raise ToolError(message, body.get("structuredContent"))
+
+
+def _validate_return(body, path):
+    return validate_result(body, path)
+
+
+async def _run_return(step, variables, ctx):
+    result_template: ResultTemplate = step.extra
+    return result_template.build(variables)
+
+
+register_step("log", _validate_log, _run_log)
+register_step("progress", _validate_progress, _run_progress)
+register_step("sleep", _validate_sleep, _run_sleep)
+register_step("elicit", _validate_elicit, _run_elicit)
+register_step("sample", _validate_sample, _run_sample)
+register_step("roots", _validate_roots, _run_roots)
+register_step("fail", _validate_fail, _run_fail)
+register_step("return", _validate_return, _run_return, compile_result)
+
+
+# -- the kind -------------------------------------------------------------------------------------
+
+
+def validate_config(config: dict) -> list[str]:
+    if not isinstance(config, dict):
+        return ["config: must be a mapping"]
+    steps = config.get("steps")
+    if not isinstance(steps, list):
+        return ["config.steps: required, a list of steps"]
+    errors = []
+    keys: set[str] = set()
+    for index, item in enumerate(steps):
+        path = f"config.steps[{index}]"
+        if not isinstance(item, dict) or len(item) != 1:
+            errors.append(f"{path}: must be a mapping with exactly one step name")
+            continue
+        ((name, body),) = item.items()
+        if name not in STEP_TYPES:
+            errors.append(f"{path}: unknown step {name!r} (known: {', '.join(STEP_TYPES)})")
+            continue
+        path = f"{path}.{name}"
+        if body is None:
+            body = {}
+        if not isinstance(body, dict):
+            errors.append(f"{path}: must be a mapping")
+            continue
+        errors.extend(STEP_TYPES[name].validate(body, path))
+        if "into" in body:
+            if body["into"] in keys:
+                errors.append(f"{path}.into: {body['into']!r} is already used by an earlier step")
+            keys.add(body["into"])
+        try:
+            compile_value(body)
+        except TemplateCompileError as exc:
+            errors.append(f"{path}: {exc}")
+    unknown = set(config) - {"steps"}
+    errors.extend(f"config.{key}: unknown field" for key in sorted(unknown))
+    return errors
+
+
+def compile(tool_def: dict) -> tuple[Step, ...]:
+    steps = []
+    for index, item in enumerate((tool_def.get("config") or {}).get("steps", [])):
+        ((name, body),) = item.items()
+        body = body or {}
+        step_type = STEP_TYPES[name]
+        steps.append(
+            Step(
+                kind=name,
+                index=index,
+                key=body.get("into") or f"step{index}",
+                render=compile_value(body),
+                extra=step_type.compile_extra(body) if step_type.compile_extra else None,
+            )
+        )
+    return tuple(steps)
+
+
+async def call(compiled: tuple[Step, ...], arguments: dict, ctx) -> dict:
+    variables = dict(arguments)
+    for step in compiled:
+        result = await STEP_TYPES[step.kind].run(step, variables, ctx)
+        if result is not None:
+            return result
+    return {"content": [{"type": "text", "text": ""}]}

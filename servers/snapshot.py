@@ -1,0 +1,357 @@
+"""A server definition compiled into an immutable Snapshot, and the per-process snapshot cache.
+
+A warm request finds its snapshot by slug and generation without touching Postgres; the endpoint
+reads the generation from Redis (servers.keys.server_generation) in its one pipeline.
+"""
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from mcp_protocol import uritemplate
+
+from . import kinds
+from .templating import TemplateCompileError, compile_value
+
+CAPABILITIES = MappingProxyType(
+    {
+        "tools": {"listChanged": True},
+        "resources": {"subscribe": True, "listChanged": True},
+        "prompts": {"listChanged": True},
+        "completions": {},
+        "logging": {},
+    }
+)
+TASK_SUPPORT = ("forbidden", "optional", "required")
+DEFAULT_INPUT_SCHEMA = {"type": "object"}
+
+
+class DefinitionError(ValueError):
+    """A definition that cannot be served; the message names the offending field."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledTool:
+    name: str
+    wire: dict  # exactly what tools/list shows; shared between requests, never mutate
+    kind: str
+    compiled: Any
+    input_validator: Draft202012Validator
+    output_validator: Draft202012Validator | None
+    task_support: str = "forbidden"
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledResource:
+    uri: str
+    wire: dict
+    contents: dict  # one entry of resources/read `contents`
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledResourceTemplate:
+    uri_template: str
+    wire: dict
+    mime_type: str | None
+    render_text: Callable[[dict], Any] | None
+    blob: str | None
+    completions: Mapping[str, tuple[str, ...]]
+
+    def match(self, uri: str) -> dict | None:
+        return uritemplate.match(self.uri_template, uri)
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledPrompt:
+    name: str
+    wire: dict
+    description: str | None
+    argument_names: tuple[str, ...]
+    required_arguments: tuple[str, ...]
+    render_messages: Callable[[dict], list]
+    completions: Mapping[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    server_id: int
+    organization_id: int
+    slug: str
+    generation: str
+    status: str
+    auth_mode: str
+    allowed_origins: frozenset
+    server_info: Mapping[str, Any]
+    instructions: str | None
+    capabilities: Mapping[str, Any]
+    tools: Mapping[str, CompiledTool]
+    tool_list: tuple[dict, ...]
+    resources: Mapping[str, CompiledResource]
+    resource_list: tuple[dict, ...]
+    resource_templates: tuple[CompiledResourceTemplate, ...]
+    template_list: tuple[dict, ...]
+    prompts: Mapping[str, CompiledPrompt]
+    prompt_list: tuple[dict, ...]
+    templates_by_uri: Mapping[str, CompiledResourceTemplate] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+
+
+def _optional(source: dict, keys) -> dict:
+    """The keys of `source` that carry something (empty strings, lists and maps are left out)."""
+    return {key: source[key] for key in keys if source.get(key) not in (None, "", [], {})}
+
+
+def _validator(schema, where: str) -> Draft202012Validator:
+    if not isinstance(schema, dict):
+        raise DefinitionError(f"{where}: must be a JSON Schema object")
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise DefinitionError(f"{where}: not a valid JSON Schema ({exc.message})") from None
+    return Draft202012Validator(schema)
+
+
+def _compile_tool(tool: dict, where: str) -> CompiledTool:
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        raise DefinitionError(f"{where}.name: required")
+    kind_name = tool.get("kind", "static")
+    try:
+        kind = kinds.get_kind(kind_name)
+    except ValueError as exc:
+        raise DefinitionError(f"{where}.kind: {exc}") from None
+    config = tool.get("config") or {}
+    problems = kind.validate_config(config)
+    if problems:
+        raise DefinitionError("; ".join(f"{where}.{problem}" for problem in problems))
+    input_schema = tool.get("inputSchema") or DEFAULT_INPUT_SCHEMA
+    output_schema = tool.get("outputSchema")
+    execution = tool.get("execution") or {}
+    task_support = execution.get("taskSupport", "forbidden")
+    if task_support not in TASK_SUPPORT:
+        raise DefinitionError(f"{where}.execution.taskSupport: must be one of {TASK_SUPPORT}")
+    wire = {"name": name}
+    wire.update(_optional(tool, ("title",)))
+    wire["description"] = tool.get("description") or ""
+    wire["inputSchema"] = input_schema
+    wire.update(_optional(tool, ("outputSchema", "annotations", "icons", "execution", "_meta")))
+    try:
+        compiled = kind.compile({**tool, "config": config})
+    except TemplateCompileError as exc:
+        raise DefinitionError(f"{where}.config: {exc}") from None
+    return CompiledTool(
+        name=name,
+        wire=wire,
+        kind=kind_name,
+        compiled=compiled,
+        input_validator=_validator(input_schema, f"{where}.inputSchema"),
+        output_validator=(
+            _validator(output_schema, f"{where}.outputSchema") if output_schema else None
+        ),
+        task_support=task_support,
+    )
+
+
+_RESOURCE_WIRE = ("title", "description", "mimeType", "size", "icons", "annotations", "_meta")
+
+
+def _compile_resource(resource: dict, where: str) -> CompiledResource:
+    uri, name = resource.get("uri"), resource.get("name")
+    if not uri or not name:
+        raise DefinitionError(f"{where}: uri and name are required")
+    wire = {"uri": uri, "name": name, **_optional(resource, _RESOURCE_WIRE)}
+    contents = {"uri": uri, **_optional(resource, ("mimeType",))}
+    if resource.get("blob") is not None:
+        contents["blob"] = resource["blob"]
+    else:
+        contents["text"] = resource.get("text") or ""
+    return CompiledResource(uri=uri, wire=wire, contents=contents)
+
+
+def _completions(source: dict, where: str) -> Mapping[str, tuple[str, ...]]:
+    completions = source.get("completions") or {}
+    if not isinstance(completions, dict):
+        raise DefinitionError(f"{where}.completions: must be a mapping of argument -> values")
+    return MappingProxyType(
+        {name: tuple(str(value) for value in values or ()) for name, values in completions.items()}
+    )
+
+
+def _compile_template(template: dict, where: str) -> CompiledResourceTemplate:
+    uri_template, name = template.get("uriTemplate"), template.get("name")
+    if not uri_template or not name:
+        raise DefinitionError(f"{where}: uriTemplate and name are required")
+    try:
+        uritemplate.variables(uri_template)
+    except uritemplate.UriTemplateError as exc:
+        raise DefinitionError(f"{where}.uriTemplate: {exc}") from None
+    wire = {
+        "uriTemplate": uri_template,
+        "name": name,
+        **_optional(
+            template, ("title", "description", "mimeType", "icons", "annotations", "_meta")
+        ),
+    }
+    blob = template.get("blob")
+    try:
+        render = None if blob is not None else compile_value(template.get("text") or "")
+    except TemplateCompileError as exc:
+        raise DefinitionError(f"{where}.text: {exc}") from None
+    return CompiledResourceTemplate(
+        uri_template=uri_template,
+        wire=wire,
+        mime_type=template.get("mimeType") or None,
+        render_text=render,
+        blob=blob,
+        completions=_completions(template, where),
+    )
+
+
+def _compile_prompt(prompt: dict, where: str) -> CompiledPrompt:
+    name = prompt.get("name")
+    if not name:
+        raise DefinitionError(f"{where}.name: required")
+    arguments = prompt.get("arguments") or []
+    wire = {"name": name, **_optional(prompt, ("title", "description", "icons", "_meta"))}
+    if arguments:
+        wire["arguments"] = arguments
+    try:
+        render = compile_value(prompt.get("messages") or [])
+    except TemplateCompileError as exc:
+        raise DefinitionError(f"{where}.messages: {exc}") from None
+    return CompiledPrompt(
+        name=name,
+        wire=wire,
+        description=prompt.get("description") or None,
+        argument_names=tuple(arg["name"] for arg in arguments),
+        required_arguments=tuple(arg["name"] for arg in arguments if arg.get("required")),
+        render_messages=render,
+        completions=_completions(prompt, where),
+    )
+
+
+def compile_definition(
+    definition: dict, *, server_id: int, organization_id: int, generation: str
+) -> Snapshot:
+    """Compile a definition dict (docs/architecture.md) into a Snapshot; DefinitionError if bad."""
+    tools: dict[str, CompiledTool] = {}
+    tool_list = []
+    for index, tool in enumerate(definition.get("tools") or []):
+        if not tool.get("enabled", True):
+            continue
+        compiled = _compile_tool(tool, f"tools[{index}]")
+        if compiled.name in tools:
+            raise DefinitionError(f"tools[{index}].name: duplicate tool {compiled.name!r}")
+        tools[compiled.name] = compiled
+        tool_list.append(compiled.wire)
+
+    resources: dict[str, CompiledResource] = {}
+    for index, resource in enumerate(definition.get("resources") or []):
+        compiled = _compile_resource(resource, f"resources[{index}]")
+        resources.setdefault(compiled.uri, compiled)
+
+    templates = tuple(
+        _compile_template(template, f"resourceTemplates[{index}]")
+        for index, template in enumerate(definition.get("resourceTemplates") or [])
+    )
+    templates_by_uri: dict[str, CompiledResourceTemplate] = {}
+    for template in templates:
+        templates_by_uri.setdefault(template.uri_template, template)
+
+    prompts: dict[str, CompiledPrompt] = {}
+    for index, prompt in enumerate(definition.get("prompts") or []):
+        compiled = _compile_prompt(prompt, f"prompts[{index}]")
+        prompts.setdefault(compiled.name, compiled)
+
+    server_info = {"name": definition.get("name") or definition.get("slug", "")}
+    server_info.update(_optional(definition, ("title",)))
+    server_info["version"] = definition.get("version") or "1.0.0"
+    server_info.update(_optional(definition, ("icons",)))
+
+    return Snapshot(
+        server_id=server_id,
+        organization_id=organization_id,
+        slug=definition.get("slug", ""),
+        generation=generation,
+        status=definition.get("status", "active"),
+        auth_mode=definition.get("auth", "api_key"),
+        allowed_origins=frozenset(definition.get("allowedOrigins") or ()),
+        server_info=MappingProxyType(server_info),
+        instructions=definition.get("instructions") or None,
+        capabilities=CAPABILITIES,
+        tools=MappingProxyType(tools),
+        tool_list=tuple(tool_list),
+        resources=MappingProxyType(resources),
+        resource_list=tuple(resource.wire for resource in resources.values()),
+        resource_templates=templates,
+        template_list=tuple(template.wire for template in templates),
+        prompts=MappingProxyType(prompts),
+        prompt_list=tuple(prompt.wire for prompt in prompts.values()),
+        templates_by_uri=MappingProxyType(templates_by_uri),
+    )
+
+
+# -- loading and the per-process cache ----------------------------------------------------------
+
+
+def definition_for(server) -> dict:
+    """The definition a server serves (later: its published version, when it has one)."""
+    from .definition import export_definition
+
+    return export_definition(server)
+
+
+def _load(slug: str, generation: str) -> Snapshot | None:
+    from .models import Server
+
+    server = Server.objects.filter(slug=slug).first()
+    if server is None:
+        return None
+    return compile_definition(
+        definition_for(server),
+        server_id=server.pk,
+        organization_id=server.organization_id,
+        generation=generation,
+    )
+
+
+# slug -> (generation, snapshot or None for an unknown slug). Replaced whole, never mutated in
+# place, so a reader on another thread sees an old entry or a new one.
+_cache: dict[str, tuple[str, Snapshot | None]] = {}
+
+
+async def get_snapshot(slug: str, generation: str | None) -> Snapshot | None:
+    """The snapshot of `slug` at `generation` (the Redis value; None when the key is absent)."""
+    generation = "0" if generation is None else generation
+    cached = _cache.get(slug)
+    if cached is not None and cached[0] == generation:
+        return cached[1]
+    from asgiref.sync import sync_to_async
+
+    snapshot = await sync_to_async(_load)(slug, generation)
+    _cache[slug] = (generation, snapshot)
+    return snapshot
+
+
+def load_snapshot(slug: str) -> Snapshot | None:
+    """For sync callers (REST, management commands): the current snapshot, through the cache."""
+    from . import keys
+    from .redis import sync_client
+
+    raw = sync_client().get(keys.server_generation(slug))
+    generation = "0" if raw is None else raw.decode()
+    cached = _cache.get(slug)
+    if cached is not None and cached[0] == generation:
+        return cached[1]
+    snapshot = _load(slug, generation)
+    _cache[slug] = (generation, snapshot)
+    return snapshot
+
+
+def clear_cache() -> None:
+    _cache.clear()

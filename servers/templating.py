@@ -1,0 +1,108 @@
+"""The jinja2 sandbox every user-written template goes through.
+
+`compile_value` turns any JSON value into a renderer; strings are parsed once, at compile time,
+so a request only pays for rendering.
+"""
+
+import base64
+import binascii
+import functools
+import re
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from jinja2 import ChainableUndefined, TemplateError, TemplateSyntaxError, Undefined
+from jinja2.sandbox import SandboxedEnvironment
+from markupsafe import Markup
+
+from mcp_protocol.errors import ToolError
+
+# A string that is one expression and nothing else keeps the expression's native type.
+_SINGLE_EXPRESSION = re.compile(r"^\{\{(?P<expr>(?:(?!\{\{|\}\}).)*)\}\}$", re.DOTALL)
+
+
+class TemplateCompileError(ValueError):
+    """A template that does not parse; raised when a definition is compiled, never per request."""
+
+
+def _b64encode(value) -> str:
+    raw = value if isinstance(value, bytes) else str(value).encode()
+    return base64.b64encode(raw).decode("ascii")
+
+
+def _b64decode(value) -> str:
+    try:
+        return base64.b64decode(str(value), validate=True).decode("utf-8", errors="replace")
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError(f"b64decode: not base64 ({exc})") from exc
+
+
+def _environment() -> SandboxedEnvironment:
+    # ChainableUndefined: a missing variable (or an attribute of one) renders as "".
+    env = SandboxedEnvironment(undefined=ChainableUndefined, autoescape=False)
+    env.filters["b64encode"] = _b64encode
+    env.filters["b64decode"] = _b64decode
+    return env
+
+
+ENV = _environment()
+
+
+def is_template(text: str) -> bool:
+    return "{{" in text or "{%" in text
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+@functools.lru_cache(maxsize=4096)
+def _compile_string(text: str) -> Callable[[dict], Any]:
+    single = _SINGLE_EXPRESSION.match(text)
+    try:
+        if single:
+            expression = ENV.compile_expression(single.group("expr"), undefined_to_none=False)
+        else:
+            template = ENV.from_string(text)
+    except TemplateSyntaxError as exc:
+        raise TemplateCompileError(f"Template syntax error in {_short(text)!r}: {exc.message}") from exc
+
+    def render(variables: dict) -> Any:
+        try:
+            if single:
+                value = expression(**variables)
+                if isinstance(value, Undefined):
+                    return ""
+                # tojson and friends return Markup; callers want a plain str for orjson.
+                return str(value) if isinstance(value, Markup) else value
+            return template.render(variables)
+        except (TemplateError, ArithmeticError, TypeError, ValueError, LookupError) as exc:
+            raise ToolError(f"Template {_short(text)!r} failed: {exc}") from exc
+
+    return render
+
+
+def _constant(value):
+    return lambda variables: value
+
+
+def compile_value(value: Any) -> Callable[[dict], Any]:
+    """A renderer for any JSON value: every template string inside it is rendered over `variables`."""
+    if isinstance(value, str):
+        return _compile_string(value) if is_template(value) else _constant(value)
+    if isinstance(value, dict):
+        parts = tuple((key, compile_value(item)) for key, item in value.items())
+        return lambda variables: {key: render(variables) for key, render in parts}
+    if isinstance(value, list | tuple):
+        items = tuple(compile_value(item) for item in value)
+        return lambda variables: [render(variables) for render in items]
+    # Numbers, booleans and null are immutable: shared safely between calls.
+    return _constant(value)
+
+
+def render_text(value: Any) -> str:
+    """What a text field shows of a rendered value that came out as a native type."""
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value).decode()
