@@ -1,0 +1,76 @@
+from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from django.utils import timezone
+
+from .models import ApiKey, Membership, Organization, User
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(User)
+class UserAdmin(BaseUserAdmin):
+    ordering = ["email"]
+    list_display = ["email", "name", "is_active", "is_staff", "date_joined"]
+    list_filter = ["is_active", "is_staff", "is_superuser"]
+    search_fields = ["email", "name"]
+    readonly_fields = ["date_joined", "last_login"]
+    fieldsets = [
+        (None, {"fields": ["email", "password", "name"]}),
+        ("Permissions", {"fields": ["is_active", "is_staff", "is_superuser", "groups"]}),
+        ("Dates", {"fields": ["date_joined", "last_login"]}),
+    ]
+    add_fieldsets = [
+        (None, {"classes": ["wide"], "fields": ["email", "password1", "password2"]}),
+    ]
+    filter_horizontal = ["groups"]
+
+
+@admin.register(Organization)
+class OrganizationAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "created_at"]
+    search_fields = ["name", "slug"]
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "organization", "role", "created_at"]
+    list_filter = ["role"]
+    search_fields = ["user__email", "organization__slug"]
+    autocomplete_fields = ["user", "organization"]
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    list_display = ["prefix", "name", "organization", "last_used_at", "state"]
+    list_filter = ["revoked_at"]
+    search_fields = ["prefix", "name", "organization__slug"]
+    readonly_fields = ["prefix", "digest", "created_by", "created_at", "last_used_at", "revoked_at"]
+    fields = ["organization", "name", "servers", "expires_at", *readonly_fields]
+    filter_horizontal = ["servers"]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request):
+        # A key made here would have no raw value anyone could ever see: issue keys with
+        # `manage.py apikey create` or the dashboard, which show it once.
+        return False
+
+    @admin.display(description="state")
+    def state(self, key):
+        if key.revoked_at is not None:
+            return "revoked"
+        if key.expires_at is not None and key.expires_at <= timezone.now():
+            return "expired"
+        return "active"
+
+    @admin.action(description="Revoke the selected keys")
+    def revoke(self, request, queryset):
+        count = 0
+        for key in queryset.filter(revoked_at__isnull=True):
+            key.revoke()  # one save each, so each key's cache generation is bumped
+            count += 1
+        self.message_user(request, f"Revoked {count} key(s).", messages.SUCCESS)
