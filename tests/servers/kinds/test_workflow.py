@@ -1,0 +1,242 @@
+import pytest
+
+from mcp_protocol.context import NullContext
+from mcp_protocol.errors import McpError, ToolError
+from servers.kinds import workflow
+
+
+def compiled(*steps):
+    config = {"steps": list(steps)}
+    assert workflow.validate_config(config) == []
+    return workflow.compile({"config": config})
+
+
+async def test_log_progress_and_sleep_reach_the_context_in_order(scripted):
+    ctx = scripted()
+    result = await workflow.call(
+        compiled(
+            {"log": {"level": "info", "message": "Started {{ name }}", "logger": "wf"}},
+            {"progress": {"progress": "{{ step * 50 }}", "total": 100, "message": "half"}},
+            {"sleep": {"ms": 50}},
+            {"return": {"content": [{"type": "text", "text": "done {{ name }}"}]}},
+        ),
+        {"name": "job", "step": 1},
+        ctx,
+    )
+    assert ctx.events == [
+        ("log", "info", "Started job", "wf"),
+        ("progress", 50.0, 100.0, "half"),
+        ("sleep", 0.05),
+    ]
+    assert result == {"content": [{"type": "text", "text": "done job"}]}
+
+
+async def test_elicit_sample_and_roots_ask_the_client_and_store_the_answers(scripted):
+    answers = {
+        "answer": {"action": "accept", "content": {"username": "ann"}},
+        "reply": {"role": "assistant", "content": {"type": "text", "text": "Paris"}},
+        "step2": {"roots": [{"uri": "file:///home"}]},
+    }
+    ctx = scripted(answers)
+    steps = compiled(
+        {
+            "elicit": {
+                "message": "Who? {{ q }}",
+                "requestedSchema": {"type": "object"},
+                "into": "answer",
+            }
+        },
+        {
+            "sample": {
+                "messages": [{"role": "user", "content": {"type": "text", "text": "{{ q }}"}}],
+                "maxTokens": 100,
+                "systemPrompt": "Be brief",
+                "into": "reply",
+            }
+        },
+        {"roots": {}},
+        {
+            "return": {
+                "content": [
+                    {
+                        "type": "text",
+                        "text": "{{ answer.content.username }} / {{ reply.content.text }}",
+                    }
+                ],
+                "structuredContent": {
+                    "roots": "{{ step2.roots | length }}",
+                    "action": "{{ answer.action }}",
+                },
+            }
+        },
+    )
+    result = await workflow.call(steps, {"q": "capital?"}, ctx)
+    assert ctx.events == [
+        (
+            "request",
+            "answer",
+            "elicitation/create",
+            {"message": "Who? capital?", "requestedSchema": {"type": "object"}},
+        ),
+        (
+            "request",
+            "reply",
+            "sampling/createMessage",
+            {
+                "messages": [{"role": "user", "content": {"type": "text", "text": "capital?"}}],
+                "maxTokens": 100,
+                "systemPrompt": "Be brief",
+            },
+        ),
+        ("request", "step2", "roots/list", {}),
+    ]
+    assert result == {
+        "content": [{"type": "text", "text": "ann / Paris"}],
+        "structuredContent": {"roots": 1, "action": "accept"},
+    }
+
+
+async def test_the_same_answers_give_the_same_requests_and_result(scripted):
+    steps = compiled(
+        {"elicit": {"message": "Name?", "requestedSchema": {"type": "object"}, "into": "a"}},
+        {
+            "elicit": {
+                "message": "Color for {{ a.content.name }}?",
+                "requestedSchema": {"type": "object"},
+            }
+        },
+        {
+            "return": {
+                "content": [
+                    {"type": "text", "text": "{{ a.content.name }} likes {{ step1.content.c }}"}
+                ]
+            }
+        },
+    )
+    answers = {
+        "a": {"action": "accept", "content": {"name": "Bo"}},
+        "step1": {"action": "accept", "content": {"c": "red"}},
+    }
+    first, second = scripted(answers), scripted(answers)
+    assert await workflow.call(steps, {}, first) == await workflow.call(steps, {}, second)
+    assert first.events == second.events
+    assert first.events[1][3]["message"] == "Color for Bo?"
+
+
+async def test_a_missing_answer_stops_the_run_with_the_contexts_error(scripted):
+    ctx = scripted({})
+    steps = compiled({"roots": {"into": "r"}}, {"log": {"message": "never"}})
+    with pytest.raises(McpError):
+        await workflow.call(steps, {}, ctx)
+    assert [event[0] for event in ctx.events] == ["request"]
+
+
+async def test_fail_without_a_code_is_a_tool_error():
+    with pytest.raises(ToolError, match="bad input x"):
+        await workflow.call(
+            compiled({"fail": {"message": "bad input {{ v }}"}}), {"v": "x"}, NullContext()
+        )
+
+
+async def test_fail_with_a_code_is_a_json_rpc_error():
+    steps = compiled({"fail": {"message": "nope", "code": -32603, "data": {"why": "{{ v }}"}}})
+    with pytest.raises(McpError) as raised:
+        await workflow.call(steps, {"v": 1}, NullContext())
+    assert (raised.value.code, raised.value.message, raised.value.data) == (
+        -32603,
+        "nope",
+        {"why": 1},
+    )
+
+
+async def test_steps_after_return_do_not_run():
+    ctx = NullContext()
+    steps = compiled({"return": {"content": []}}, {"log": {"message": "after"}})
+    assert await workflow.call(steps, {}, ctx) == {"content": []}
+    assert ctx.logs == []
+
+
+async def test_no_return_step_gives_an_empty_text_result():
+    ctx = NullContext()
+    assert await workflow.call(compiled({"log": {"message": "m"}}), {}, ctx) == {
+        "content": [{"type": "text", "text": ""}]
+    }
+    assert ctx.logs == [{"level": "info", "data": "m", "logger": None}]
+
+
+async def test_a_progress_template_that_is_not_a_number_is_a_tool_error():
+    with pytest.raises(ToolError, match="progress must be a number"):
+        await workflow.call(
+            compiled({"progress": {"progress": "{{ x }}"}}), {"x": "lots"}, NullContext()
+        )
+
+
+@pytest.mark.parametrize(
+    ("steps", "message"),
+    [
+        (
+            [{"elicit": {"message": "m", "requestedSchema": {}, "into": "bad name"}}],
+            "config.steps[0].elicit.into: must be a variable name",
+        ),
+        (
+            [{"log": {}}, {"elicit": {"message": "m"}}],
+            "config.steps[1].elicit.requestedSchema: required",
+        ),
+        ([{"log": {"message": "m", "level": "loud"}}], "config.steps[0].log.level: must be one of"),
+        ([{"sample": {"messages": []}}], "config.steps[0].sample.maxTokens: required"),
+        ([{"sleep": {"ms": -1}}], "config.steps[0].sleep.ms: must be a number"),
+        ([{"progress": {}}], "config.steps[0].progress.progress: required"),
+        (
+            [{"fail": {"message": "m", "code": "x"}}],
+            "config.steps[0].fail.code: must be an integer",
+        ),
+        (
+            [{"return": {"content": [{"type": "text"}]}}],
+            "config.steps[0].return.content[0].text: required",
+        ),
+        ([{"teleport": {}}], "config.steps[0]: unknown step 'teleport'"),
+        (
+            [{"log": {"message": "a"}, "sleep": {"ms": 1}}],
+            "config.steps[0]: must be a mapping with exactly one",
+        ),
+        (
+            [{"roots": {"into": "r"}}, {"roots": {"into": "r"}}],
+            "config.steps[1].roots.into: 'r' is already used",
+        ),
+        ([{"log": {"message": "{% if %}"}}], "config.steps[0].log: Template syntax error"),
+    ],
+)
+def test_validation_names_the_offending_step_field(steps, message):
+    errors = workflow.validate_config({"steps": steps})
+    assert any(message in error for error in errors), errors
+
+
+def test_steps_are_required():
+    assert workflow.validate_config({}) == ["config.steps: required, a list of steps"]
+
+
+async def test_another_module_can_register_a_step_type():
+    seen = []
+
+    def validate(body, path):
+        return [] if "url" in body else [f"{path}.url: required"]
+
+    async def run(step, variables, ctx):
+        body = step.render(variables)
+        seen.append(body["url"])
+        variables[step.key] = {"status": 200}
+
+    workflow.register_step("fetchlike", validate, run)
+    try:
+        assert workflow.validate_config({"steps": [{"fetchlike": {}}]}) == [
+            "config.steps[0].fetchlike.url: required"
+        ]
+        steps = compiled(
+            {"fetchlike": {"url": "https://x/{{ id }}", "into": "resp"}},
+            {"return": {"content": [{"type": "text", "text": "{{ resp.status }}"}]}},
+        )
+        result = await workflow.call(steps, {"id": 9}, NullContext())
+    finally:
+        del workflow.STEP_TYPES["fetchlike"]
+    assert seen == ["https://x/9"]
+    assert result["content"][0]["text"] == "200"
