@@ -1,0 +1,20 @@
+"""The SSRF guard and the guarded httpx client every outbound fetch goes through."""
+
+from .client import (
+    GuardedResponse,
+    check_url,
+    guarded_client,
+    guarded_request,
+    guarded_request_sync,
+)
+from .errors import BlockedDestination, OutboundError
+
+__all__ = [
+    "BlockedDestination",
+    "GuardedResponse",
+    "OutboundError",
+    "check_url",
+    "guarded_client",
+    "guarded_request",
+    "guarded_request_sync",
+]

@@ -1,0 +1,231 @@
+"""The one way this project fetches anything from the network.
+
+`guarded_client()` is an httpx.AsyncClient for callers that need streaming (upstream MCP
+servers); `guarded_request()` is a single request with a total deadline, a size cap and
+redirects followed one hop at a time (each hop checked again, credentials dropped when the
+origin changes). Both refuse non-public destinations unless the deployment allow-list
+(OUTBOUND_ALLOWED_NETWORKS) or the organization's NetworkAllowance rows admit them.
+"""
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+import httpx
+import orjson
+
+from .errors import BlockedDestination, OutboundError
+from .transport import GuardedBackend, GuardedTransport
+
+MAX_REDIRECTS = 5
+# Headers that carry credentials; never sent on to a different origin after a redirect.
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+USER_AGENT = "getmcp/1.0 (+https://github.com/getmcp)"
+
+
+def guarded_client(
+    organization_id: int | None = None, *, networks=None, **kwargs
+) -> httpx.AsyncClient:
+    """An AsyncClient whose every connection is checked and pinned (see transport.py).
+
+    `networks` replaces the allow-list lookup (deployment + organization) when given.
+    """
+    backend = GuardedBackend(organization_id, networks)
+    kwargs.setdefault("headers", {"user-agent": USER_AGENT})
+    return httpx.AsyncClient(transport=GuardedTransport(backend), trust_env=False, **kwargs)
+
+
+@dataclass
+class GuardedResponse:
+    status_code: int
+    reason_phrase: str
+    headers: httpx.Headers
+    content: bytes
+    truncated: bool
+    url: str
+    elapsed_ms: float
+    request_method: str
+    request_headers: httpx.Headers
+    redirects: list[str] = field(default_factory=list)
+    connected_to: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+    @property
+    def encoding(self) -> str:
+        for part in self.headers.get("content-type", "").split(";")[1:]:
+            key, _, value = part.strip().partition("=")
+            if key.lower() == "charset" and value:
+                return value.strip('"')
+        return "utf-8"
+
+    @property
+    def text(self) -> str:
+        try:
+            return self.content.decode(self.encoding, errors="replace")
+        except LookupError:
+            return self.content.decode("utf-8", errors="replace")
+
+    def json(self):
+        return orjson.loads(self.content)
+
+
+def check_url(url: str) -> httpx.URL:
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        raise OutboundError(f"The URL {url!r} is not valid: {exc}") from exc
+    if parsed.scheme not in ("http", "https"):
+        raise BlockedDestination(f"Only http and https URLs can be fetched, not {parsed.scheme!r}.")
+    if not parsed.host:
+        raise OutboundError(f"The URL {url!r} has no host.")
+    return parsed
+
+
+async def guarded_request(
+    method: str,
+    url: str,
+    *,
+    organization_id: int | None = None,
+    networks=None,
+    headers=None,
+    params=None,
+    content=None,
+    json=None,
+    data=None,
+    files=None,
+    timeout: float = 30.0,
+    max_bytes: int = 5 * 1024 * 1024,
+    follow_redirects: bool = True,
+    max_redirects: int = MAX_REDIRECTS,
+) -> GuardedResponse:
+    """One request; raises BlockedDestination, or OutboundError for timeouts and network failures.
+
+    The body is read up to `max_bytes` (after decompression); more sets `truncated`.
+    """
+    check_url(url)
+    started = time.perf_counter()
+    client = guarded_client(organization_id, networks=networks, timeout=timeout)
+    try:
+        async with asyncio.timeout(timeout):
+            return await _exchange(
+                client,
+                method,
+                url,
+                headers,
+                params,
+                content,
+                json,
+                data,
+                files,
+                max_bytes,
+                follow_redirects,
+                max_redirects,
+                started,
+            )
+    except TimeoutError as exc:
+        raise OutboundError(f"The request timed out after {timeout:g} seconds.") from exc
+    except httpx.TimeoutException as exc:
+        raise OutboundError(f"The request timed out after {timeout:g} seconds.") from exc
+    except httpx.TooManyRedirects as exc:
+        raise OutboundError("The upstream redirected too many times.") from exc
+    except httpx.HTTPError as exc:
+        raise OutboundError(f"The request failed: {type(exc).__name__}.") from exc
+    finally:
+        await client.aclose()
+
+
+async def _exchange(
+    client,
+    method,
+    url,
+    headers,
+    params,
+    content,
+    json,
+    data,
+    files,
+    max_bytes,
+    follow_redirects,
+    max_redirects,
+    started,
+) -> GuardedResponse:
+    request = client.build_request(
+        method,
+        url,
+        headers=headers,
+        params=params,
+        content=content,
+        json=json,
+        data=data,
+        files=files,
+    )
+    redirects: list[str] = []
+    while True:
+        response = await client.send(request, stream=True, follow_redirects=False)
+        try:
+            next_request = response.next_request if follow_redirects else None
+            if next_request is None:
+                body, truncated = await _read_capped(response, max_bytes)
+                return GuardedResponse(
+                    status_code=response.status_code,
+                    reason_phrase=response.reason_phrase,
+                    headers=response.headers,
+                    content=body,
+                    truncated=truncated,
+                    url=str(request.url),
+                    elapsed_ms=(time.perf_counter() - started) * 1000,
+                    request_method=request.method,
+                    request_headers=request.headers,
+                    redirects=redirects,
+                    connected_to=list(client._transport.backend.connections),
+                )
+        finally:
+            await response.aclose()
+        if len(redirects) >= max_redirects:
+            raise httpx.TooManyRedirects("too many redirects", request=request)
+        check_url(str(next_request.url))
+        if _origin(next_request.url) != _origin(request.url):
+            for name in list(next_request.headers):
+                if name.lower() in CREDENTIAL_HEADERS or name.lower() in _custom(request):
+                    del next_request.headers[name]
+        redirects.append(str(next_request.url))
+        request = next_request
+
+
+def _custom(request: httpx.Request) -> set[str]:
+    """Caller-set headers beyond the plain ones: they may carry API keys, so they stay home."""
+    plain = {
+        "accept",
+        "accept-encoding",
+        "user-agent",
+        "content-type",
+        "content-length",
+        "host",
+        "connection",
+    }
+    return {name.lower() for name in request.headers} - plain
+
+
+def _origin(url: httpx.URL) -> tuple:
+    return (url.scheme, url.host, url.port)
+
+
+async def _read_capped(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > max_bytes:
+            return b"".join(chunks)[:max_bytes], True
+    return b"".join(chunks), False
+
+
+def guarded_request_sync(method: str, url: str, **kwargs) -> GuardedResponse:
+    """guarded_request for synchronous callers (management commands, sync views)."""
+    from asgiref.sync import async_to_sync
+
+    return async_to_sync(guarded_request)(method, url, **kwargs)

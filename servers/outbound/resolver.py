@@ -1,0 +1,52 @@
+"""Turning a host into the addresses the guard checks, and the allow-lists that open ranges."""
+
+import asyncio
+import os
+import socket
+
+from django.conf import settings
+
+from .addresses import IPAddress, IPNetwork, parse_ip_literal, parse_networks
+
+
+async def resolve(host: str, port: int) -> list[IPAddress]:
+    """Every address the host resolves to (a literal in any notation resolves to itself)."""
+    literal = parse_ip_literal(host)
+    if literal is not None:
+        return [literal]
+    loop = asyncio.get_running_loop()
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    addresses: list[IPAddress] = []
+    for _family, _type, _proto, _canon, sockaddr in infos:
+        address = parse_ip_literal(str(sockaddr[0]))
+        if address is not None and address not in addresses:
+            addresses.append(address)
+    return addresses
+
+
+def deployment_networks() -> list[IPNetwork]:
+    """OUTBOUND_ALLOWED_NETWORKS: comma-separated CIDRs this deployment may reach anyway."""
+    configured = getattr(settings, "OUTBOUND_ALLOWED_NETWORKS", None)
+    if configured is None:
+        configured = os.environ.get("OUTBOUND_ALLOWED_NETWORKS", "")
+    if isinstance(configured, str):
+        configured = configured.split(",")
+    return parse_networks(configured)
+
+
+def _organization_networks(organization_id: int) -> list[IPNetwork]:
+    from vault.models import NetworkAllowance
+
+    cidrs = NetworkAllowance.objects.filter(organization_id=organization_id).values_list(
+        "cidr", flat=True
+    )
+    return parse_networks(cidrs)
+
+
+async def allowed_networks(organization_id: int | None) -> list[IPNetwork]:
+    networks = deployment_networks()
+    if organization_id is not None:
+        from asgiref.sync import sync_to_async
+
+        networks += await sync_to_async(_organization_networks)(organization_id)
+    return networks

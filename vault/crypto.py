@@ -1,0 +1,73 @@
+"""Encryption of secret values at rest.
+
+Keys come from SECRETS_KEYS (environment or settings): comma-separated Fernet keys, newest
+first. New values are encrypted with the first key; every listed key still decrypts, so a key
+is rotated by putting a new one in front, running `manage.py reencrypt_secrets`, then dropping
+the old one. Generate a key with
+`python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"`.
+
+Without SECRETS_KEYS the key is derived from SECRET_KEY (HKDF-SHA256), so changing SECRET_KEY
+then makes stored secrets unreadable: production deployments should set SECRETS_KEYS.
+"""
+
+import base64
+import os
+from functools import lru_cache
+
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+
+class SecretUnreadable(Exception):
+    """A stored value no configured key can decrypt (a key was dropped too early)."""
+
+
+def configured_keys() -> tuple[str, ...]:
+    keys = getattr(settings, "SECRETS_KEYS", None)
+    if keys is None:
+        keys = os.environ.get("SECRETS_KEYS", "")
+    if isinstance(keys, str):
+        keys = keys.split(",")
+    keys = tuple(k.strip() for k in keys if k and k.strip())
+    return keys or (derived_key(settings.SECRET_KEY),)
+
+
+def derived_key(secret_key: str) -> str:
+    hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=b"getmcp vault key")
+    return base64.urlsafe_b64encode(hkdf.derive(secret_key.encode())).decode()
+
+
+@lru_cache(maxsize=4)
+def _fernet(keys: tuple[str, ...]) -> MultiFernet:
+    try:
+        return MultiFernet([Fernet(k.encode()) for k in keys])
+    except ValueError as exc:
+        raise ImproperlyConfigured(
+            "SECRETS_KEYS must hold Fernet keys (32 url-safe base64-encoded bytes each)."
+        ) from exc
+
+
+def fernet() -> MultiFernet:
+    return _fernet(configured_keys())
+
+
+def encrypt(value: str) -> str:
+    return fernet().encrypt(value.encode()).decode()
+
+
+def decrypt(token: str) -> str:
+    try:
+        return fernet().decrypt(token.encode()).decode()
+    except InvalidToken as exc:
+        raise SecretUnreadable("No configured key decrypts this value.") from exc
+
+
+def reencrypt(token: str) -> str:
+    """The same value under the newest key (MultiFernet.rotate)."""
+    try:
+        return fernet().rotate(token.encode()).decode()
+    except InvalidToken as exc:
+        raise SecretUnreadable("No configured key decrypts this value.") from exc

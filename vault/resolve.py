@@ -1,0 +1,127 @@
+"""Reading secrets for a call, and masking their values out of any text that leaves the process.
+
+Decrypted values are cached per process, per (organization, server, live/test), and dropped
+when the organization's vault generation in Redis moves (every save or delete of one of its
+secrets bumps it), so a warm call costs one Redis GET and no SQL.
+"""
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from urllib.parse import quote, quote_plus
+
+from asgiref.sync import sync_to_async
+from django.db import transaction
+from django.db.models import Q
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+
+from servers.redis import async_client, sync_client
+
+from .models import Secret
+
+MASK = "***"
+# Shorter values would mask ordinary text ("on", "id") wherever it occurs.
+MIN_MASKED_LENGTH = 3
+
+
+class SecretValues(Mapping):
+    """Name -> value; its repr names the secrets but never shows a value."""
+
+    def __init__(self, values: dict[str, str]):
+        self._values = dict(values)
+
+    def __getitem__(self, name: str) -> str:
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"<SecretValues {', '.join(sorted(self._values)) or '(none)'}>"
+
+    __str__ = __repr__
+
+
+def generation_key(organization_id: int) -> str:
+    return f"vault:gen:{organization_id}"
+
+
+def secrets_for(organization_id: int, server_id: int | None, *, test: bool = False) -> SecretValues:
+    """The secrets a server's http configs see: organization-wide ones, overridden by the
+    server's own of the same name."""
+    rows = Secret.objects.filter(organization_id=organization_id).filter(
+        Q(server__isnull=True) | Q(server_id=server_id)
+    )
+    values: dict[str, str] = {}
+    # Organization-wide first, so the server's own rows overwrite them.
+    for secret in sorted(rows, key=lambda s: s.server_id is not None):
+        values[secret.name] = secret.reveal(test=test)
+    return SecretValues(values)
+
+
+_cache: dict[tuple, tuple[bytes | None, SecretValues]] = {}
+
+
+async def asecrets_for(
+    organization_id: int, server_id: int | None, *, test: bool = False
+) -> SecretValues:
+    generation = await async_client().get(generation_key(organization_id))
+    key = (organization_id, server_id, test)
+    cached = _cache.get(key)
+    if cached is not None and cached[0] == generation and generation is not None:
+        return cached[1]
+    values = await sync_to_async(secrets_for)(organization_id, server_id, test=test)
+    if generation is None:
+        # Start the counter so later changes are seen; the values just read are current.
+        await async_client().set(generation_key(organization_id), 0, nx=True)
+        generation = await async_client().get(generation_key(organization_id))
+    _cache[key] = (generation, values)
+    return values
+
+
+def bump_generation(organization_id: int) -> None:
+    sync_client().incr(generation_key(organization_id))
+
+
+@receiver(post_save, sender=Secret)
+@receiver(post_delete, sender=Secret)
+def _secret_changed(sender, instance, **kwargs):
+    organization_id = instance.organization_id
+    # Now, so this process stops using the old value at once; and after commit, so no other
+    # process keeps a value it re-read before the transaction became visible.
+    bump_generation(organization_id)
+    transaction.on_commit(lambda: bump_generation(organization_id))
+
+
+class Masker:
+    """Replaces every known secret value (and its URL-encoded forms) with ***."""
+
+    def __init__(self, values: Iterable[str] = ()):
+        self._values = [v for v in values if v]
+        forms: set[str] = set()
+        for value in self._values:
+            if value and len(value) >= MIN_MASKED_LENGTH:
+                forms.update({value, quote(value, safe=""), quote_plus(value)})
+        ordered = sorted(forms, key=len, reverse=True)
+        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def add(self, *values: str) -> "Masker":
+        return Masker([*self._values, *values])
+
+    def mask(self, text: str) -> str:
+        if self._pattern is None or not text:
+            return text
+        return self._pattern.sub(MASK, text)
+
+    def mask_data(self, data):
+        """The same structure with every string masked (keys included)."""
+        if isinstance(data, str):
+            return self.mask(data)
+        if isinstance(data, dict):
+            return {self.mask(str(k)): self.mask_data(v) for k, v in data.items()}
+        if isinstance(data, list | tuple):
+            return [self.mask_data(v) for v in data]
+        return data
