@@ -4,11 +4,10 @@ and tell the open sessions of that server that a list changed.
 Everything runs after the transaction commits, so no process can re-cache the old rows.
 """
 
-import time
-
 import orjson
+from django.conf import settings
 from django.db import transaction
-from django.db.models.signals import post_delete, post_save, pre_save
+from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
 from django.dispatch import receiver
 
 from accounts.models import ApiKey
@@ -34,25 +33,47 @@ def bump_server(slug: str) -> None:
     sync_client().incr(rkeys.server_generation(slug))
 
 
-def bump_key(key_id: int) -> None:
-    sync_client().incr(rkeys.key_generation(key_id))
+def bump_key(digest: str) -> None:
+    sync_client().incr(rkeys.key_generation(digest))
+
+
+def _live_sessions(client, members_key: str) -> list[str]:
+    """Members of a session set whose session still exists; expired ones are pruned."""
+    sids = [raw.decode() for raw in client.smembers(members_key)]
+    if not sids:
+        return []
+    pipe = client.pipeline(transaction=False)
+    for sid in sids:
+        pipe.exists(rkeys.session(sid))
+    alive = pipe.execute()
+    dead = [sid for sid, ok in zip(sids, alive, strict=True) if not ok]
+    if dead:
+        client.srem(members_key, *dead)
+    return [sid for sid, ok in zip(sids, alive, strict=True) if ok]
+
+
+def _queue_on_get_streams(pipe, sids, events) -> None:
+    for sid in sids:
+        key = rkeys.session_stream(sid, "get")
+        for event in events:
+            pipe.xadd(key, {"d": event}, maxlen=1000, approximate=True)
+        pipe.expire(key, settings.MCP_SESSION_IDLE_SECONDS)
 
 
 def notify_sessions(server_id: int, methods, params: dict | None = None) -> None:
     """Queue notifications on the GET stream of every open session of a server."""
     client = sync_client()
-    sessions = client.smembers(rkeys.server_sessions(server_id))
+    sids = _live_sessions(client, rkeys.server_sessions(server_id))
     events = [
         orjson.dumps({"jsonrpc": "2.0", "method": m, **({"params": params} if params else {})})
         for m in methods
     ]
     pipe = client.pipeline(transaction=False)
-    for raw_sid in sessions:
-        sid = raw_sid.decode()
-        for event in events:
-            pipe.xadd(rkeys.session_stream(sid, "get"), {"d": event}, maxlen=1000, approximate=True)
+    _queue_on_get_streams(pipe, sids, events)
     for method in methods:
-        pipe.publish(rkeys.server_events(server_id), orjson.dumps({"method": method, "params": params or {}}))
+        pipe.publish(
+            rkeys.server_events(server_id), orjson.dumps({"method": method, "params": params or {}})
+        )
     pipe.execute()
 
 
@@ -61,9 +82,9 @@ def notify_resource_updated(server_id: int, uri: str) -> None:
     event = orjson.dumps(
         {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}
     )
+    sids = _live_sessions(client, rkeys.resource_subscribers(server_id, uri))
     pipe = client.pipeline(transaction=False)
-    for raw_sid in client.smembers(rkeys.resource_subscribers(server_id, uri)):
-        pipe.xadd(rkeys.session_stream(raw_sid.decode(), "get"), {"d": event}, maxlen=1000, approximate=True)
+    _queue_on_get_streams(pipe, sids, [event])
     pipe.publish(
         rkeys.server_events(server_id),
         orjson.dumps({"method": "notifications/resources/updated", "params": {"uri": uri}}),
@@ -74,7 +95,9 @@ def notify_resource_updated(server_id: int, uri: str) -> None:
 @receiver(pre_save, sender=Server)
 def _remember_old_slug(sender, instance, **kwargs):
     if instance.pk:
-        instance._old_slug = Server.objects.filter(pk=instance.pk).values_list("slug", flat=True).first()
+        instance._old_slug = (
+            Server.objects.filter(pk=instance.pk).values_list("slug", flat=True).first()
+        )
 
 
 @receiver(post_save, sender=Server)
@@ -109,9 +132,12 @@ for _model in LIST_CHANGED:
 @receiver(post_save, sender=ApiKey)
 @receiver(post_delete, sender=ApiKey)
 def _key_changed(sender, instance, **kwargs):
-    key_id = instance.pk
-    transaction.on_commit(lambda: bump_key(key_id))
+    digest = instance.digest
+    transaction.on_commit(lambda: bump_key(digest))
 
 
-def now() -> float:
-    return time.time()
+@receiver(m2m_changed, sender=ApiKey.servers.through)
+def _key_servers_changed(sender, instance, action, **kwargs):
+    if action.startswith("post_") and isinstance(instance, ApiKey):
+        digest = instance.digest
+        transaction.on_commit(lambda: bump_key(digest))

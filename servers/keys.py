@@ -5,8 +5,8 @@ def server_generation(slug: str) -> str:
     return f"mcp:gen:srv:{slug}"
 
 
-def key_generation(key_id: int) -> str:
-    return f"mcp:gen:key:{key_id}"
+def key_generation(digest: str) -> str:
+    return f"mcp:gen:key:{digest}"
 
 
 def session(sid: str) -> str:

@@ -1,0 +1,88 @@
+"""The ASGI entry of the hot path: /mcp/... is served here, everything else goes to Django."""
+
+import logging
+import re
+
+from . import streamable
+from .gate import CORS_ALLOW_HEADERS, Gate, Refused
+from .http import HttpRequest, respond, respond_json
+
+log = logging.getLogger(__name__)
+
+MCP_PATH = re.compile(r"^/mcp/(?P<slug>[a-z0-9][a-z0-9-]{0,62})(?P<rest>/.*)?$")
+
+
+class McpApp:
+    def __init__(self, fallback):
+        self.fallback = fallback
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "lifespan":
+            await self.lifespan(receive, send)
+            return
+        if scope["type"] == "http" and scope["path"].startswith("/mcp/"):
+            await self.mcp(scope, receive, send)
+            return
+        await self.fallback(scope, receive, send)
+
+    async def lifespan(self, receive, send):
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def mcp(self, scope, receive, send):
+        match = MCP_PATH.match(scope["path"])
+        if not match or (match["rest"] or "/") != "/":
+            await respond_json(send, 404, {"error": "Not found"})
+            return
+        req = HttpRequest(scope, receive)
+        gate = Gate(req, match["slug"])
+        started = False
+
+        async def tracking_send(message):
+            nonlocal started
+            started = True
+            await send(message)
+
+        try:
+            await self.route(gate, req, tracking_send)
+        except Refused as refused:
+            await refused.send(tracking_send, gate.cors_headers() if gate.snapshot else ())
+        except Exception:
+            log.exception("Unhandled error on %s %s", req.method, req.path)
+            if not started:
+                await respond_json(
+                    send,
+                    500,
+                    {
+                        "jsonrpc": "2.0",
+                        "id": None,
+                        "error": {"code": -32603, "message": "Internal error"},
+                    },
+                )
+
+    async def route(self, gate: Gate, req: HttpRequest, send):
+        if req.method == "OPTIONS":
+            await gate.admit(preflight=True)
+            headers = [
+                *gate.cors_headers(),
+                ("access-control-allow-methods", "GET, POST, DELETE, OPTIONS"),
+                ("access-control-allow-headers", CORS_ALLOW_HEADERS),
+                ("access-control-max-age", "86400"),
+            ]
+            await respond(send, 204, headers=headers)
+            return
+        if req.method not in ("GET", "POST", "DELETE"):
+            await respond(send, 405, headers=[("allow", "GET, POST, DELETE, OPTIONS")])
+            return
+        await gate.admit()
+        if req.method == "POST":
+            await streamable.handle_post(gate, send)
+        elif req.method == "GET":
+            await streamable.handle_get(gate, send)
+        else:
+            await streamable.handle_delete(gate, send)

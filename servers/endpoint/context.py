@@ -1,0 +1,104 @@
+"""The session-era RequestContext: notifications and server->client requests travel on the
+call's own SSE stream; answers and cancellations arrive through Redis from any worker."""
+
+import secrets
+
+import orjson
+from django.conf import settings
+
+from mcp_protocol.context import REQUIRED_CAPABILITY, log_level_allows
+from mcp_protocol.errors import Cancelled, ToolError
+from mcp_protocol.jsonrpc import notification_message, request_message
+from mcp_protocol.versions import has_sse_polling
+
+from .. import keys as rkeys
+
+
+def request_key(request_id) -> str:
+    # 1 and "1" are different JSON-RPC ids, so the key keeps the JSON form.
+    return orjson.dumps(request_id).decode()
+
+
+class SessionContext:
+    def __init__(
+        self,
+        *,
+        redis,
+        session,
+        request_id,
+        params: dict,
+        credential: str,
+        writer,
+        client_headers=None,
+    ):
+        self.redis = redis
+        self.session = session
+        self.protocol_version = session.protocol_version
+        self.client_capabilities = session.capabilities
+        self.client_info = session.client_info
+        self.credential = credential
+        self.client_headers = client_headers or {}
+        self.request_id = request_id
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        self.progress_token = meta.get("progressToken")
+        self.writer = writer
+        self.cancelled = False
+        self._cancel_key = rkeys.cancellation(session.sid, request_key(request_id))
+
+    async def log(self, level, data, logger=None):
+        if self.writer is None or not log_level_allows(self.session.log_level, level):
+            return
+        params = {"level": level, "data": data}
+        if logger:
+            params["logger"] = logger
+        await self.writer.emit(notification_message("notifications/message", params))
+
+    async def progress(self, progress, total=None, message=None):
+        if self.writer is None or self.progress_token is None:
+            return
+        params = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.writer.emit(notification_message("notifications/progress", params))
+
+    async def request(self, key, method, params):
+        capability = REQUIRED_CAPABILITY.get(method)
+        if capability and capability not in self.client_capabilities:
+            raise ToolError(
+                f"This tool needs the client to support {capability}, "
+                "and this client did not declare it."
+            )
+        if self.writer is None:
+            raise ToolError(f"This tool needs to ask the client ({method}), which needs a stream.")
+        server_request_id = f"srv-{secrets.token_hex(8)}"
+        await self.writer.emit(request_message(server_request_id, method, params))
+        answer_key = rkeys.client_response(self.session.sid, request_key(server_request_id))
+        popped = await self.redis.blpop(
+            [answer_key, self._cancel_key], timeout=settings.MCP_CLIENT_REQUEST_TIMEOUT_SECONDS
+        )
+        if popped is None:
+            raise ToolError(f"The client did not answer {method} in time.")
+        source, raw = popped
+        if source.decode() == self._cancel_key:
+            self.cancelled = True
+            raise Cancelled()
+        answer = orjson.loads(raw)
+        if answer.get("error"):
+            message = answer["error"].get("message", "error")
+            raise ToolError(f"The client answered {method} with an error: {message}")
+        return answer.get("result") or {}
+
+    async def sleep(self, seconds):
+        if seconds <= 0:
+            return
+        popped = await self.redis.blpop([self._cancel_key], timeout=seconds)
+        if popped is not None:
+            self.cancelled = True
+            raise Cancelled()
+
+    async def disconnect(self, retry_ms: int = 1000) -> None:
+        """Close the client's connection now; it resumes the stream later with Last-Event-ID."""
+        if self.writer is not None and has_sse_polling(self.protocol_version):
+            await self.writer.disconnect(retry_ms)

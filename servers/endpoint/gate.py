@@ -1,0 +1,186 @@
+"""Everything a request to /mcp/<slug> must pass before a method runs, in one place: Host,
+server status, Origin, the API key and its organization, the protocol version header and the
+session binding. One Redis round trip on a warm path, and no SQL."""
+
+import asyncio
+import time
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.http.request import split_domain_port, validate_host
+
+from mcp_protocol import versions
+from mcp_protocol.errors import McpError
+
+from .. import keys as rkeys
+from ..redis import async_client
+from ..snapshot import get_snapshot
+from . import auth, usage
+from .context import SessionContext
+from .http import respond_json
+from .sessions import Session
+
+CORS_ALLOW_HEADERS = (
+    "content-type, authorization, mcp-session-id, mcp-protocol-version, last-event-id, "
+    "mcp-method, mcp-name"
+)
+CORS_EXPOSE_HEADERS = "mcp-session-id, www-authenticate"
+BACKGROUND: set = set()
+
+
+def session_header(req) -> str | None:
+    sid = req.header("mcp-session-id")
+    return sid or None
+
+
+class Refused(Exception):
+    """The request stops here with an HTTP error."""
+
+    def __init__(self, status: int, code: int, message: str, headers=()):
+        super().__init__(message)
+        self.status = status
+        self.error = McpError(code, message)
+        self.headers = list(headers)
+
+    async def send(self, send, extra_headers=()) -> None:
+        body = {"jsonrpc": "2.0", "id": None, "error": self.error.to_dict()}
+        await respond_json(send, self.status, body, [*self.headers, *extra_headers])
+
+
+def host_allowed(host: str) -> bool:
+    domain, _port = split_domain_port(host)
+    return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
+
+
+def origin_allowed(origin: str, host: str, allowed_origins) -> bool:
+    if origin in settings.MCP_ALLOWED_ORIGINS or origin in allowed_origins:
+        return True
+    if "*" in settings.MCP_ALLOWED_ORIGINS or "*" in allowed_origins:
+        return True
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower()
+
+
+class Gate:
+    __slots__ = (
+        "request",
+        "redis",
+        "slug",
+        "snapshot",
+        "credential",
+        "session_id",
+        "session",
+        "origin",
+        "background",
+    )
+
+    def __init__(self, request, slug: str):
+        self.request = request
+        self.slug = slug
+        self.redis = async_client()
+        self.snapshot = None
+        self.credential = auth.ANONYMOUS
+        self.session_id = session_header(request)
+        self.session: Session | None = None
+        self.origin = request.header("origin")
+        self.background = BACKGROUND
+
+    def cors_headers(self) -> list[tuple[str, str]]:
+        if not self.origin:
+            return []
+        return [
+            ("access-control-allow-origin", self.origin),
+            ("access-control-expose-headers", CORS_EXPOSE_HEADERS),
+            ("vary", "origin"),
+        ]
+
+    def context(self, request, writer) -> SessionContext:
+        return SessionContext(
+            redis=self.redis,
+            session=self.session,
+            request_id=request.id,
+            params=request.params,
+            credential=self.credential.ident,
+            writer=writer,
+            client_headers=self.request.headers,
+        )
+
+    async def admit(self, *, preflight: bool = False) -> None:
+        """Raises Refused with the HTTP answer when the request may not go on."""
+        req = self.request
+        host = req.header("host", "")
+        if not host_allowed(host):
+            raise Refused(400, -32600, "Invalid Host header")
+
+        token = auth.bearer_token(req.header("authorization"))
+        digest = auth.digest(token) if token else None
+        cached = auth.cache.get(digest) if digest else None
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.get(rkeys.server_generation(self.slug))
+        if cached is not None:
+            pipe.get(rkeys.key_generation(digest))
+        if self.session_id and not preflight:
+            pipe.hgetall(rkeys.session(self.session_id))
+            pipe.expire(rkeys.session(self.session_id), settings.MCP_SESSION_IDLE_SECONDS)
+        replies = await pipe.execute()
+        server_generation = replies[0].decode() if replies[0] else None
+        key_generation = None
+        if cached is not None:
+            key_generation = replies[1].decode() if replies[1] else "0"
+        session_data = replies[-2] if self.session_id and not preflight else None
+
+        snapshot = await get_snapshot(self.slug, server_generation)
+        if snapshot is None or snapshot.status == "draft":
+            raise Refused(404, -32600, "Unknown MCP server")
+        if self.origin and not origin_allowed(self.origin, host, snapshot.allowed_origins):
+            raise Refused(403, -32600, "Origin not allowed")
+        self.snapshot = snapshot
+        if preflight:
+            return
+        if snapshot.status == "paused":
+            raise Refused(503, -32603, "This MCP server is paused", [("retry-after", "60")])
+
+        if snapshot.auth_mode != "none":
+            self.credential = await self._authenticate(token, digest, cached, key_generation)
+
+        header_version = req.header("mcp-protocol-version")
+        if header_version and not versions.is_supported(header_version):
+            raise Refused(400, -32600, f"Unsupported MCP-Protocol-Version: {header_version}")
+
+        if session_data:
+            session = Session.from_hash(self.session_id, session_data)
+            if (
+                session.server_id == snapshot.server_id
+                and session.credential == self.credential.ident
+            ):
+                self.session = session
+
+    async def _authenticate(self, token, digest, cached, key_generation) -> auth.Credential:
+        challenge = [("www-authenticate", 'Bearer realm="getmcp"')]
+        if token is None:
+            raise Refused(
+                401, -32600, "Authentication required: send Authorization: Bearer <key>", challenge
+            )
+        if cached is not None and cached.generation == key_generation:
+            credential = cached
+        else:
+            credential = await auth.load_credential(self.redis, digest)
+        invalid = [("www-authenticate", 'Bearer realm="getmcp", error="invalid_token"')]
+        if credential is None:
+            raise Refused(401, -32600, "Invalid API key", invalid)
+        if not credential.usable(time.time()):
+            raise Refused(401, -32600, "API key revoked or expired", invalid)
+        if credential.organization_id != self.snapshot.organization_id:
+            # Another organization's key learns nothing, not even that the server exists.
+            raise Refused(404, -32600, "Unknown MCP server")
+        if credential.server_ids and self.snapshot.server_id not in credential.server_ids:
+            raise Refused(403, -32600, "This API key is not allowed to use this server")
+        usage.touch(credential.key_id)
+        return credential
+
+
+def start_background(coro) -> asyncio.Task:
+    task = asyncio.create_task(coro)
+    BACKGROUND.add(task)
+    task.add_done_callback(BACKGROUND.discard)
+    return task

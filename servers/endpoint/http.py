@@ -1,0 +1,87 @@
+"""Minimal ASGI request/response helpers for the hot path (no Django request objects here)."""
+
+from urllib.parse import parse_qs
+
+import orjson
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class HttpRequest:
+    __slots__ = ("scope", "receive", "method", "path", "headers", "_query")
+
+    def __init__(self, scope, receive):
+        self.scope = scope
+        self.receive = receive
+        self.method = scope["method"]
+        self.path = scope["path"]
+        self.headers = {
+            k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]
+        }
+        self._query = None
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        return self.headers.get(name, default)
+
+    @property
+    def query(self) -> dict[str, list[str]]:
+        if self._query is None:
+            self._query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        return self._query
+
+    def accepts(self, media_type: str) -> bool:
+        accept = self.headers.get("accept", "")
+        return media_type in accept or "*/*" in accept
+
+    async def read_body(self, limit: int) -> bytes:
+        length = self.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > limit:
+            raise BodyTooLarge()
+        chunks, size = [], 0
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge()
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                break
+        return b"".join(chunks)
+
+
+def encode_headers(headers) -> list[tuple[bytes, bytes]]:
+    return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+
+
+async def respond(
+    send, status: int, body: bytes = b"", content_type: str | None = None, headers=()
+) -> None:
+    raw = encode_headers(headers)
+    if content_type:
+        raw.append((b"content-type", content_type.encode()))
+    raw.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def respond_json(send, status: int, payload, headers=()) -> None:
+    await respond(send, status, orjson.dumps(payload), "application/json", headers)
+
+
+async def start_sse(send, headers=()) -> None:
+    raw = encode_headers(headers)
+    raw += [
+        (b"content-type", b"text/event-stream"),
+        (b"cache-control", b"no-cache, no-transform"),
+        (b"x-accel-buffering", b"no"),
+    ]
+    await send({"type": "http.response.start", "status": 200, "headers": raw})
+
+
+async def send_chunk(send, data: bytes, more: bool = True) -> None:
+    await send({"type": "http.response.body", "body": data, "more_body": more})

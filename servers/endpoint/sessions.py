@@ -1,0 +1,99 @@
+"""Session-era state in Redis: one hash per session, bound to the server and credential that made it."""
+
+import secrets
+from dataclasses import dataclass
+
+import orjson
+from django.conf import settings
+
+from .. import keys as rkeys
+
+
+@dataclass(slots=True)
+class Session:
+    sid: str
+    server_id: int
+    credential: str
+    protocol_version: str
+    capabilities: dict
+    client_info: dict | None
+    log_level: str | None
+
+    @classmethod
+    def from_hash(cls, sid: str, data: dict) -> "Session | None":
+        if not data:
+            return None
+        level = data.get(b"lvl")
+        info = data.get(b"ci")
+        return cls(
+            sid=sid,
+            server_id=int(data[b"srv"]),
+            credential=data[b"cred"].decode(),
+            protocol_version=data[b"v"].decode(),
+            capabilities=orjson.loads(data.get(b"caps", b"{}")),
+            client_info=orjson.loads(info) if info else None,
+            log_level=level.decode() if level else None,
+        )
+
+
+def new_session_id() -> str:
+    # 128 bits from the OS CSPRNG, hex so it is visible ASCII as the spec requires.
+    return secrets.token_hex(16)
+
+
+async def create(
+    redis,
+    *,
+    server_id: int,
+    credential: str,
+    protocol_version: str,
+    capabilities: dict,
+    client_info: dict | None,
+) -> Session:
+    sid = new_session_id()
+    mapping = {
+        "srv": server_id,
+        "cred": credential,
+        "v": protocol_version,
+        "caps": orjson.dumps(capabilities or {}),
+    }
+    if client_info:
+        mapping["ci"] = orjson.dumps(client_info)
+    pipe = redis.pipeline(transaction=False)
+    pipe.hset(rkeys.session(sid), mapping=mapping)
+    pipe.expire(rkeys.session(sid), settings.MCP_SESSION_IDLE_SECONDS)
+    pipe.sadd(rkeys.server_sessions(server_id), sid)
+    await pipe.execute()
+    return Session(
+        sid, server_id, credential, protocol_version, capabilities or {}, client_info, None
+    )
+
+
+async def set_log_level(redis, sid: str, level: str) -> None:
+    await redis.hset(rkeys.session(sid), "lvl", level)
+
+
+async def subscribe(redis, session: Session, uri: str) -> None:
+    pipe = redis.pipeline(transaction=False)
+    pipe.sadd(rkeys.resource_subscribers(session.server_id, uri), session.sid)
+    pipe.sadd(rkeys.session_subscriptions(session.sid), uri)
+    pipe.expire(rkeys.session_subscriptions(session.sid), settings.MCP_SESSION_IDLE_SECONDS)
+    await pipe.execute()
+
+
+async def unsubscribe(redis, session: Session, uri: str) -> None:
+    pipe = redis.pipeline(transaction=False)
+    pipe.srem(rkeys.resource_subscribers(session.server_id, uri), session.sid)
+    pipe.srem(rkeys.session_subscriptions(session.sid), uri)
+    await pipe.execute()
+
+
+async def end(redis, session: Session) -> None:
+    # Event streams are left to expire on their own TTL: finding them would need a keyspace scan.
+    uris = await redis.smembers(rkeys.session_subscriptions(session.sid))
+    pipe = redis.pipeline(transaction=False)
+    for uri in uris:
+        pipe.srem(rkeys.resource_subscribers(session.server_id, uri.decode()), session.sid)
+    pipe.srem(rkeys.server_sessions(session.server_id), session.sid)
+    pipe.delete(rkeys.session(session.sid), rkeys.session_subscriptions(session.sid))
+    await pipe.execute()

@@ -1,0 +1,351 @@
+"""Streamable HTTP at /mcp/<slug>: POST, GET (SSE), DELETE and OPTIONS for the session era
+(2024-11-05 .. 2025-11-25)."""
+
+import asyncio
+import logging
+
+import orjson
+from django.conf import settings
+
+from mcp_protocol import errors, versions
+from mcp_protocol.context import LOG_LEVELS
+from mcp_protocol.errors import Cancelled, McpError
+from mcp_protocol.jsonrpc import (
+    Notification,
+    Request,
+    Response,
+    error_message,
+    parse_body,
+    result_message,
+)
+
+from .. import keys as rkeys
+from .. import methods
+from . import sessions, streams
+from .context import request_key
+from .gate import Gate, session_header
+from .http import BodyTooLarge, respond, respond_json
+
+log = logging.getLogger(__name__)
+
+SESSION_METHODS = {"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+
+
+def error_body(error: McpError, request_id=None) -> dict:
+    return error_message(request_id if request_id is not None else error.request_id, error)
+
+
+async def handle_post(gate: Gate, send) -> None:
+    req = gate.request
+    try:
+        body = await req.read_body(settings.MCP_MAX_BODY_BYTES)
+    except BodyTooLarge:
+        await respond_json(
+            send,
+            413,
+            error_body(
+                McpError(
+                    errors.INVALID_REQUEST,
+                    f"Request body exceeds {settings.MCP_MAX_BODY_BYTES} bytes",
+                )
+            ),
+            gate.cors_headers(),
+        )
+        return
+    content_type = req.header("content-type", "")
+    if "application/json" not in content_type:
+        await respond_json(
+            send,
+            415,
+            error_body(McpError(errors.INVALID_REQUEST, "Content-Type must be application/json")),
+            gate.cors_headers(),
+        )
+        return
+    if not (req.accepts("application/json") or req.accepts("text/event-stream")) and req.header(
+        "accept"
+    ):
+        await respond_json(
+            send,
+            406,
+            error_body(
+                McpError(
+                    errors.INVALID_REQUEST,
+                    "Accept must allow application/json and text/event-stream",
+                )
+            ),
+            gate.cors_headers(),
+        )
+        return
+    try:
+        parsed = parse_body(body)
+    except McpError as exc:
+        await respond_json(send, 400, error_body(exc), gate.cors_headers())
+        return
+
+    if isinstance(parsed, Request) and parsed.method == "initialize":
+        await initialize(gate, send, parsed)
+        return
+
+    session = gate.session
+    if session is None:
+        if gate.session_id:
+            await respond_json(
+                send, 404, error_body(McpError(-32001, "Session not found")), gate.cors_headers()
+            )
+        else:
+            await respond_json(
+                send,
+                400,
+                error_body(McpError(-32000, "Bad Request: Mcp-Session-Id header is required")),
+                gate.cors_headers(),
+            )
+        return
+
+    if isinstance(parsed, list):
+        if not versions.allows_batches(session.protocol_version):
+            await respond_json(
+                send,
+                400,
+                error_body(
+                    McpError(
+                        errors.INVALID_REQUEST,
+                        f"Batches are not part of protocol version {session.protocol_version}",
+                    )
+                ),
+                gate.cors_headers(),
+            )
+            return
+        await handle_batch(gate, send, parsed)
+        return
+
+    if isinstance(parsed, Notification):
+        await handle_notification(gate, parsed)
+        await respond(send, 202, headers=gate.cors_headers())
+        return
+    if isinstance(parsed, Response):
+        await deliver_client_response(gate, parsed)
+        await respond(send, 202, headers=gate.cors_headers())
+        return
+    await handle_request(gate, send, parsed)
+
+
+async def initialize(gate: Gate, send, request: Request) -> None:
+    params = request.params
+    requested = params.get("protocolVersion")
+    version = versions.negotiate(requested if isinstance(requested, str) else None)
+    capabilities = (
+        params.get("capabilities") if isinstance(params.get("capabilities"), dict) else {}
+    )
+    client_info = params.get("clientInfo") if isinstance(params.get("clientInfo"), dict) else None
+    snapshot = gate.snapshot
+    session = await sessions.create(
+        gate.redis,
+        server_id=snapshot.server_id,
+        credential=gate.credential.ident,
+        protocol_version=version,
+        capabilities=capabilities,
+        client_info=client_info,
+    )
+    result = {
+        "protocolVersion": version,
+        "capabilities": snapshot.capabilities,
+        "serverInfo": snapshot.server_info,
+    }
+    if snapshot.instructions:
+        result["instructions"] = snapshot.instructions
+    headers = [*gate.cors_headers(), ("mcp-session-id", session.sid)]
+    await respond_json(send, 200, result_message(request.id, result), headers)
+
+
+async def handle_notification(gate: Gate, note: Notification) -> None:
+    if note.method == "notifications/cancelled":
+        request_id = note.params.get("requestId")
+        if isinstance(request_id, (str, int)) and not isinstance(request_id, bool):
+            key = rkeys.cancellation(gate.session.sid, request_key(request_id))
+            pipe = gate.redis.pipeline(transaction=False)
+            pipe.rpush(key, b"1")
+            pipe.expire(key, 600)
+            await pipe.execute()
+    # notifications/initialized, roots/list_changed and the rest need no action here.
+
+
+async def deliver_client_response(gate: Gate, response: Response) -> None:
+    key = rkeys.client_response(gate.session.sid, request_key(response.id))
+    payload = (
+        {"error": response.error} if response.error is not None else {"result": response.result}
+    )
+    pipe = gate.redis.pipeline(transaction=False)
+    pipe.rpush(key, orjson.dumps(payload))
+    pipe.expire(key, 600)
+    await pipe.execute()
+
+
+def wants_stream(gate: Gate, request: Request) -> bool:
+    """Stream when the call may talk to the client before it answers: every non-static tool."""
+    if request.method != "tools/call" or not gate.request.accepts("text/event-stream"):
+        return False
+    tool = gate.snapshot.tools.get(request.params.get("name"))
+    return tool is not None and tool.kind != "static"
+
+
+async def run_method(gate: Gate, request: Request, ctx) -> dict:
+    method = request.method
+    session = gate.session
+    if method == "ping":
+        return {}
+    if method == "logging/setLevel":
+        level = request.params.get("level")
+        if level not in LOG_LEVELS:
+            raise errors.invalid_params(f"Unknown log level: {level!r}")
+        await sessions.set_log_level(gate.redis, session.sid, level)
+        return {}
+    if method in ("resources/subscribe", "resources/unsubscribe"):
+        uri = request.params.get("uri")
+        if not isinstance(uri, str) or not uri:
+            raise errors.invalid_params("params.uri is required")
+        if method == "resources/subscribe":
+            await sessions.subscribe(gate.redis, session, uri)
+        else:
+            await sessions.unsubscribe(gate.redis, session, uri)
+        return {}
+    if method in methods.METHODS:
+        return await methods.call_method(gate.snapshot, method, request.params, ctx)
+    raise errors.method_not_found(method)
+
+
+async def answer(gate: Gate, request: Request, ctx) -> dict | None:
+    """The JSON-RPC response for a request, or None when it was cancelled."""
+    try:
+        return result_message(request.id, await run_method(gate, request, ctx))
+    except Cancelled:
+        return None
+    except McpError as exc:
+        return error_message(request.id, exc)
+    except Exception:
+        log.exception("Internal error in %s on %s", request.method, gate.snapshot.slug)
+        return error_message(request.id, McpError(errors.INTERNAL_ERROR, "Internal error"))
+
+
+async def handle_request(gate: Gate, send, request: Request) -> None:
+    headers = gate.cors_headers()
+    if not wants_stream(gate, request):
+        ctx = gate.context(request, writer=None)
+        message = await answer(gate, request, ctx)
+        if message is None:
+            await respond(send, 202, headers=headers)
+        else:
+            await respond_json(send, 200, message, headers)
+        return
+
+    writer = streams.StreamWriter(gate.redis, gate.session.sid, streams.new_stream_name())
+    ctx = gate.context(request, writer=writer)
+
+    async def run():
+        message = await answer(gate, request, ctx)
+        if message is None:
+            await writer.close_without_response()
+        else:
+            await writer.emit(message, final=True)
+
+    # The call runs on its own: a dropped connection is not a cancellation, and the rest of
+    # the stream stays in Redis for a resumption from any worker.
+    task = asyncio.create_task(run())
+    gate.background.add(task)
+    task.add_done_callback(gate.background.discard)
+    await streams.serve_post_stream(
+        send,
+        gate.request.receive,
+        writer,
+        headers,
+        priming=versions.has_sse_polling(gate.session.protocol_version),
+    )
+
+
+async def handle_batch(gate: Gate, send, messages) -> None:
+    replies = []
+    for message in messages:
+        if isinstance(message, Notification):
+            await handle_notification(gate, message)
+        elif isinstance(message, Response):
+            await deliver_client_response(gate, message)
+        elif message.method == "initialize":
+            replies.append(
+                error_message(
+                    message.id,
+                    McpError(errors.INVALID_REQUEST, "initialize cannot be part of a batch"),
+                )
+            )
+        else:
+            reply = await answer(gate, message, gate.context(message, writer=None))
+            if reply is not None:
+                replies.append(reply)
+    if replies:
+        await respond_json(send, 200, replies, gate.cors_headers())
+    else:
+        await respond(send, 202, headers=gate.cors_headers())
+
+
+async def handle_get(gate: Gate, send) -> None:
+    req = gate.request
+    if not req.accepts("text/event-stream"):
+        await respond_json(
+            send,
+            406,
+            error_body(McpError(errors.INVALID_REQUEST, "GET needs Accept: text/event-stream")),
+            gate.cors_headers(),
+        )
+        return
+    session = gate.session
+    if session is None:
+        status, code, text = (
+            (404, -32001, "Session not found")
+            if gate.session_id
+            else (400, -32000, "Bad Request: Mcp-Session-Id header is required")
+        )
+        await respond_json(send, status, error_body(McpError(code, text)), gate.cors_headers())
+        return
+    last_event_id = req.header("last-event-id")
+    if last_event_id:
+        parsed = streams.parse_event_id(last_event_id)
+        if parsed is None:
+            await respond_json(
+                send,
+                400,
+                error_body(McpError(errors.INVALID_REQUEST, "Malformed Last-Event-ID")),
+                gate.cors_headers(),
+            )
+            return
+        stream, start = parsed
+    else:
+        stream = streams.GET_STREAM
+        cursor = await gate.redis.hget(rkeys.session(session.sid), "gc")
+        start = cursor.decode() if cursor else "0-0"
+
+    async def session_alive() -> bool:
+        return bool(await gate.redis.exists(rkeys.session(session.sid)))
+
+    await streams.serve_get_stream(
+        send,
+        req.receive,
+        gate.redis,
+        session.sid,
+        stream,
+        start,
+        gate.cors_headers(),
+        session_alive=session_alive,
+    )
+
+
+async def handle_delete(gate: Gate, send) -> None:
+    session = gate.session
+    if session is None:
+        status = 404 if gate.session_id else 400
+        await respond_json(
+            send, status, error_body(McpError(-32001, "Session not found")), gate.cors_headers()
+        )
+        return
+    await sessions.end(gate.redis, session)
+    await respond(send, 200, headers=gate.cors_headers())
+
+
+__all__ = ["handle_post", "handle_get", "handle_delete", "session_header"]
