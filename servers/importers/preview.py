@@ -1,0 +1,230 @@
+"""What an import found before anything is saved, and how the selected part of it is saved.
+
+Parsing (openapi.py, postman.py) only builds an ImportPreview; `commit_import` is the one step
+that writes rows. Imported tools land as drafts: `enabled=False`, so nobody's clients see them
+until their owner has reviewed the mapping and the secrets they need and switched them on.
+"""
+
+import re
+from dataclasses import asdict, dataclass, field
+
+from django.db import transaction
+from django.db.models import Max
+
+from ..models import TOOL_NAME_RE, Tool
+
+MAX_NAME = 64
+_NAME_JUNK = re.compile(r"[^A-Za-z0-9_.\-/]+")
+_ARGUMENT_JUNK = re.compile(r"[^A-Za-z0-9_.\-]+")
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+class ImportFailed(ValueError):
+    """A document that cannot be imported at all (not the format, unreadable, no operations)."""
+
+
+@dataclass
+class Argument:
+    """One tool argument and where it goes in the upstream request."""
+
+    name: str  # the argument name the model sees (a property of inputSchema)
+    location: str  # path | query | header | cookie | body | form
+    wire_name: str | None  # the parameter/field name upstream; None: the whole body
+    schema: dict
+    required: bool = False
+    description: str = ""
+
+
+@dataclass
+class ImportedOperation:
+    name: str
+    source: str  # "GET /pets/{petId}" or the Postman folder path: how a person finds it again
+    operation_id: str | None
+    title: str
+    description: str
+    method: str
+    input_schema: dict
+    config: dict  # a config of the `http` tool kind
+    annotations: dict = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    arguments: list[Argument] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["arguments"] = [
+            {"name": a.name, "in": a.location, "wireName": a.wire_name, "required": a.required}
+            for a in self.arguments
+        ]
+        return data
+
+
+@dataclass
+class ImportPreview:
+    format: str  # openapi-3.0 | openapi-3.1 | swagger-2.0 | postman-2.1
+    title: str
+    version: str
+    base_url: str | None
+    operations: list[ImportedOperation]
+    secrets: list[str] = field(default_factory=list)  # secret names the tools' auth refers to
+    auth: list[dict] = field(default_factory=list)  # the auth settings found, by scheme
+    problems: list[str] = field(default_factory=list)  # about the document as a whole
+
+    def to_dict(self) -> dict:
+        return {
+            "format": self.format,
+            "title": self.title,
+            "version": self.version,
+            "baseUrl": self.base_url,
+            "secrets": self.secrets,
+            "auth": self.auth,
+            "problems": self.problems,
+            "operations": [op.to_dict() for op in self.operations],
+        }
+
+    def find(self, key: str) -> ImportedOperation | None:
+        """An operation by tool name, operationId or source ("GET /pets")."""
+        for op in self.operations:
+            if key in (op.name, op.operation_id, op.source):
+                return op
+        return None
+
+
+def snake(text: str) -> str:
+    text = _CAMEL_BOUNDARY.sub("_", text.strip())
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
+
+
+def tool_name(raw: str) -> str:
+    """A name MCP accepts: <= 64 chars of [A-Za-z0-9_./-]."""
+    name = _NAME_JUNK.sub("_", raw.strip()).strip("_") or "operation"
+    return name[:MAX_NAME].rstrip("_") or "operation"
+
+
+def argument_name(raw: str) -> str:
+    name = _ARGUMENT_JUNK.sub("_", raw.strip()).strip("_") or "value"
+    return name[:MAX_NAME]
+
+
+def unique(name: str, taken: set[str], limit: int = MAX_NAME) -> str:
+    """`name`, or `name_2`, `name_3`... - the first one not in `taken` (which it joins)."""
+    candidate, n = name, 1
+    while candidate in taken:
+        n += 1
+        suffix = f"_{n}"
+        candidate = name[: limit - len(suffix)] + suffix
+    taken.add(candidate)
+    return candidate
+
+
+def secret_placeholder(secret: str) -> str:
+    return "{{ secrets." + secret + " }}"
+
+
+def secret_name(*parts: str) -> str:
+    """An upper-case secret name such as PETSTORE_API_KEY, made of the parts given."""
+    words = [snake(p).upper() for p in parts if p and snake(p)]
+    name = "_".join(words) or "API_SECRET"
+    # A secret name that repeats itself (PETSTORE_PETSTORE_AUTH) reads badly; drop the echo.
+    tokens: list[str] = []
+    for token in name.split("_"):
+        if not tokens or tokens[-1] != token:
+            tokens.append(token)
+    name = "_".join(tokens)
+    if name[0].isdigit():
+        name = "S_" + name
+    return name[:64]
+
+
+def annotations_for(method: str) -> dict:
+    method = method.upper()
+    if method in ("GET", "HEAD", "OPTIONS"):
+        return {"readOnlyHint": True, "openWorldHint": True}
+    if method == "DELETE":
+        return {
+            "readOnlyHint": False,
+            "destructiveHint": True,
+            "idempotentHint": True,
+            "openWorldHint": True,
+        }
+    if method == "PUT":
+        return {
+            "readOnlyHint": False,
+            "destructiveHint": True,
+            "idempotentHint": True,
+            "openWorldHint": True,
+        }
+    return {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": True}
+
+
+def input_schema(arguments: list[Argument], defs: dict | None = None) -> dict:
+    schema: dict = {"type": "object", "properties": {}}
+    required = []
+    for arg in arguments:
+        prop = dict(arg.schema)
+        if arg.description and "description" not in prop:
+            prop["description"] = arg.description
+        schema["properties"][arg.name] = prop
+        if arg.required:
+            required.append(arg.name)
+    if required:
+        schema["required"] = required
+    if defs:
+        schema["$defs"] = defs
+    return schema
+
+
+def validate_operations(preview: ImportPreview) -> None:
+    """Add a problem to each operation whose config the `http` kind would refuse."""
+    try:
+        from ..kinds import http
+    except ImportError:  # the http kind is not installed in this build
+        return
+    for op in preview.operations:
+        for message in http.validate_config(op.config):
+            op.problems.append(f"http config: {message}")
+
+
+def commit_import(server, preview: ImportPreview, selected: list[str] | None = None) -> list[Tool]:
+    """Create the selected operations (all of them when `selected` is None) as draft `http`
+    tools of `server`. Names already used on the server get a `_2`-style suffix."""
+    if selected is None:
+        chosen = list(preview.operations)
+    else:
+        chosen, unknown = [], []
+        for key in selected:
+            op = preview.find(key)
+            if op is None:
+                unknown.append(key)
+            elif op not in chosen:
+                chosen.append(op)
+        if unknown:
+            raise ImportFailed(f"selected: no operation named {', '.join(map(repr, unknown))}")
+    if not chosen:
+        raise ImportFailed("selected: nothing to import")
+
+    created = []
+    with transaction.atomic():
+        # Lock the server row: two imports into one server must not pick the same names.
+        type(server).objects.select_for_update().filter(pk=server.pk).first()
+        taken = set(server.tools.values_list("name", flat=True))
+        position = (server.tools.aggregate(top=Max("position"))["top"] or 0) + 1
+        for op in chosen:
+            name = unique(op.name, taken)
+            if not re.match(TOOL_NAME_RE, name):  # parsers sanitise names; this is the backstop
+                raise ImportFailed(f"{op.source}: tool name {name!r} is not valid")
+            created.append(
+                Tool.objects.create(
+                    server=server,
+                    name=name,
+                    title=op.title[:200],
+                    description=op.description or op.title or name,
+                    input_schema=op.input_schema,
+                    annotations=op.annotations,
+                    kind="http",
+                    config=op.config,
+                    enabled=False,
+                    position=position,
+                )
+            )
+            position += 1
+    return created
