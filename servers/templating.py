@@ -14,7 +14,6 @@ from typing import Any
 import orjson
 from jinja2 import ChainableUndefined, TemplateError, TemplateSyntaxError, Undefined
 from jinja2.sandbox import SandboxedEnvironment
-from markupsafe import Markup
 
 from mcp_protocol.errors import ToolError
 
@@ -57,6 +56,22 @@ def _short(text: str) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+def _plain(value):
+    """A native expression result as plain JSON data, ready for orjson."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, Undefined):
+        return ""
+    if isinstance(value, str):
+        # tojson and friends return Markup, a str subclass.
+        return str(value)
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | range):
+        return [_plain(item) for item in value]
+    return str(value)
+
+
 @functools.lru_cache(maxsize=4096)
 def _compile_string(text: str) -> Callable[[dict], Any]:
     single = _SINGLE_EXPRESSION.match(text)
@@ -66,16 +81,14 @@ def _compile_string(text: str) -> Callable[[dict], Any]:
         else:
             template = ENV.from_string(text)
     except TemplateSyntaxError as exc:
-        raise TemplateCompileError(f"Template syntax error in {_short(text)!r}: {exc.message}") from exc
+        raise TemplateCompileError(
+            f"Template syntax error in {_short(text)!r}: {exc.message}"
+        ) from exc
 
     def render(variables: dict) -> Any:
         try:
             if single:
-                value = expression(**variables)
-                if isinstance(value, Undefined):
-                    return ""
-                # tojson and friends return Markup; callers want a plain str for orjson.
-                return str(value) if isinstance(value, Markup) else value
+                return _plain(expression(**variables))
             return template.render(variables)
         except (TemplateError, ArithmeticError, TypeError, ValueError, LookupError) as exc:
             raise ToolError(f"Template {_short(text)!r} failed: {exc}") from exc

@@ -18,7 +18,12 @@ def test_plain_strings_and_other_values_come_back_as_they_are():
 
 def test_a_lone_expression_keeps_its_native_type():
     render = compile_value(
-        {"sum": "{{ a + b }}", "flag": "{{ a > b }}", "items": "{{ [a, b] }}", "m": "{{ {'k': a} }}"}
+        {
+            "sum": "{{ a + b }}",
+            "flag": "{{ a > b }}",
+            "items": "{{ [a, b] }}",
+            "m": "{{ {'k': a} }}",
+        }
     )
     assert render({"a": 2, "b": 1}) == {"sum": 3, "flag": True, "items": [2, 1], "m": {"k": 2}}
 
@@ -26,6 +31,11 @@ def test_a_lone_expression_keeps_its_native_type():
 def test_an_expression_with_text_around_it_renders_as_a_string():
     assert compile_value("n={{ a }}")({"a": 2}) == "n=2"
     assert compile_value("{{ a }} and {{ b }}")({"a": 1, "b": 2}) == "1 and 2"
+
+
+def test_a_native_result_is_plain_json_data():
+    render = compile_value("{{ [missing, (1, 2), range(2), {'k': 'v' | tojson}] }}")
+    assert render({}) == ["", [1, 2], [0, 1], {"k": '"v"'}]
 
 
 def test_undefined_variables_render_as_empty_strings():
