@@ -384,8 +384,18 @@ def _validate_kind(c: _Checker, path: str, tool: dict) -> None:
         c.add(f"{path}.kind", f"unknown kind {kind!r}")
         return
     for message in module.validate_config(config):
-        sep = "" if message.startswith(("[", ":")) else "."
-        c.errors.append(f"{path}.config{sep}{message}")
+        # Kinds name their fields from `config` on; anything else is placed under it.
+        where = "" if message.startswith("config") else "config."
+        c.errors.append(f"{path}.{where}{message}")
+
+
+def _templates(c: _Checker, path: str, value) -> None:
+    from .templating import TemplateCompileError, compile_value
+
+    try:
+        compile_value(value)
+    except TemplateCompileError as exc:
+        c.add(path, str(exc))
 
 
 def _validate_contents(c, path, item, *, template_ok: bool) -> None:
@@ -446,6 +456,8 @@ def _validate_templates(c: _Checker, templates) -> None:
         for key in ("name", "title", "description", "mimeType"):
             c.string(path, tpl, key)
         _validate_contents(c, path, tpl, template_ok=True)
+        if isinstance(tpl.get("text"), str):
+            _templates(c, f"{path}.text", tpl["text"])
         if "completions" in tpl:
             _completions(c, f"{path}.completions", tpl["completions"], variables)
         for key in ("annotations", "_meta"):
@@ -519,6 +531,7 @@ def _validate_prompts(c: _Checker, prompts) -> None:
                     c.add(f"{p}.role", f"must be user or assistant, not {msg['role']!r}")
                 if msg.get("content") is not None:
                     validate_content_block(c, f"{p}.content", msg["content"])
+                    _templates(c, f"{p}.content", msg["content"])
         if "completions" in prompt:
             _completions(c, f"{path}.completions", prompt["completions"], set(arg_names))
         if "_meta" in prompt:
