@@ -1,6 +1,7 @@
 """JSON-RPC 2.0 messages: parsing a POST body into typed messages, and encoding replies."""
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -111,5 +112,12 @@ def notification_message(method: str, params: dict | None = None) -> dict:
     return message
 
 
+def _frozen(value):
+    # Snapshots keep their data in read-only mappings; they serialize like dicts.
+    if isinstance(value, MappingProxyType):
+        return dict(value)
+    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
+
+
 def dumps(message: Any) -> bytes:
-    return orjson.dumps(message)
+    return orjson.dumps(message, default=_frozen)

@@ -1,6 +1,18 @@
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import httpx
 import pytest
+from django.conf import settings
 
 from accounts.models import User
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -22,3 +34,130 @@ def outsider(db):
 @pytest.fixture
 def outsider_org(outsider):
     return outsider.personal_organization()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fresh_redis():
+    """Each run starts from an empty Redis database (tests use their own DB number)."""
+    if settings.REDIS_URL:
+        from servers.redis import sync_client
+
+        sync_client().flushdb()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_process_caches():
+    """Rolled-back test transactions never bump generations, so per-process caches must not
+    carry a compiled server or a key from one test into the next."""
+    from servers.endpoint import auth
+    from servers.snapshot import clear_cache
+
+    clear_cache()
+    auth.cache.clear()
+    yield
+    clear_cache()
+    auth.cache.clear()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LiveServer:
+    """A real uvicorn process serving getmcp.asgi on loopback, on the test database."""
+
+    def __init__(self, database_name: str, extra_env=None):
+        self.port = free_port()
+        self.url = f"http://localhost:{self.port}"
+        db = settings.DATABASES["default"]
+        env = {
+            **os.environ,
+            "DATABASE_URL": (
+                f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/"
+                f"{database_name}"
+            ),
+            "REDIS_URL": settings.REDIS_URL,
+            "MCP_SSE_KEEPALIVE_SECONDS": "1",
+            **(extra_env or {}),
+        }
+        self.log_path = ROOT / "var" / f"live-{self.port}.log"
+        self.log_path.parent.mkdir(exist_ok=True)
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 (closed in stop)
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "getmcp.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        self._wait_ready()
+
+    def _wait_ready(self):
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited: {self.log_path.read_text()}")
+            try:
+                httpx.get(self.url + "/mcp/-", timeout=1)
+                return
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise RuntimeError("server did not start in time")
+
+    def mcp_url(self, slug: str) -> str:
+        return f"{self.url}/mcp/{slug}"
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self._log.close()
+
+
+@pytest.fixture(scope="session")
+def live_database(django_db_setup, django_db_blocker):
+    from django.db import connection
+
+    return connection.settings_dict["NAME"]
+
+
+@pytest.fixture(scope="session")
+def live_server(live_database):
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        pytest.skip("live-server tests need DATABASE_URL pointing at Postgres")
+    server = LiveServer(live_database)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def committed(django_db_blocker):
+    """Run ORM writes that are committed for real, so a live server process can see them.
+    Use unique names (see `unique`): committed rows stay for the rest of the session."""
+
+    class Committed:
+        def __call__(self, fn, *args, **kwargs):
+            with django_db_blocker.unblock():
+                return fn(*args, **kwargs)
+
+    return Committed()
+
+
+@pytest.fixture
+def unique():
+    return uuid.uuid4().hex[:10]

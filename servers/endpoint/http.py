@@ -2,7 +2,7 @@
 
 from urllib.parse import parse_qs
 
-import orjson
+from mcp_protocol.jsonrpc import dumps
 
 
 class BodyTooLarge(Exception):
@@ -70,7 +70,7 @@ async def respond(
 
 
 async def respond_json(send, status: int, payload, headers=()) -> None:
-    await respond(send, status, orjson.dumps(payload), "application/json", headers)
+    await respond(send, status, dumps(payload), "application/json", headers)
 
 
 async def start_sse(send, headers=()) -> None:
