@@ -1,0 +1,112 @@
+"""Test runs: one call of a tool with sample arguments and the server's test secrets, returning
+what a person needs to debug it: the outbound request (secrets masked), the raw response, the
+MCP result and the timing. The dashboard, the REST API and `manage.py tool test` call this.
+
+The call goes through the same snapshot compilation and `tools/call` method as live traffic, so
+argument and output validation behave as they will for clients; the tool may be disabled.
+"""
+
+import dataclasses
+import time
+from types import MappingProxyType
+
+from asgiref.sync import async_to_sync, sync_to_async
+
+from mcp_protocol.context import NullContext
+from mcp_protocol.errors import McpError
+
+from . import kinds, methods
+from .snapshot import DefinitionError, compile_definition, definition_for
+
+
+class TestRunContext(NullContext):
+    """A context without a client that asks the http kind for test secrets and a trace."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    def __init__(self, client_headers=None):
+        super().__init__()
+        self.use_test_secrets = True
+        self.http_trace: list[dict] = []
+        self.client_headers = {k.lower(): v for k, v in (client_headers or {}).items()}
+
+
+class UnknownTool(LookupError):
+    pass
+
+
+def server_reference(server, definition: dict) -> dict:
+    """What the http kind needs of its server (passed to kinds as tool_def["_server"])."""
+    return {
+        "id": server.pk,
+        "organizationId": server.organization_id,
+        "http": definition.get("http") or {},
+    }
+
+
+def _snapshot_for(server, definition: dict, tool: dict):
+    single = {**definition, "tools": [{**tool, "enabled": True}]}
+    for key in ("resources", "resourceTemplates", "prompts"):
+        single.pop(key, None)
+    snapshot = compile_definition(
+        single, server_id=server.pk, organization_id=server.organization_id, generation="test-run"
+    )
+    compiled = snapshot.tools[tool["name"]]
+    # Compiled again with the server reference, which gives http tools their secrets.
+    kind = kinds.get_kind(compiled.kind)
+    tool_def = {
+        **tool,
+        "config": tool.get("config") or {},
+        "_server": server_reference(server, definition),
+    }
+    compiled = dataclasses.replace(compiled, compiled=kind.compile(tool_def))
+    return dataclasses.replace(snapshot, tools=MappingProxyType({compiled.name: compiled}))
+
+
+async def _masker(server):
+    from vault.resolve import Masker, asecrets_for
+
+    live = await asecrets_for(server.organization_id, server.pk)
+    test = await asecrets_for(server.organization_id, server.pk, test=True)
+    return Masker([*live.values(), *test.values()])
+
+
+async def test_run(server, tool_name: str, arguments: dict, *, client_headers=None) -> dict:
+    """Run `tool_name` of `server` once; raises UnknownTool, or DefinitionError if it cannot
+    compile. Tool failures are part of the report, not exceptions."""
+    definition = await sync_to_async(definition_for)(server)
+    tool = next((t for t in definition.get("tools") or [] if t.get("name") == tool_name), None)
+    if tool is None:
+        raise UnknownTool(f"The server {server.slug} has no tool named {tool_name!r}.")
+    snapshot = await sync_to_async(_snapshot_for)(server, definition, tool)
+    ctx = TestRunContext(client_headers)
+    masker = await _masker(server)
+    started = time.perf_counter()
+    report: dict = {"tool": tool_name, "kind": tool.get("kind", "static"), "arguments": arguments}
+    try:
+        report["result"] = await methods.tools_call(
+            snapshot, {"name": tool_name, "arguments": arguments}, ctx
+        )
+    except McpError as exc:
+        report["error"] = exc.to_dict()
+    total_ms = (time.perf_counter() - started) * 1000
+    exchanges = ctx.http_trace
+    responses = [e["response"] for e in exchanges if "response" in e]
+    report["exchanges"] = exchanges
+    report["request"] = exchanges[-1]["request"] if exchanges else None
+    report["response"] = responses[-1] if responses else None
+    report["timing"] = {
+        "totalMs": round(total_ms, 1),
+        "upstreamMs": round(sum(r.get("elapsedMs", 0) for r in responses), 1),
+        "attempts": len(exchanges),
+    }
+    report["logs"] = ctx.logs
+    report["progress"] = ctx.progress_events
+    return masker.mask_data(report)
+
+
+def test_run_sync(server, tool_name: str, arguments: dict, **kwargs) -> dict:
+    return async_to_sync(test_run)(server, tool_name, arguments, **kwargs)
+
+
+__all__ = ["DefinitionError", "TestRunContext", "UnknownTool", "test_run", "test_run_sync"]
