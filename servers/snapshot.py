@@ -17,7 +17,34 @@ from mcp_protocol import uritemplate
 from . import kinds
 from .templating import TemplateCompileError, compile_value
 
-CAPABILITIES = MappingProxyType(
+
+def _read_only(self, *args, **kwargs):
+    raise TypeError(f"{type(self).__name__} is read-only: it belongs to a shared Snapshot")
+
+
+class FrozenDict(dict):
+    """A dict no one can change; still a dict, so orjson and jsonschema take it as it is."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _read_only
+
+
+class FrozenList(list):
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+    append = clear = extend = insert = pop = remove = reverse = sort = _read_only
+
+
+def freeze(value):
+    """A deep read-only copy of JSON data."""
+    if isinstance(value, dict):
+        return FrozenDict((key, freeze(item)) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return FrozenList(freeze(item) for item in value)
+    return value
+
+
+CAPABILITIES = freeze(
     {
         "tools": {"listChanged": True},
         "resources": {"subscribe": True, "listChanged": True},
@@ -37,7 +64,7 @@ class DefinitionError(ValueError):
 @dataclass(frozen=True, slots=True)
 class CompiledTool:
     name: str
-    wire: dict  # exactly what tools/list shows; shared between requests, never mutate
+    wire: dict  # exactly what tools/list shows (a FrozenDict)
     kind: str
     compiled: Any
     input_validator: Draft202012Validator
@@ -140,6 +167,7 @@ def _compile_tool(tool: dict, where: str) -> CompiledTool:
     wire["description"] = tool.get("description") or ""
     wire["inputSchema"] = input_schema
     wire.update(_optional(tool, ("outputSchema", "annotations", "icons", "execution", "_meta")))
+    wire = freeze(wire)
     try:
         compiled = kind.compile({**tool, "config": config})
     except TemplateCompileError as exc:
@@ -149,9 +177,9 @@ def _compile_tool(tool: dict, where: str) -> CompiledTool:
         wire=wire,
         kind=kind_name,
         compiled=compiled,
-        input_validator=_validator(input_schema, f"{where}.inputSchema"),
+        input_validator=_validator(wire["inputSchema"], f"{where}.inputSchema"),
         output_validator=(
-            _validator(output_schema, f"{where}.outputSchema") if output_schema else None
+            _validator(wire["outputSchema"], f"{where}.outputSchema") if output_schema else None
         ),
         task_support=task_support,
     )
@@ -170,7 +198,7 @@ def _compile_resource(resource: dict, where: str) -> CompiledResource:
         contents["blob"] = resource["blob"]
     else:
         contents["text"] = resource.get("text") or ""
-    return CompiledResource(uri=uri, wire=wire, contents=contents)
+    return CompiledResource(uri=uri, wire=freeze(wire), contents=freeze(contents))
 
 
 def _completions(source: dict, where: str) -> Mapping[str, tuple[str, ...]]:
@@ -204,7 +232,7 @@ def _compile_template(template: dict, where: str) -> CompiledResourceTemplate:
         raise DefinitionError(f"{where}.text: {exc}") from None
     return CompiledResourceTemplate(
         uri_template=uri_template,
-        wire=wire,
+        wire=freeze(wire),
         mime_type=template.get("mimeType") or None,
         render_text=render,
         blob=blob,
@@ -226,7 +254,7 @@ def _compile_prompt(prompt: dict, where: str) -> CompiledPrompt:
         raise DefinitionError(f"{where}.messages: {exc}") from None
     return CompiledPrompt(
         name=name,
-        wire=wire,
+        wire=freeze(wire),
         description=prompt.get("description") or None,
         argument_names=tuple(arg["name"] for arg in arguments),
         required_arguments=tuple(arg["name"] for arg in arguments if arg.get("required")),
@@ -281,7 +309,7 @@ def compile_definition(
         status=definition.get("status", "active"),
         auth_mode=definition.get("auth", "api_key"),
         allowed_origins=frozenset(definition.get("allowedOrigins") or ()),
-        server_info=MappingProxyType(server_info),
+        server_info=freeze(server_info),
         instructions=definition.get("instructions") or None,
         capabilities=CAPABILITIES,
         tools=MappingProxyType(tools),

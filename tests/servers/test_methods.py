@@ -1,3 +1,4 @@
+import orjson
 import pytest
 
 from mcp_protocol.context import NullContext
@@ -210,8 +211,11 @@ def snapshot():
     return compile_definition(DEFINITION, server_id=1, organization_id=1, generation="1")
 
 
-def call(snapshot, method, params=None, ctx=None):
-    return call_method(snapshot, method, params or {}, ctx or NullContext())
+async def call(snapshot, method, params=None, ctx=None):
+    result = await call_method(snapshot, method, params or {}, ctx or NullContext())
+    # Every result goes on the wire as it is.
+    assert orjson.loads(orjson.dumps(result)) == result
+    return result
 
 
 async def error_of(awaitable):

@@ -1,5 +1,7 @@
+import copy
 import dataclasses
 
+import orjson
 import pytest
 from asgiref.sync import async_to_sync
 
@@ -210,6 +212,35 @@ def test_a_snapshot_cannot_be_changed():
     with pytest.raises(TypeError):
         snapshot.capabilities["experimental"] = {}
     assert isinstance(snapshot.tool_list, tuple)
+    with pytest.raises(TypeError):
+        snapshot.tool_list[0]["name"] = "renamed"
+    with pytest.raises(TypeError):
+        snapshot.tools["schema"].wire["inputSchema"]["properties"]["kind"]["type"] = "number"
+    with pytest.raises(TypeError):
+        snapshot.prompt_list[0]["arguments"].append({"name": "extra"})
+    with pytest.raises(TypeError):
+        snapshot.server_info["name"] = "other"
+
+
+def test_changing_the_definition_afterwards_does_not_reach_the_snapshot():
+    data = copy.deepcopy(definition())
+    snapshot = compile_it(data)
+    data["tools"][2]["inputSchema"]["properties"]["kind"]["type"] = "number"
+    assert snapshot.tools["schema"].wire["inputSchema"] == SCHEMA_2020_12
+    assert snapshot.tools["schema"].input_validator.is_valid({"kind": "away"})
+
+
+def test_what_the_endpoint_sends_serializes_with_orjson():
+    snapshot = compile_it()
+    payload = {
+        "capabilities": snapshot.capabilities,
+        "serverInfo": snapshot.server_info,
+        "tools": list(snapshot.tool_list),
+        "resources": list(snapshot.resource_list),
+        "templates": list(snapshot.template_list),
+        "prompts": list(snapshot.prompt_list),
+    }
+    assert orjson.loads(orjson.dumps(payload))["tools"][1]["inputSchema"] == SCHEMA_2020_12
 
 
 @pytest.mark.parametrize(
