@@ -12,6 +12,7 @@
 #   CONFORMANCE_REDIS_URL      Redis                                  ($REDIS_URL or local DB 0)
 #   CONFORMANCE_WORKERS        uvicorn worker processes               (1)
 #   CONFORMANCE_TIMEOUT_MS     per-scenario timeout of the suite      (30000)
+#   CONFORMANCE_ALLOW_EMPTY    scenarios allowed to pass without one passing check (none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -23,6 +24,7 @@ CONFORMANCE_REQUIREMENTS=${CONFORMANCE_REQUIREMENTS:-2025-11-25}
 CONFORMANCE_SCENARIOS=${CONFORMANCE_SCENARIOS:-server-session-lifecycle server-sse-polling json-schema-2020-12}
 CONFORMANCE_WORKERS=${CONFORMANCE_WORKERS:-1}
 CONFORMANCE_TIMEOUT_MS=${CONFORMANCE_TIMEOUT_MS:-30000}
+CONFORMANCE_ALLOW_EMPTY=${CONFORMANCE_ALLOW_EMPTY:-}
 CONFORMANCE_OWNER=${CONFORMANCE_OWNER:-conformance@example.com}
 SERVER_DEFINITION=examples/conformance.yaml
 SERVER_SLUG=${CONFORMANCE_SLUG:-conformance}
@@ -121,6 +123,7 @@ run_suite() {
 }
 
 # Counts every check the suite wrote, by status, so the summary shows more than exit codes.
+# Prints "<successes>|<counts by status>".
 count_checks() {
   "$NODE" -e '
     const fs = require("fs"), path = require("path");
@@ -139,7 +142,7 @@ count_checks() {
     };
     walk(process.argv[1]);
     const parts = Object.entries(counts).map(([status, n]) => `${n} ${status}`);
-    console.log(parts.length ? parts.join(", ") : "no checks recorded");
+    console.log(`${counts.SUCCESS || 0}|${parts.length ? parts.join(", ") : "no checks recorded"}`);
   ' "$1"
 }
 
@@ -166,11 +169,20 @@ echo
 echo "Conformance summary (results in ${RESULTS#"$ROOT"/})"
 for i in "${!RUN_NAMES[@]}"; do
   name=${RUN_NAMES[$i]}
-  if [ "${RUN_CODES[$i]}" = 0 ]; then verdict=PASS; else verdict=FAIL failed=1; fi
-  printf '  %-4s %-45s %s\n' "$verdict" "$name" "$(count_checks "$RESULTS/$name")"
+  counted=$(count_checks "$RESULTS/$name")
+  if [ "${RUN_CODES[$i]}" != 0 ]; then
+    verdict=FAIL failed=1
+  elif [ "${counted%%|*}" = 0 ] && [[ " $CONFORMANCE_ALLOW_EMPTY " != *" ${name#scenario-} "* ]]; then
+    # The suite exits 0 when a scenario finds nothing it applies to (say, a JSON answer where
+    # SSE was expected): no passing check is no evidence, so it fails here.
+    verdict=EMPTY failed=1
+  else
+    verdict=PASS
+  fi
+  printf '  %-5s %-45s %s\n' "$verdict" "$name" "${counted#*|}"
 done
 if [ "$failed" -ne 0 ]; then
-  echo "conformance: FAILED"
+  echo "conformance: FAILED (EMPTY: the scenario ran but no check passed; its log says why)"
   exit 1
 fi
 echo "conformance: all runs passed"
