@@ -348,22 +348,43 @@ def _load(slug: str, generation: str) -> Snapshot | None:
     )
 
 
-# slug -> (generation, snapshot or None for an unknown slug). Replaced whole, never mutated in
-# place, so a reader on another thread sees an old entry or a new one.
-_cache: dict[str, tuple[str, Snapshot | None]] = {}
+# slug -> (generation, snapshot or None for an unknown slug, or the DefinitionError a broken
+# definition raised). Entries are replaced whole, never changed in place, so a reader on another
+# thread sees an old entry or a new one; a broken definition costs no SQL until it changes either.
+_cache: dict[str, tuple[str, Snapshot | None, DefinitionError | None]] = {}
+
+
+def _cached(slug: str, generation: str):
+    entry = _cache.get(slug)
+    if entry is None or entry[0] != generation:
+        return False, None
+    if entry[2] is not None:
+        raise entry[2]
+    return True, entry[1]
+
+
+def _load_into_cache(slug: str, generation: str) -> Snapshot | None:
+    try:
+        snapshot = _load(slug, generation)
+    except DefinitionError as exc:
+        _cache[slug] = (generation, None, exc)
+        raise
+    _cache[slug] = (generation, snapshot, None)
+    return snapshot
 
 
 async def get_snapshot(slug: str, generation: str | None) -> Snapshot | None:
-    """The snapshot of `slug` at `generation` (the Redis value; None when the key is absent)."""
+    """The snapshot of `slug` at `generation` (the Redis value; None when the key is absent).
+
+    None for an unknown slug; DefinitionError when the stored definition cannot be served.
+    """
     generation = "0" if generation is None else generation
-    cached = _cache.get(slug)
-    if cached is not None and cached[0] == generation:
-        return cached[1]
+    hit, snapshot = _cached(slug, generation)
+    if hit:
+        return snapshot
     from asgiref.sync import sync_to_async
 
-    snapshot = await sync_to_async(_load)(slug, generation)
-    _cache[slug] = (generation, snapshot)
-    return snapshot
+    return await sync_to_async(_load_into_cache)(slug, generation)
 
 
 def load_snapshot(slug: str) -> Snapshot | None:
@@ -373,12 +394,10 @@ def load_snapshot(slug: str) -> Snapshot | None:
 
     raw = sync_client().get(keys.server_generation(slug))
     generation = "0" if raw is None else raw.decode()
-    cached = _cache.get(slug)
-    if cached is not None and cached[0] == generation:
-        return cached[1]
-    snapshot = _load(slug, generation)
-    _cache[slug] = (generation, snapshot)
-    return snapshot
+    hit, snapshot = _cached(slug, generation)
+    if hit:
+        return snapshot
+    return _load_into_cache(slug, generation)
 
 
 def clear_cache() -> None:

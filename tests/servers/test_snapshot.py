@@ -375,3 +375,15 @@ def test_load_snapshot_reads_the_generation_from_redis(server, django_assert_num
             assert load_snapshot("cached-demo") is snapshot
     finally:
         redis.delete(keys.server_generation("cached-demo"))
+
+
+def test_a_broken_stored_definition_raises_once_per_generation_without_more_sql(
+    server, django_assert_num_queries
+):
+    Tool.objects.filter(server=server).update(config={"content": [{"type": "video"}]})
+    with pytest.raises(DefinitionError, match=r"tools\[0\]\.config\.content\[0\]\.type"):
+        async_to_sync(get_snapshot)("cached-demo", "8")
+    with django_assert_num_queries(0), pytest.raises(DefinitionError):
+        async_to_sync(get_snapshot)("cached-demo", "8")
+    Tool.objects.filter(server=server).update(config={"content": []})
+    assert async_to_sync(get_snapshot)("cached-demo", "9").tools["echo"]
