@@ -1,0 +1,131 @@
+import io
+import json
+
+import pytest
+import yaml
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from servers.definition import load_file
+from servers.models import Server
+
+pytestmark = pytest.mark.django_db
+
+GOOD = """\
+slug: cli-server
+name: cli server
+tools:
+  - name: hello
+    description: Say hello.
+    inputSchema: {type: object, properties: {}}
+    kind: static
+    config:
+      content: [{type: text, text: Hello}]
+"""
+
+BAD = """\
+slug: Not A Slug
+name: bad
+auth: magic
+tools:
+  - name: has space
+    description: x
+    inputSchema: {type: objekt}
+    kind: static
+    config: {content: [{type: text, text: hi}]}
+"""
+
+
+def run(*args):
+    out, err = io.StringIO(), io.StringIO()
+    call_command("server", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_import_creates_the_server_in_the_owners_organization(tmp_path, user, org):
+    path = tmp_path / "s.yaml"
+    path.write_text(GOOD)
+    out, _ = run("import", str(path), "--owner", user.email)
+    assert "Imported server 'cli-server'" in out and "1 tools" in out
+    assert Server.objects.get(slug="cli-server").organization == org
+
+
+def test_import_reads_standard_input_for_a_dash(monkeypatch, user):
+    monkeypatch.setattr("sys.stdin", io.StringIO(GOOD))
+    run("import", "-", "--owner", user.email)
+    assert Server.objects.filter(slug="cli-server").exists()
+
+
+def test_a_bad_file_fails_listing_every_error_one_per_line(tmp_path, user):
+    path = tmp_path / "bad.yaml"
+    path.write_text(BAD)
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="4 errors; nothing imported"):
+        call_command("server", "import", str(path), "--owner", user.email, stderr=err)
+    lines = err.getvalue().strip().splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "slug",
+        "auth",
+        "tools[0].name",
+        "tools[0].inputSchema.type",
+    ]
+    assert not Server.objects.exists()
+
+
+def test_a_yaml_syntax_error_fails_with_its_position(tmp_path, user):
+    path = tmp_path / "broken.yaml"
+    path.write_text("slug: a\nname: [\n")
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("server", "import", str(path), "--owner", user.email, stderr=err)
+    assert f"{path}:3:1: invalid YAML" in err.getvalue()
+
+
+def test_reimporting_needs_replace(tmp_path, user):
+    path = tmp_path / "s.yaml"
+    path.write_text(GOOD)
+    run("import", str(path), "--owner", user.email)
+    with pytest.raises(CommandError):
+        call_command("server", "import", str(path), "--owner", user.email, stderr=io.StringIO())
+    path.write_text(GOOD.replace("name: cli server", "name: renamed"))
+    run("import", str(path), "--owner", user.email, "--replace")
+    assert Server.objects.get(slug="cli-server").name == "renamed"
+
+
+def test_an_outsider_cannot_replace_anothers_server_and_learns_nothing(tmp_path, user, outsider):
+    path = tmp_path / "s.yaml"
+    path.write_text(GOOD)
+    run("import", str(path), "--owner", user.email)
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command(
+            "server", "import", str(path), "--owner", outsider.email, "--replace", stderr=err
+        )
+    assert err.getvalue().strip() == "slug: already taken"
+    assert user.email not in err.getvalue()
+
+
+def test_an_outsider_cannot_name_another_organization_with_org(tmp_path, org, outsider):
+    path = tmp_path / "s.yaml"
+    path.write_text(GOOD)
+    with pytest.raises(CommandError, match="has no organization"):
+        run("import", str(path), "--owner", outsider.email, "--org", org.slug)
+    assert not Server.objects.exists()
+
+
+def test_export_prints_yaml_that_imports_back(tmp_path, user, examples_yaml):
+    run("import", str(examples_yaml), "--owner", user.email)
+    out, _ = run("export", "demo")
+    assert yaml.safe_load(out) == load_file(examples_yaml)
+
+
+def test_export_writes_json_to_a_file(tmp_path, user, examples_yaml):
+    run("import", str(examples_yaml), "--owner", user.email)
+    target = tmp_path / "out.json"
+    run("export", "demo", "--format", "json", "-o", str(target))
+    assert json.loads(target.read_text()) == load_file(examples_yaml)
+
+
+def test_export_of_an_unknown_slug_fails():
+    with pytest.raises(CommandError, match="no server 'nope'"):
+        run("export", "nope")
