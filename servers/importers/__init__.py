@@ -2,6 +2,14 @@
 parse into an ImportPreview first, then `commit_import` the operations a person selected."""
 
 from .openapi import parse_openapi
+from .postman import parse_postman
 from .preview import ImportedOperation, ImportFailed, ImportPreview, commit_import
 
-__all__ = ["ImportFailed", "ImportPreview", "ImportedOperation", "commit_import", "parse_openapi"]
+__all__ = [
+    "ImportFailed",
+    "ImportPreview",
+    "ImportedOperation",
+    "commit_import",
+    "parse_openapi",
+    "parse_postman",
+]

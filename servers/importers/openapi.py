@@ -12,6 +12,7 @@ from .preview import (
     ImportPreview,
     annotations_for,
     argument_name,
+    identifier,
     input_schema,
     secret_name,
     secret_placeholder,
@@ -200,8 +201,11 @@ class _Parser:
         where = f"securitySchemes.{name}"
         if kind == "apikey":
             location = scheme.get("in")
-            if location not in ("header", "query", "cookie"):
-                self.problems.append(f"{where}.in: {location!r} is not header, query or cookie")
+            if location == "cookie":
+                self.problems.append(f"{where}: API keys in cookies are not supported; not sent")
+                return None
+            if location not in ("header", "query"):
+                self.problems.append(f"{where}.in: {location!r} is not header or query")
                 return None
             return {
                 "type": "apiKey",
@@ -218,6 +222,25 @@ class _Parser:
             }
         if kind == "http" and http_scheme == "bearer":
             return {"type": "bearer", "token": secret_placeholder(self._secret(name, "token"))}
+        flows = scheme.get("flows") if isinstance(scheme.get("flows"), dict) else {}
+        client_credentials = flows.get("clientCredentials") or (
+            scheme if kind == "oauth2" and scheme.get("flow") == "application" else None
+        )
+        if (
+            kind == "oauth2"
+            and isinstance(client_credentials, dict)
+            and client_credentials.get("tokenUrl")
+        ):
+            setting = {
+                "type": "oauth2",
+                "tokenUrl": str(client_credentials["tokenUrl"]),
+                "clientId": secret_placeholder(self._secret(name, "client_id")),
+                "clientSecret": secret_placeholder(self._secret(name, "client_secret")),
+            }
+            scopes = client_credentials.get("scopes")
+            if isinstance(scopes, dict) and scopes:
+                setting["scope"] = " ".join(scopes)
+            return setting
         if kind in ("oauth2", "openidconnect"):
             self.problems.append(
                 f"{where}: {scheme.get('type')} flows are not run by the importer; "
@@ -261,7 +284,7 @@ class _Parser:
                 )
                 arguments.append(
                     Argument(
-                        name=unique(argument_name(placeholder), arg_taken),
+                        name=unique(identifier(placeholder), arg_taken),
                         location="path",
                         wire_name=placeholder,
                         schema={"type": "string"},
@@ -304,6 +327,7 @@ class _Parser:
                 auth=auth,
                 headers=headers,
                 body_type=body_type,
+                problems=problems,
             ),
             annotations=annotations_for(method),
             problems=problems,
@@ -361,7 +385,7 @@ class _Parser:
         schema = self.resolver.schema(raw_schema, problems, where)
         if self.dialect != "2.0" and "example" in param and "examples" not in schema:
             schema["examples"] = [param["example"]]
-        name = argument_name(wire)
+        name = identifier(wire) if location == "path" else argument_name(wire)
         if name in arg_taken:
             name = argument_name(f"{location}_{wire}")
         return Argument(
@@ -390,7 +414,7 @@ class _Parser:
         if media is None:
             problems.append(
                 f"requestBody: content types {', '.join(content)} are not supported "
-                "(JSON and form bodies are); no body is sent"
+                "(JSON, form and text bodies are); no body is sent"
             )
             return [], None
         if len(content) > 1:
@@ -470,7 +494,7 @@ class _Parser:
     ) -> list[Argument]:
         """An object body's properties become arguments of their own (what a model fills in
         best); anything else is one `body` argument."""
-        flat = _flatten_object(schema)
+        flat = _flatten_object(schema) if body_type != "text" else None
         location = "form" if body_type in ("form", "multipart") else "body"
         if flat is not None:
             properties, required_props = flat
@@ -541,6 +565,9 @@ def _pick_media_type(content: dict) -> str | None:
     for media in types:
         if media.split(";")[0].strip().lower() in ("*/*", "application/*"):
             return media
+    for media in types:
+        if media.split(";")[0].strip().lower().startswith("text/"):
+            return media
     return None
 
 
@@ -550,26 +577,34 @@ def _body_type(media: str) -> str:
         return "form"
     if base == "multipart/form-data":
         return "multipart"
+    if base.startswith("text/"):
+        return "text"
     return "json"
 
 
 def _flatten_object(schema: dict) -> tuple[dict, list] | None:
     """(properties, required) of an object schema, `allOf` of objects merged; None otherwise."""
+    merged = _object_parts(schema)
+    if merged is None or not merged[0]:
+        return None
+    properties, required = merged
+    return properties, [r for r in required if r in properties]
+
+
+def _object_parts(schema) -> tuple[dict, list] | None:
     if not isinstance(schema, dict) or "$ref" in schema or "oneOf" in schema or "anyOf" in schema:
+        return None
+    kind = schema.get("type", "object")
+    if kind != "object" and kind != ["object"]:
         return None
     properties = dict(schema.get("properties") or {})
     required = list(schema.get("required") or [])
     for part in schema.get("allOf") or []:
-        merged = _flatten_object(part)
+        merged = _object_parts(part)
         if merged is None:
             return None
         properties.update(merged[0])
         required.extend(r for r in merged[1] if r not in required)
-    kind = schema.get("type", "object")
-    if kind != "object" and kind != ["object"]:
-        return None
-    if not properties:
-        return None
     return properties, required
 
 

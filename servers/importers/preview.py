@@ -105,6 +105,12 @@ def argument_name(raw: str) -> str:
     return name[:MAX_NAME]
 
 
+def identifier(raw: str) -> str:
+    """A name usable as a `{placeholder}` in a URL template: [A-Za-z_][A-Za-z0-9_]*."""
+    name = re.sub(r"[^A-Za-z0-9_]+", "_", raw.strip()).strip("_") or "value"
+    return ("_" + name if name[0].isdigit() else name)[:MAX_NAME]
+
+
 def unique(name: str, taken: set[str], limit: int = MAX_NAME) -> str:
     """`name`, or `name_2`, `name_3`... - the first one not in `taken` (which it joins)."""
     candidate, n = name, 1

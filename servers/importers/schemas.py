@@ -39,6 +39,8 @@ class Resolver:
         self.document = document
         self.dialect = dialect
         self.defs: dict[str, dict] = {}  # recursive schemas, kept under the tool schema's $defs
+        self._problems: list[str] = []
+        self._where = ""
         self._def_names: dict[str, str] = {}
 
     def lookup(self, ref: str):
@@ -75,11 +77,8 @@ class Resolver:
         """A JSON Schema 2020-12 for an OpenAPI schema, refs inlined; recursive refs kept as
         `#/$defs/<name>` (call `take_defs` to collect them). `request`: drop readOnly properties
         (a client never sends them)."""
-        try:
-            return self._convert(node, [], request)
-        except RefError as exc:
-            problems.append(f"{where}: {exc}; that part accepts any value")
-            return {}
+        self._problems, self._where = problems, where
+        return self._convert(node, [], request)
 
     def take_defs(self) -> dict:
         defs, self.defs, self._def_names = self.defs, {}, {}
@@ -104,6 +103,11 @@ class Resolver:
             return {}
         if "$ref" in node:
             ref = node["$ref"]
+            try:
+                self.lookup(ref)
+            except RefError as exc:
+                self._problems.append(f"{self._where}: {exc}; that part accepts any value")
+                return {}
             if ref in stack:
                 name = self._def_name(ref)
                 if name not in self.defs:

@@ -1,0 +1,120 @@
+"""`manage.py server import-openapi FILE|URL --server SLUG --owner EMAIL [--select ...] [--preview]`"""
+
+import sys
+from pathlib import Path
+
+import orjson
+from django.core.management.base import CommandError
+
+from servers.importers import ImportFailed, commit_import, parse_openapi
+from servers.importers.sources import is_url
+from servers.models import Server
+
+from .owners import resolve_owner
+
+NAME = "import-openapi"
+HELP = "Preview or import the operations of an OpenAPI 3.0/3.1 or Swagger 2.0 document as draft http tools."
+
+
+def add_common_arguments(parser) -> None:
+    parser.add_argument("source", help="a file, an http(s) URL, or - for standard input")
+    parser.add_argument("--server", required=True, help="slug of the server that gets the tools")
+    parser.add_argument(
+        "--owner", required=True, help="email of a member of the server's organization"
+    )
+    parser.add_argument(
+        "--select", help="comma-separated tool names or operationIds to import (default: all)"
+    )
+    parser.add_argument(
+        "--preview", action="store_true", help="show what would be imported, and import nothing"
+    )
+    parser.add_argument("--json", action="store_true", help="print the preview as JSON")
+    parser.add_argument(
+        "--secret-prefix", help="first word of the secret names (default: the API title)"
+    )
+
+
+def add_arguments(parser) -> None:
+    add_common_arguments(parser)
+    parser.add_argument("--base-url", help="where relative server URLs of the document point")
+
+
+def read_source(source: str):
+    if source == "-":
+        return sys.stdin.read()
+    if is_url(source):
+        return source
+    return Path(source)
+
+
+def find_server(user, slug: str) -> Server:
+    # A server of an organization the user is not in reads as "not found", like a missing one.
+    server = Server.objects.filter(slug=slug, organization__memberships__user=user).first()
+    if server is None:
+        raise CommandError(f"--server: {user.email} has no server {slug!r}")
+    return server
+
+
+def run(command, options, parse) -> None:
+    """The shared body of import-openapi and import-postman: `parse(source, organization_id)`."""
+    user, _org = resolve_owner(options["owner"])
+    server = find_server(user, options["server"])
+    try:
+        preview = parse(read_source(options["source"]), server.organization_id)
+    except ImportFailed as exc:
+        raise CommandError(str(exc)) from None
+    selected = (
+        [s.strip() for s in options["select"].split(",") if s.strip()]
+        if options.get("select")
+        else None
+    )
+    if options["json"]:
+        command.stdout.write(orjson.dumps(preview.to_dict(), option=orjson.OPT_INDENT_2).decode())
+    else:
+        write_preview(command, preview, selected)
+    if options["preview"]:
+        return
+    try:
+        tools = commit_import(server, preview, selected)
+    except ImportFailed as exc:
+        raise CommandError(str(exc)) from None
+    names = ", ".join(t.name for t in tools)
+    command.stdout.write(
+        f"Imported {len(tools)} draft tool{'s' if len(tools) != 1 else ''} into {server.slug} "
+        f"(disabled until reviewed): {names}"
+    )
+    if preview.secrets:
+        command.stdout.write(f"Secrets to set in the vault: {', '.join(preview.secrets)}")
+
+
+def write_preview(command, preview, selected=None) -> None:
+    out = command.stdout
+    out.write(
+        f"{preview.title} {preview.version} ({preview.format}), base URL {preview.base_url or '-'}"
+    )
+    for problem in preview.problems:
+        out.write(f"  ! {problem}")
+    for op in preview.operations:
+        chosen = selected is None or any(
+            k in (op.name, op.operation_id, op.source) for k in selected
+        )
+        mark = "*" if chosen else " "
+        arguments = ", ".join(f"{a.name}:{a.location}" for a in op.arguments) or "no arguments"
+        out.write(f"{mark} {op.name:<40} {op.source}  [{arguments}]")
+        for problem in op.problems:
+            out.write(f"      ! {problem}")
+    if preview.secrets:
+        out.write(f"Secrets the tools use: {', '.join(preview.secrets)}")
+
+
+def handle(command, options) -> None:
+    run(
+        command,
+        options,
+        lambda source, organization_id: parse_openapi(
+            source,
+            base_url=options.get("base_url"),
+            secret_prefix=options.get("secret_prefix"),
+            organization_id=organization_id,
+        ),
+    )
