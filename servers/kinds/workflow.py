@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_protocol.context import LOG_LEVELS
-from mcp_protocol.errors import McpError, ToolError
+from mcp_protocol.errors import InputRequired, McpError, ToolError
 
 from ..templating import TemplateCompileError, compile_value, render_text
 from .static import ResultTemplate, compile_result, validate_result
@@ -191,6 +191,54 @@ async def _run_return(step, variables, ctx):
     return result_template.build(variables)
 
 
+# -- all: several client requests asked together ----------------------------------------------------
+
+# In the stateless era each unanswered request ends a round trip; `all` lets a workflow ask for
+# several answers in one round instead of one round per request.
+ASKING_STEPS = ("elicit", "sample", "roots")
+
+
+def _validate_all(body, path):
+    items = body.get("steps")
+    if not isinstance(items, list) or not items:
+        return [f"{path}.steps: required, a list of elicit, sample or roots steps"]
+    errors = []
+    for index, item in enumerate(items):
+        where = f"{path}.steps[{index}]"
+        if not isinstance(item, dict) or len(item) != 1:
+            errors.append(f"{where}: must be a mapping with exactly one step name")
+            continue
+        ((name, inner),) = item.items()
+        if name not in ASKING_STEPS:
+            errors.append(f"{where}: must be one of {', '.join(ASKING_STEPS)}")
+        elif not isinstance(inner or {}, dict):
+            errors.append(f"{where}.{name}: must be a mapping")
+        else:
+            errors.extend(STEP_TYPES[name].validate(inner or {}, f"{where}.{name}"))
+    return errors
+
+
+def _compile_all(body, index=0):
+    return tuple(
+        _compile_step(name, inner or {}, f"{index}_{position}")
+        for position, item in enumerate(body["steps"])
+        for name, inner in item.items()
+    )
+
+
+async def _run_all(step, variables, ctx):
+    missing: dict = {}
+    state = None
+    for inner in step.extra:
+        try:
+            await STEP_TYPES[inner.kind].run(inner, variables, ctx)
+        except InputRequired as exc:
+            missing.update(exc.input_requests)
+            state = state if state is not None else exc.request_state
+    if missing:
+        raise InputRequired(missing, state)
+
+
 register_step("log", _validate_log, _run_log)
 register_step("progress", _validate_progress, _run_progress)
 register_step("sleep", _validate_sleep, _run_sleep)
@@ -199,9 +247,22 @@ register_step("sample", _validate_sample, _run_sample)
 register_step("roots", _validate_roots, _run_roots)
 register_step("fail", _validate_fail, _run_fail)
 register_step("return", _validate_return, _run_return, compile_result)
+register_step("all", _validate_all, _run_all)
 
 
 # -- the kind -------------------------------------------------------------------------------------
+
+
+def _intos(name: str, body: dict, path: str):
+    """(path, variable) of every `into` of a step, the inner steps of `all` included."""
+    if "into" in body:
+        yield path, body["into"]
+    if name == "all" and isinstance(body.get("steps"), list):
+        for index, item in enumerate(body["steps"]):
+            if isinstance(item, dict) and len(item) == 1:
+                ((inner_name, inner),) = item.items()
+                if isinstance(inner, dict) and "into" in inner:
+                    yield f"{path}.steps[{index}].{inner_name}", inner["into"]
 
 
 def validate_config(config: dict) -> list[str]:
@@ -228,10 +289,10 @@ def validate_config(config: dict) -> list[str]:
             errors.append(f"{path}: must be a mapping")
             continue
         errors.extend(STEP_TYPES[name].validate(body, path))
-        if "into" in body:
-            if body["into"] in keys:
-                errors.append(f"{path}.into: {body['into']!r} is already used by an earlier step")
-            keys.add(body["into"])
+        for where, into in _intos(name, body, path):
+            if into in keys:
+                errors.append(f"{where}.into: {into!r} is already used by an earlier step")
+            keys.add(into)
         try:
             compile_value(body)
         except TemplateCompileError as exc:
@@ -241,22 +302,27 @@ def validate_config(config: dict) -> list[str]:
     return errors
 
 
+def _compile_step(name: str, body: dict, index) -> Step:
+    step_type = STEP_TYPES[name]
+    if name == "all":
+        extra = _compile_all(body, index)
+    else:
+        extra = step_type.compile_extra(body) if step_type.compile_extra else None
+    return Step(
+        kind=name,
+        index=index if isinstance(index, int) else 0,
+        key=body.get("into") or f"step{index}",
+        render=compile_value(body),
+        extra=extra,
+    )
+
+
 def compile(tool_def: dict) -> tuple[Step, ...]:
-    steps = []
-    for index, item in enumerate((tool_def.get("config") or {}).get("steps", [])):
-        ((name, body),) = item.items()
-        body = body or {}
-        step_type = STEP_TYPES[name]
-        steps.append(
-            Step(
-                kind=name,
-                index=index,
-                key=body.get("into") or f"step{index}",
-                render=compile_value(body),
-                extra=step_type.compile_extra(body) if step_type.compile_extra else None,
-            )
-        )
-    return tuple(steps)
+    return tuple(
+        _compile_step(name, body or {}, index)
+        for index, item in enumerate((tool_def.get("config") or {}).get("steps", []))
+        for name, body in item.items()
+    )
 
 
 async def call(compiled: tuple[Step, ...], arguments: dict, ctx) -> dict:

@@ -1,7 +1,7 @@
 import pytest
 
 from mcp_protocol.context import NullContext
-from mcp_protocol.errors import McpError, ToolError
+from mcp_protocol.errors import InputRequired, McpError, ToolError
 from servers.kinds import workflow
 
 
@@ -240,3 +240,100 @@ async def test_another_module_can_register_a_step_type():
         del workflow.STEP_TYPES["fetchlike"]
     assert seen == ["https://x/9"]
     assert result["content"][0]["text"] == "200"
+
+
+class StatelessClient:
+    """Answers from `inputResponses` or asks for what is missing, like the 2026 stateless era."""
+
+    protocol_version = "2026-07-28"
+    client_capabilities: dict = {}
+    client_info = None
+    credential = "anon"
+
+    def __init__(self, responses):
+        self.responses = responses
+
+    async def log(self, level, data, logger=None):
+        pass
+
+    async def progress(self, progress, total=None, message=None):
+        pass
+
+    async def request(self, key, method, params):
+        if key in self.responses:
+            return self.responses[key]
+        raise InputRequired({key: {"method": method, "params": params}}, request_state="s1")
+
+    async def sleep(self, seconds):
+        pass
+
+
+ALL_STEPS = (
+    {
+        "all": {
+            "steps": [
+                {
+                    "elicit": {
+                        "message": "Name?",
+                        "requestedSchema": {"type": "object"},
+                        "into": "user_name",
+                    }
+                },
+                {"sample": {"messages": [], "maxTokens": 50, "into": "greeting"}},
+                {"roots": {"into": "client_roots"}},
+            ]
+        }
+    },
+    {
+        "return": {
+            "content": [
+                {
+                    "type": "text",
+                    "text": "{{ user_name.content.name }} {{ greeting.content.text }} {{ client_roots.roots | length }}",
+                }
+            ]
+        }
+    },
+)
+
+
+async def test_all_asks_for_every_missing_answer_in_one_round():
+    steps = compiled(*ALL_STEPS)
+    with pytest.raises(InputRequired) as raised:
+        await workflow.call(steps, {}, StatelessClient({"greeting": {"content": {"text": "hi"}}}))
+    assert set(raised.value.input_requests) == {"user_name", "client_roots"}
+    assert raised.value.input_requests["user_name"]["method"] == "elicitation/create"
+    assert raised.value.request_state == "s1"
+
+
+async def test_all_goes_on_once_every_answer_is_there():
+    answers = {
+        "user_name": {"action": "accept", "content": {"name": "Ann"}},
+        "greeting": {"content": {"type": "text", "text": "hello"}},
+        "client_roots": {"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]},
+    }
+    result = await workflow.call(compiled(*ALL_STEPS), {}, StatelessClient(answers))
+    assert result["content"][0]["text"] == "Ann hello 2"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({}, "config.steps[0].all.steps: required"),
+        (
+            {"steps": [{"log": {"message": "m"}}]},
+            "config.steps[0].all.steps[0]: must be one of elicit",
+        ),
+        (
+            {"steps": [{"sample": {"messages": []}}]},
+            "config.steps[0].all.steps[0].sample.maxTokens: required",
+        ),
+        (
+            {"steps": [{"roots": {"into": "r"}}, {"roots": {"into": "r"}}]},
+            "config.steps[0].all.steps[1].roots.into: 'r' is already used",
+        ),
+    ],
+)
+def test_all_validates_its_inner_steps(body, message):
+    errors = workflow.validate_config({"steps": [{"all": body}]})
+    assert any(message in error for error in errors), errors
