@@ -8,6 +8,7 @@ origin changes). Both refuse non-public destinations unless the deployment allow
 """
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass, field
 
@@ -16,6 +17,9 @@ import orjson
 
 from .errors import BlockedDestination, OutboundError
 from .transport import GuardedBackend, GuardedTransport
+
+# httpx logs every request URL at INFO, and URLs may carry API keys in their query strings.
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 MAX_REDIRECTS = 5
 # Headers that carry credentials; never sent on to a different origin after a redirect.
