@@ -1,0 +1,183 @@
+"""Creating, finding, answering and cancelling tasks: what the endpoint calls for tasks/*.
+
+These are sync (Django ORM); the async endpoint wraps them with sync_to_async. A task is seen
+only through `get_task`, which matches the organization and the credential that created it, so
+a task of another caller reads exactly like one that does not exist.
+"""
+
+import asyncio
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from mcp_protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
+from mcp_protocol.pagination import paginate
+
+from . import events
+from .models import Task
+
+DEFAULT_TTL_MS = 60 * 60 * 1000
+MAX_TTL_MS = 24 * 60 * 60 * 1000
+MIN_TTL_MS = 10 * 1000
+LIST_PAGE_SIZE = 50
+
+
+def _setting(name: str, default):
+    return getattr(settings, name, default)
+
+
+def poll_interval_ms() -> int:
+    return int(_setting("MCP_TASK_POLL_INTERVAL_MS", 500))
+
+
+def _not_found() -> McpError:
+    return McpError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
+
+
+def effective_ttl_ms(requested) -> int:
+    """The TTL the server keeps a task for: the client's wish within [10 s, 24 h]; null (or
+    nothing) asks for unlimited, which this server answers with its default of one hour."""
+    if requested is None:
+        return DEFAULT_TTL_MS
+    if isinstance(requested, bool) or not isinstance(requested, int | float) or requested < 0:
+        raise McpError(INVALID_PARAMS, "task ttl must be a non-negative number of milliseconds")
+    return int(min(max(requested, MIN_TTL_MS), MAX_TTL_MS))
+
+
+def create_task(
+    snapshot,
+    tool_name: str,
+    arguments: dict,
+    credential: str,
+    ttl_ms: int | None = None,
+    *,
+    protocol_version: str = "",
+    client_capabilities: dict | None = None,
+    server_version: str = "",
+) -> Task:
+    """Store a task for a tools/call and hand it to a worker once it is committed. Returns when
+    the row is durable, so a tasks/get for its id resolves at once (as the spec requires)."""
+    tool = snapshot.tools.get(tool_name)
+    if tool is None:
+        raise McpError(INVALID_PARAMS, f"Unknown tool: {tool_name}")
+    if tool.task_support == "forbidden":
+        raise McpError(METHOD_NOT_FOUND, f"Tool {tool_name} does not support task execution")
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise McpError(INVALID_PARAMS, "Tool arguments must be an object")
+    ttl = effective_ttl_ms(ttl_ms)
+    from .dispatch import dispatch
+
+    with transaction.atomic():
+        task = Task.objects.create(
+            organization_id=snapshot.organization_id,
+            server_id=snapshot.server_id,
+            server_version=server_version or "",
+            credential=credential,
+            tool_name=tool_name,
+            arguments=arguments,
+            protocol_version=protocol_version or "",
+            client_capabilities=client_capabilities or {},
+            status=Task.WORKING,
+            ttl_ms=ttl,
+            poll_interval_ms=poll_interval_ms(),
+            expires_at=timezone.now() + timedelta(milliseconds=ttl),
+        )
+        transaction.on_commit(lambda: dispatch(task.id))
+    return task
+
+
+def get_task(task_id, organization_id: int, credential: str) -> Task:
+    """The caller's task, or McpError(-32602) when it does not exist, has expired or belongs to
+    someone else (all three answer the same, so nothing leaks)."""
+    if not isinstance(task_id, str) or not task_id or len(task_id) > 64:
+        raise _not_found()
+    task = Task.objects.filter(
+        pk=task_id, organization_id=organization_id, credential=credential
+    ).first()
+    if task is None:
+        raise _not_found()
+    if task.expires_at <= timezone.now():
+        task.delete()
+        raise McpError(INVALID_PARAMS, "Failed to retrieve task: Task has expired")
+    from .recovery import recover_if_stale
+
+    return recover_if_stale(task)
+
+
+def list_tasks(organization_id: int, credential: str, cursor: str | None = None) -> dict:
+    """2025-11-25 `tasks/list`: the caller's own live tasks, newest first."""
+    ids = list(
+        Task.objects.filter(
+            organization_id=organization_id,
+            credential=credential,
+            expires_at__gt=timezone.now(),
+        )
+        .order_by("-created_at", "id")
+        .values_list("id", flat=True)
+    )
+    page, next_cursor = paginate(ids, cursor, LIST_PAGE_SIZE)
+    by_id = Task.objects.in_bulk(page)
+    result = {"tasks": [by_id[task_id] for task_id in page if task_id in by_id]}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    return result
+
+
+def update_task(task: Task, input_responses) -> list[str]:
+    """Record the client's answers to outstanding input requests (tasks/update). Answers to keys
+    that are not outstanding are ignored, as the spec asks; returns the keys taken."""
+    if not isinstance(input_responses, dict):
+        raise McpError(INVALID_PARAMS, "inputResponses must be an object")
+    with transaction.atomic():
+        row = Task.objects.select_for_update().filter(pk=task.pk).first()
+        if row is None or row.is_terminal:
+            return []
+        taken = {
+            key: value
+            for key, value in input_responses.items()
+            if key in row.input_requests and key not in row.input_responses
+        }
+        if taken:
+            row.input_responses = {**row.input_responses, **taken}
+            row.save(update_fields=["input_responses", "updated_at"])
+            transaction.on_commit(lambda: events.wake(row.pk))
+    task.input_responses = row.input_responses
+    return sorted(taken)
+
+
+def cancel_task(task: Task) -> Task:
+    """Mark the task cancelled now and ask its worker to stop (it checks at every sleep, every
+    client request and every heartbeat). A task that already ended cannot be cancelled."""
+    with transaction.atomic():
+        row = Task.objects.select_for_update().filter(pk=task.pk).first()
+        if row is None:
+            raise _not_found()
+        if row.is_terminal:
+            raise McpError(INVALID_PARAMS, f"Cannot cancel task: it is already {row.status}")
+        row.status = Task.CANCELLED
+        row.status_message = "Cancelled at the client's request."
+        row.cancel_requested = True
+        row.input_requests = {}
+        row.save()
+        transaction.on_commit(lambda: (events.wake(row.pk), events.publish_status(row)))
+    return row
+
+
+async def wait_for_task(
+    task_id: str, organization_id: int, credential: str, *, timeout: float, statuses=Task.TERMINAL
+) -> Task:
+    """Poll until the task reaches one of `statuses` (2025-11-25 `tasks/result` blocks on this)
+    or `timeout` seconds pass; returns the task as it then is."""
+    from asgiref.sync import sync_to_async
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        task = await sync_to_async(get_task)(task_id, organization_id, credential)
+        if task.status in statuses or loop.time() >= deadline:
+            return task
+        await asyncio.sleep(min(task.poll_interval_ms / 1000, max(deadline - loop.time(), 0)))
