@@ -1,1 +1,52 @@
-urlpatterns = []
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularSwaggerView
+from rest_framework.routers import DefaultRouter
+
+from .errors import not_found
+from .views.calls import CallCsvView, CallViewSet
+from .views.docs import SchemaView
+from .views.keys import KeyViewSet, TokenViewSet
+from .views.organizations import OrganizationViewSet
+from .views.parts import PromptViewSet, ResourceTemplateViewSet, ResourceViewSet, ToolViewSet
+from .views.servers import SLUG_PATTERN, ServerViewSet, VersionViewSet
+
+SCHEMA_SETTINGS = {
+    "TITLE": "getmcp management API",
+    "DESCRIPTION": (
+        "Manage servers, their tools, resources, prompts, API keys and call logs. "
+        "Authenticate with `Authorization: Token gpat_…` (a personal access token; "
+        "`Bearer gpat_…` works too). Errors look like "
+        '`{"error": {"code", "message", "fields"}}`.'
+    ),
+    "VERSION": "1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/api/",
+}
+
+router = DefaultRouter(trailing_slash=True)
+router.include_root_view = False
+router.register("organizations", OrganizationViewSet, basename="organization")
+router.register("servers", ServerViewSet, basename="server")
+server = rf"servers/(?P<server_slug>{SLUG_PATTERN})"
+router.register(f"{server}/tools", ToolViewSet, basename="server-tool")
+router.register(f"{server}/resources", ResourceViewSet, basename="server-resource")
+router.register(
+    f"{server}/resource-templates", ResourceTemplateViewSet, basename="server-resource-template"
+)
+router.register(f"{server}/prompts", PromptViewSet, basename="server-prompt")
+router.register(f"{server}/versions", VersionViewSet, basename="server-version")
+router.register("keys", KeyViewSet, basename="key")
+router.register("tokens", TokenViewSet, basename="token")
+router.register("calls", CallViewSet, basename="call")
+
+urlpatterns = [
+    path(
+        "schema/",
+        SchemaView.as_view(custom_settings=SCHEMA_SETTINGS),
+        name="api-schema",
+    ),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("calls.csv", CallCsvView.as_view(), name="calls-csv"),
+    *router.urls,
+    re_path(r"^.*$", not_found),
+]

@@ -1,0 +1,262 @@
+from django.utils import timezone
+from rest_framework import serializers
+
+from accounts.models import ApiKey, Membership
+from activity.models import CallLog
+from activity.retention import retention_days, set_retention_days
+from servers.models import ServerVersion
+
+from .models import PersonalAccessToken
+from .scoping import DefaultOrganization, MemberOrganizationField
+
+
+class OrganizationSerializer(serializers.Serializer):
+    slug = serializers.SlugField(read_only=True)
+    name = serializers.CharField(read_only=True)
+    role = serializers.SerializerMethodField()
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
+    callLogRetentionDays = serializers.IntegerField(
+        min_value=1,
+        max_value=3650,
+        allow_null=True,
+        required=False,
+        help_text="Days call logs are kept; null (on write) goes back to the deployment default.",
+    )
+
+    def get_role(self, org) -> str:
+        membership = org.memberships.filter(user=self.context["request"].user).first()
+        return membership.role if membership else ""
+
+    def to_representation(self, org):
+        org.callLogRetentionDays = retention_days(org)
+        return super().to_representation(org)
+
+    def update(self, org, validated_data):
+        if "callLogRetentionDays" in validated_data:
+            set_retention_days(org, validated_data["callLogRetentionDays"])
+        return org
+
+
+class ApiKeySerializer(serializers.ModelSerializer):
+    organization = MemberOrganizationField(default=DefaultOrganization())
+    servers = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Slugs of the servers the key may reach; empty means every server.",
+    )
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
+    expiresAt = serializers.DateTimeField(source="expires_at", required=False, allow_null=True)
+    revokedAt = serializers.DateTimeField(source="revoked_at", read_only=True)
+    lastUsedAt = serializers.DateTimeField(source="last_used_at", read_only=True)
+    active = serializers.BooleanField(source="is_active", read_only=True)
+
+    class Meta:
+        model = ApiKey
+        fields = [
+            "id",
+            "organization",
+            "name",
+            "prefix",
+            "servers",
+            "createdAt",
+            "expiresAt",
+            "revokedAt",
+            "lastUsedAt",
+            "active",
+        ]
+        read_only_fields = ["prefix"]
+
+    def to_representation(self, key):
+        data = super().to_representation(key)
+        data["servers"] = sorted(s.slug for s in key.servers.all())
+        return data
+
+    def validate_expiresAt(self, value):
+        if value is not None and value <= timezone.now():
+            raise serializers.ValidationError("must be in the future")
+        return value
+
+    def validate(self, attrs):
+        organization = attrs.get("organization") or self.instance.organization
+        if self.instance is not None and attrs.get("organization", organization) != (
+            self.instance.organization
+        ):
+            raise serializers.ValidationError({"organization": ["cannot be changed"]})
+        if "servers" in attrs:
+            slugs = list(dict.fromkeys(attrs["servers"]))
+            found = {s.slug: s for s in organization.servers.filter(slug__in=slugs)}
+            missing = [slug for slug in slugs if slug not in found]
+            if missing:
+                raise serializers.ValidationError(
+                    {"servers": [f"{organization.slug} has no server {slug!r}" for slug in missing]}
+                )
+            attrs["servers"] = [found[slug] for slug in slugs]
+        return attrs
+
+    def create(self, validated_data):
+        key, raw = ApiKey.issue(
+            validated_data["organization"],
+            validated_data["name"],
+            validated_data.get("servers", ()),
+            expires_at=validated_data.get("expires_at"),
+            created_by=self.context["request"].user,
+        )
+        key.raw = raw
+        return key
+
+    def update(self, key, validated_data):
+        for attr in ("name", "expires_at"):
+            if attr in validated_data:
+                setattr(key, attr, validated_data[attr])
+        key.save()
+        if "servers" in validated_data:
+            key.servers.set(validated_data["servers"])
+        return key
+
+
+class NewApiKeySerializer(ApiKeySerializer):
+    key = serializers.SerializerMethodField(
+        help_text="The raw key. Shown in this response only; only its digest is stored."
+    )
+
+    class Meta(ApiKeySerializer.Meta):
+        fields = [*ApiKeySerializer.Meta.fields, "key"]
+
+    def get_key(self, key) -> str:
+        return key.raw
+
+
+class TokenSerializer(serializers.ModelSerializer):
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
+    expiresAt = serializers.DateTimeField(source="expires_at", required=False, allow_null=True)
+    revokedAt = serializers.DateTimeField(source="revoked_at", read_only=True)
+    lastUsedAt = serializers.DateTimeField(source="last_used_at", read_only=True)
+    active = serializers.BooleanField(source="is_active", read_only=True)
+
+    class Meta:
+        model = PersonalAccessToken
+        fields = [
+            "id",
+            "name",
+            "prefix",
+            "createdAt",
+            "expiresAt",
+            "revokedAt",
+            "lastUsedAt",
+            "active",
+        ]
+        read_only_fields = ["prefix"]
+
+    def validate_expiresAt(self, value):
+        if value is not None and value <= timezone.now():
+            raise serializers.ValidationError("must be in the future")
+        return value
+
+    def create(self, validated_data):
+        token, raw = PersonalAccessToken.issue(
+            self.context["request"].user,
+            validated_data["name"],
+            expires_at=validated_data.get("expires_at"),
+        )
+        token.raw = raw
+        return token
+
+
+class NewTokenSerializer(TokenSerializer):
+    token = serializers.SerializerMethodField(
+        help_text="The raw token. Shown in this response only; only its digest is stored."
+    )
+
+    class Meta(TokenSerializer.Meta):
+        fields = [*TokenSerializer.Meta.fields, "token"]
+
+    def get_token(self, token) -> str:
+        return token.raw
+
+
+class CallLogSerializer(serializers.ModelSerializer):
+    organization = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    server = serializers.CharField(source="server_slug", read_only=True)
+    apiKey = serializers.IntegerField(source="api_key_id", read_only=True, allow_null=True)
+    keyName = serializers.CharField(source="key_name", read_only=True)
+    clientName = serializers.CharField(source="client_name", read_only=True)
+    clientVersion = serializers.CharField(source="client_version", read_only=True)
+    userAgent = serializers.CharField(source="user_agent", read_only=True)
+    clientIp = serializers.IPAddressField(source="client_ip", read_only=True, allow_null=True)
+    latencyMs = serializers.FloatField(source="latency_ms", read_only=True)
+    sessionId = serializers.CharField(source="session_id", read_only=True)
+    requestId = serializers.CharField(source="request_id", read_only=True)
+
+    class Meta:
+        model = CallLog
+        fields = [
+            "id",
+            "at",
+            "organization",
+            "server",
+            "surface",
+            "method",
+            "tool",
+            "outcome",
+            "error",
+            "latencyMs",
+            "apiKey",
+            "keyName",
+            "clientName",
+            "clientVersion",
+            "userAgent",
+            "clientIp",
+            "arguments",
+            "sessionId",
+            "requestId",
+        ]
+        read_only_fields = fields
+
+
+class VersionSerializer(serializers.ModelSerializer):
+    publishedAt = serializers.DateTimeField(source="published_at", read_only=True)
+    publishedBy = serializers.SlugRelatedField(
+        source="published_by", slug_field="email", read_only=True
+    )
+
+    class Meta:
+        model = ServerVersion
+        fields = ["version", "publishedAt", "publishedBy"]
+
+
+class VersionDetailSerializer(VersionSerializer):
+    class Meta(VersionSerializer.Meta):
+        fields = [*VersionSerializer.Meta.fields, "definition"]
+
+
+class PublishSerializer(serializers.Serializer):
+    version = serializers.CharField(
+        required=False, help_text="X.Y.Z; default: the latest published with its patch bumped."
+    )
+
+
+class RollbackSerializer(serializers.Serializer):
+    version = serializers.CharField(help_text="The published version to serve again.")
+
+
+class ImportQuerySerializer(serializers.Serializer):
+    organization = serializers.CharField(required=False)
+    replace = serializers.BooleanField(required=False, default=False)
+
+
+class AnalyticsSerializer(serializers.Serializer):
+    calls = serializers.IntegerField()
+    errors = serializers.IntegerField()
+    tool_errors = serializers.IntegerField()
+    error_rate = serializers.FloatField()
+    avg_latency_ms = serializers.FloatField(allow_null=True)
+    p50_latency_ms = serializers.FloatField(allow_null=True)
+    p95_latency_ms = serializers.FloatField(allow_null=True)
+    unique_clients = serializers.IntegerField()
+    bucket = serializers.ChoiceField(choices=["hour", "day"])
+    series = serializers.ListField(child=serializers.DictField())
+    top_tools = serializers.ListField(child=serializers.DictField())
+    clients = serializers.ListField(child=serializers.DictField())
+
+
+MEMBER_ROLES = {Membership.OWNER, Membership.ADMIN}

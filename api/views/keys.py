@@ -1,0 +1,76 @@
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, status
+from rest_framework.response import Response
+
+from accounts.models import ApiKey
+
+from ..base import ScopedViewSet
+from ..models import PersonalAccessToken
+from ..serializers import ApiKeySerializer, NewApiKeySerializer, NewTokenSerializer, TokenSerializer
+
+
+class KeyViewSet(
+    mixins.ListModelMixin,
+    mixins.CreateModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.UpdateModelMixin,
+    mixins.DestroyModelMixin,
+    ScopedViewSet,
+):
+    """MCP API keys of your organizations. The raw key is in the create response only;
+    DELETE revokes the key (it stays listed, so call logs keep naming it)."""
+
+    queryset = (
+        ApiKey.objects.select_related("organization")
+        .prefetch_related("servers")
+        .order_by("-created_at", "-id")
+    )
+    serializer_class = ApiKeySerializer
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        organization = self.request.query_params.get("organization")
+        return queryset.filter(organization__slug=organization) if organization else queryset
+
+    @extend_schema(
+        parameters=[OpenApiParameter("organization", str, description="Organization slug.")]
+    )
+    def list(self, request, *args, **kwargs):
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(request=ApiKeySerializer, responses={201: NewApiKeySerializer})
+    def create(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        key = serializer.save()
+        return Response(NewApiKeySerializer(key, context=self.get_serializer_context()).data, 201)
+
+    def perform_destroy(self, key):
+        key.revoke()
+
+
+class TokenViewSet(
+    mixins.ListModelMixin,
+    mixins.CreateModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    ScopedViewSet,
+):
+    """Your personal access tokens for this API. The raw token is in the create response only;
+    DELETE revokes it at once."""
+
+    queryset = PersonalAccessToken.objects.order_by("-created_at", "-id")
+    serializer_class = TokenSerializer
+
+    def get_queryset(self):
+        return self.queryset.filter(user=self.request.user)
+
+    @extend_schema(request=TokenSerializer, responses={201: NewTokenSerializer})
+    def create(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        token = serializer.save()
+        return Response(NewTokenSerializer(token).data, status=status.HTTP_201_CREATED)
+
+    def perform_destroy(self, token):
+        token.revoke()

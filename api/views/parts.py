@@ -1,0 +1,68 @@
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins
+
+from servers import definition as d
+
+from ..base import ScopedViewSet
+from ..definition_fields import (
+    PromptSerializer,
+    ResourceSerializer,
+    ResourceTemplateSerializer,
+    ToolSerializer,
+)
+from ..scoping import server_of
+from .servers import SERVER_SLUG
+
+
+class PartViewSet(
+    mixins.ListModelMixin,
+    mixins.CreateModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.UpdateModelMixin,
+    mixins.DestroyModelMixin,
+    ScopedViewSet,
+):
+    """The draft rows of one server; writes are checked by the definition format's rules."""
+
+    lookup_value_regex = r"[0-9]+"
+
+    @property
+    def part(self):
+        return d.PARTS[self.serializer_class.list_key]
+
+    def server(self):
+        if not hasattr(self, "_server"):
+            self._server = server_of(self.request.user, self.kwargs["server_slug"])
+        return self._server
+
+    def get_queryset(self):
+        model, _, _, related = self.part
+        if getattr(self, "swagger_fake_view", False):
+            return model.objects.none()
+        return getattr(self.server(), related).order_by("position", "id")
+
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        if not getattr(self, "swagger_fake_view", False) and "server_slug" in self.kwargs:
+            context["server"] = self.server()
+        return context
+
+
+@extend_schema(parameters=[SERVER_SLUG])
+class ToolViewSet(PartViewSet):
+    serializer_class = ToolSerializer
+
+
+@extend_schema(parameters=[SERVER_SLUG])
+class ResourceViewSet(PartViewSet):
+    serializer_class = ResourceSerializer
+
+
+@extend_schema(parameters=[SERVER_SLUG])
+class ResourceTemplateViewSet(PartViewSet):
+    serializer_class = ResourceTemplateSerializer
+
+
+@extend_schema(parameters=[SERVER_SLUG])
+class PromptViewSet(PartViewSet):
+    serializer_class = PromptSerializer
