@@ -29,7 +29,9 @@ PROTOCOL_VERSION = "2025-11-25"
 ADMIN_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 BENCH_DATABASE = "getmcp_bench"
 OWNER = "bench@example.com"
-GETMCP_SLUG = "bench-echo"
+GETMCP_PATH = "/mcp/bench-echo"
+# fastmcp answers with SSE events (its default); fastmcp-json with plain JSON, as getmcp does here.
+SIDES = ("getmcp", "fastmcp", "fastmcp-json")
 
 
 @dataclass
@@ -50,14 +52,15 @@ class Result:
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=int, default=int(os.environ.get("BENCH_DURATION", 15)))
+    parser.add_argument("--duration", type=int, default=int(os.environ.get("BENCH_DURATION", 10)))
     parser.add_argument("--warmup", type=int, default=3, help="seconds of load before measuring")
+    parser.add_argument("--rounds", type=int, default=int(os.environ.get("BENCH_ROUNDS", 3)))
     parser.add_argument(
         "--connections", type=int, default=int(os.environ.get("BENCH_CONNECTIONS", 32))
     )
     parser.add_argument("--threads", type=int, default=1, help="wrk threads")
     parser.add_argument("--text", default="hello benchmark", help="what echo is given")
-    parser.add_argument("--only", choices=["getmcp", "fastmcp"], help="run one side only")
+    parser.add_argument("--only", choices=SIDES, help="run one side only")
     parser.add_argument(
         "--server-cpu", default="1", help="CPU the server is pinned to ('' to not pin)"
     )
@@ -229,12 +232,8 @@ def wrk(url: str, session: str, args: argparse.Namespace, seconds: int) -> dict:
     raise SystemExit(f"wrk printed no result:\n{out}")
 
 
-def measure(name: str, server: Server, args: argparse.Namespace) -> Result:
-    server.wait()
-    session = open_session(server.url, args.text)
-    if args.warmup:
-        wrk(server.url, session, args, args.warmup)
-    raw = wrk(server.url, session, args, args.duration)
+def measure(name: str, url: str, session: str, args: argparse.Namespace) -> Result:
+    raw = wrk(url, session, args, args.duration)
     return Result(
         name=name,
         requests=raw["requests"],
@@ -247,9 +246,16 @@ def measure(name: str, server: Server, args: argparse.Namespace) -> Result:
     )
 
 
-def print_table(results: list[Result], args: argparse.Namespace) -> None:
+def median_round(rounds: list[Result]) -> Result:
+    return sorted(rounds, key=lambda r: r.rps)[len(rounds) // 2]
+
+
+def print_table(
+    results: list[Result], rounds: dict[str, list[Result]], args: argparse.Namespace
+) -> None:
     print(
-        f"\ntools/call echo, {args.duration}s, {args.connections} connections, "
+        f"\ntools/call echo, median of {args.rounds} rounds of {args.duration}s, "
+        f"{args.connections} connections, "
         f"wrk {args.threads} thread(s), one uvicorn worker each"
         + (
             f", server on CPU {args.server_cpu}, wrk on CPU {args.load_cpu}"
@@ -257,20 +263,43 @@ def print_table(results: list[Result], args: argparse.Namespace) -> None:
             else ""
         )
     )
-    print(f"{'server':<10}{'req/s':>10}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}{'errors':>10}")
+    print(
+        f"{'server':<14}{'req/s':>8}{'rounds req/s':>16}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}"
+        f"{'errors':>8}"
+    )
     for r in results:
+        each = sorted(found.rps for found in rounds[r.name])
+        spread = f"{each[0]:.0f}-{each[-1]:.0f}"
+        errors = sum(found.errors for found in rounds[r.name])
         print(
-            f"{r.name:<10}{r.rps:>10.0f}{r.p50_ms:>10.2f}{r.p95_ms:>10.2f}"
-            f"{r.p99_ms:>10.2f}{r.errors:>10}"
+            f"{r.name:<14}{r.rps:>8.0f}{spread:>16}{r.p50_ms:>9.2f}{r.p95_ms:>9.2f}"
+            f"{r.p99_ms:>9.2f}{errors:>8}"
         )
     by_name = {r.name: r for r in results}
-    if {"getmcp", "fastmcp"} <= by_name.keys() and by_name["fastmcp"].rps:
-        ours, theirs = by_name["getmcp"], by_name["fastmcp"]
-        print(
-            f"ratio getmcp/fastmcp: throughput {ours.rps / theirs.rps:.2f}x, "
-            f"p50 latency {ours.p50_ms / theirs.p50_ms:.2f}x, "
-            f"p99 latency {ours.p99_ms / theirs.p99_ms:.2f}x"
-        )
+    ours = by_name.get("getmcp")
+    for other in SIDES[1:]:
+        theirs = by_name.get(other)
+        if ours and theirs and theirs.rps and theirs.p50_ms and theirs.p99_ms:
+            print(
+                f"getmcp / {other}: throughput {ours.rps / theirs.rps:.2f}x, "
+                f"p50 latency {ours.p50_ms / theirs.p50_ms:.2f}x, "
+                f"p99 latency {ours.p99_ms / theirs.p99_ms:.2f}x"
+            )
+
+
+def start_servers(env: dict, args: argparse.Namespace) -> dict[str, Server]:
+    servers = {}
+    for name in SIDES:
+        if args.only and args.only != name:
+            continue
+        if name == "getmcp":
+            print("getmcp: preparing its database and the bench-echo server", flush=True)
+            app, server_env, path = "getmcp.asgi:application", prepare_getmcp(env), GETMCP_PATH
+        else:
+            app, path = "bench.fastmcp_server:app", "/mcp"
+            server_env = env | {"BENCH_FASTMCP_JSON": "1" if name == "fastmcp-json" else "0"}
+        servers[name] = Server(name, app, path, server_env, args.server_cpu)
+    return servers
 
 
 def main() -> None:
@@ -278,25 +307,30 @@ def main() -> None:
     if not shutil.which("wrk"):
         raise SystemExit("wrk is missing: apt-get install wrk (make bench does it when root)")
     env = os.environ | {"PYTHONPATH": str(ROOT)}
-    sides = [("getmcp", "getmcp.asgi:application"), ("fastmcp", "bench.fastmcp_server:app")]
-    results = []
-    for name, app in sides:
-        if args.only and args.only != name:
-            continue
-        if name == "getmcp":
-            print("getmcp: preparing its database and the bench-echo server", flush=True)
-            server_env, path = prepare_getmcp(env), f"/mcp/{GETMCP_SLUG}"
-        else:
-            server_env, path = env, "/mcp"
-        print(f"{name}: measuring", flush=True)
-        server = Server(name, app, path, server_env, args.server_cpu)
-        try:
-            results.append(measure(name, server, args))
-        finally:
+    servers = start_servers(env, args)
+    try:
+        sessions = {}
+        for name, server in servers.items():
+            server.wait()
+            sessions[name] = open_session(server.url, args.text)
+            if args.warmup:
+                wrk(server.url, sessions[name], args, args.warmup)
+        # Rounds alternate between the servers so a burst of other work on the machine is shared.
+        rounds: dict[str, list[Result]] = {name: [] for name in servers}
+        for number in range(1, args.rounds + 1):
+            for name, server in servers.items():
+                print(f"round {number}/{args.rounds}: {name}", flush=True)
+                rounds[name].append(measure(name, server.url, sessions[name], args))
+    finally:
+        for server in servers.values():
             server.stop()
-    print_table(results, args)
+    results = [median_round(found) for found in rounds.values()]
+    print_table(results, rounds, args)
     if args.json:
-        args.json.write_text(json.dumps([asdict(r) | {"rps": r.rps} for r in results], indent=2))
+        report = {
+            name: [asdict(r) | {"rps": r.rps} for r in found] for name, found in rounds.items()
+        }
+        args.json.write_text(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":
