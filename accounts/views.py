@@ -1,0 +1,78 @@
+from django.contrib import messages
+from django.contrib.auth import login, update_session_auth_hash
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import PasswordChangeForm
+from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
+from django.views.decorators.http import require_http_methods
+
+from servers.dashboard.views.base import page
+
+from .forms import LoginForm, ProfileForm, SignUpForm
+
+
+@require_http_methods(["GET", "POST"])
+def signup(request):
+    if request.user.is_authenticated:
+        return redirect("dashboard:home")
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, "Welcome! Your personal organization is ready.")
+        return redirect("dashboard:home")
+    return render(request, "accounts/signup.html", {"form": form})
+
+
+class LoginView(auth_views.LoginView):
+    template_name = "accounts/login.html"
+    authentication_form = LoginForm
+    redirect_authenticated_user = True
+
+
+class LogoutView(auth_views.LogoutView):
+    next_page = reverse_lazy("accounts:login")
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    template_name = "accounts/password_reset.html"
+    email_template_name = "accounts/email/password_reset.txt"
+    subject_template_name = "accounts/email/password_reset_subject.txt"
+    success_url = reverse_lazy("accounts:password_reset_done")
+
+
+class PasswordResetDoneView(auth_views.PasswordResetDoneView):
+    template_name = "accounts/password_reset_done.html"
+
+
+class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
+    template_name = "accounts/password_reset_confirm.html"
+    success_url = reverse_lazy("accounts:password_reset_complete")
+
+
+class PasswordResetCompleteView(auth_views.PasswordResetCompleteView):
+    template_name = "accounts/password_reset_complete.html"
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def account_settings(request):
+    profile = ProfileForm(instance=request.user, prefix="profile")
+    password = PasswordChangeForm(request.user, prefix="password")
+    if request.method == "POST" and "save_profile" in request.POST:
+        profile = ProfileForm(request.POST, instance=request.user, prefix="profile")
+        if profile.is_valid():
+            profile.save()
+            messages.success(request, "Profile saved.")
+            return redirect("accounts:settings")
+    elif request.method == "POST" and "change_password" in request.POST:
+        password = PasswordChangeForm(request.user, request.POST, prefix="password")
+        if password.is_valid():
+            password.save()
+            update_session_auth_hash(request, password.user)
+            messages.success(request, "Password changed.")
+            return redirect("accounts:settings")
+    return page(
+        request, "accounts/settings.html", {"profile_form": profile, "password_form": password}
+    )

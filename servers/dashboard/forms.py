@@ -1,0 +1,483 @@
+"""Dashboard forms. Server parts are checked by the same validator as imports
+(servers.definition.validate_definition), so the dashboard can never save what an import refuses,
+and every message lands next to the field it names."""
+
+import json
+import re
+
+import yaml
+from django import forms
+from django.utils import timezone
+
+from accounts.models import ApiKey
+from servers import kinds
+from servers.definition import validate_definition
+from servers.models import SLUG_RE, Prompt, Resource, ResourceTemplate, Server, Tool
+
+ORIGIN_RE = re.compile(r"^https?://[^/\s?#]+$")
+
+
+def pretty(value) -> str:
+    if value in (None, "", {}, []) and not isinstance(value, dict | list):
+        return ""
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+class StructuredField(forms.CharField):
+    """A JSON (or YAML) document typed into a textarea; cleans to the parsed value."""
+
+    def __init__(self, *, expect=(dict,), empty=None, rows=8, **kwargs):
+        kwargs.setdefault("required", False)
+        attrs = {"rows": rows, "spellcheck": "false", "class": "code", "data-json-editor": ""}
+        kwargs.setdefault("widget", forms.Textarea(attrs=attrs))
+        super().__init__(strip=False, **kwargs)
+        self.expect = expect
+        self.empty = empty
+
+    def prepare_value(self, value):
+        if isinstance(value, str):
+            return value
+        return pretty(value)
+
+    def to_python(self, value):
+        if value is None or not str(value).strip():
+            return self.empty
+        text = str(value)
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError as json_error:
+            try:
+                parsed = yaml.safe_load(text)
+            except yaml.YAMLError:
+                raise forms.ValidationError(
+                    f"Not valid JSON: {json_error.msg} (line {json_error.lineno}, "
+                    f"column {json_error.colno})."
+                ) from None
+        if not isinstance(parsed, self.expect):
+            names = " or ".join("an object" if t is dict else "a list" for t in self.expect)
+            raise forms.ValidationError(f"Must be {names}.")
+        return parsed
+
+
+class ServerForm(forms.ModelForm):
+    allowed_origins = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "class": "code"}),
+        help_text="One per line, like https://app.example.com. Browsers on other origins are "
+        "refused; clients without an Origin header (Claude, Cursor, SDKs) are not affected.",
+    )
+    slug = forms.RegexField(
+        regex=SLUG_RE,
+        max_length=63,
+        help_text="Part of the endpoint URL: lowercase letters, digits and dashes.",
+        error_messages={
+            "invalid": "Use 2-63 lowercase letters, digits and dashes, starting with a letter "
+            "or digit."
+        },
+    )
+
+    class Meta:
+        model = Server
+        fields = ["name", "slug", "title", "instructions", "auth_mode", "status", "allowed_origins"]
+        widgets = {"instructions": forms.Textarea(attrs={"rows": 4})}
+        help_texts = {
+            "name": "Shown to clients as serverInfo.name.",
+            "instructions": "Optional guidance sent to the model when a client connects.",
+            "auth_mode": "API key: clients send Authorization: Bearer <key>. None: anyone with "
+            "the URL can call it.",
+            "status": "Paused answers 503; draft is not reachable at all.",
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # OAuth is reserved in the model but not offered until it is implemented.
+        self.fields["auth_mode"].choices = [
+            c for c in Server.AUTH_MODES if c[0] != Server.AUTH_OAUTH
+        ]
+        if self.instance.pk and not self.is_bound:
+            self.initial["allowed_origins"] = "\n".join(self.instance.allowed_origins or [])
+
+    def clean_allowed_origins(self):
+        origins = [
+            line.strip().rstrip("/") for line in self.cleaned_data["allowed_origins"].split()
+        ]
+        bad = [o for o in origins if o and not ORIGIN_RE.match(o)]
+        if bad:
+            raise forms.ValidationError(
+                f"Not an origin: {', '.join(bad)}. Use scheme and host only, like "
+                "https://app.example.com."
+            )
+        return [o for o in origins if o]
+
+
+class PartForm(forms.ModelForm):
+    """A form for one server part, validated by the definition validator.
+
+    `wire` maps wire names (as the validator reports them) to form field names."""
+
+    list_key = ""
+    wire: dict[str, str] = {}
+
+    def __init__(self, *args, server, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.server = server
+
+    def as_definition_item(self, data: dict) -> dict:
+        raise NotImplementedError
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        item = self.as_definition_item(data)
+        document = {"slug": "check", "name": "check", self.list_key: [item]}
+        prefix = f"{self.list_key}[0]"
+        for message in validate_definition(document):
+            path, _, text = message.partition(": ")
+            path = path.removeprefix(prefix).lstrip(".")
+            top = re.split(r"[.\[]", path, maxsplit=1)[0]
+            field = self.wire.get(top)
+            detail = f"{path}: {text}" if path not in ("", top) else text
+            if field in self.fields:
+                self.add_error(field, detail)
+            else:
+                self.add_error(None, f"{path or 'item'}: {text}")
+        return data
+
+    def save(self, commit=True):
+        row = super().save(commit=False)
+        row.server = self.server
+        if row.pk is None:
+            last = type(row).objects.filter(server=self.server).order_by("-position").first()
+            row.position = last.position + 1 if last else 0
+        if commit:
+            row.save()
+        return row
+
+
+def kind_choices():
+    return [(name, name.capitalize()) for name in sorted(kinds.KINDS)]
+
+
+ANNOTATION_HINTS = [
+    ("readOnlyHint", "Read-only", "It does not modify its environment."),
+    ("destructiveHint", "Destructive", "It may perform destructive updates."),
+    (
+        "idempotentHint",
+        "Idempotent",
+        "Calling it twice with the same arguments has no extra effect.",
+    ),
+    ("openWorldHint", "Open world", "It interacts with external entities."),
+]
+
+
+class ToolForm(PartForm):
+    list_key = "tools"
+    wire = {
+        "name": "name",
+        "title": "title",
+        "description": "description",
+        "inputSchema": "input_schema",
+        "outputSchema": "output_schema",
+        "kind": "kind",
+        "config": "config",
+        "enabled": "enabled",
+        "annotations": "read_only",
+    }
+    kind = forms.ChoiceField(
+        choices=kind_choices, help_text="What happens when the tool is called."
+    )
+    input_schema = StructuredField(
+        label="Input schema",
+        required=True,
+        rows=12,
+        help_text="A JSON Schema (draft 2020-12) of the arguments; its type must be object.",
+    )
+    output_schema = StructuredField(
+        label="Output schema", rows=6, help_text="Optional: a JSON Schema of structuredContent."
+    )
+    config = StructuredField(
+        rows=14,
+        empty={},
+        help_text="The kind's configuration, in JSON or YAML. Strings may use {{ argument }}.",
+    )
+    read_only = forms.BooleanField(required=False, label="Read-only")
+    destructive = forms.BooleanField(required=False, label="Destructive")
+    idempotent = forms.BooleanField(required=False, label="Idempotent")
+    open_world = forms.BooleanField(required=False, label="Open world")
+    HINT_FIELDS = {
+        "read_only": "readOnlyHint",
+        "destructive": "destructiveHint",
+        "idempotent": "idempotentHint",
+        "open_world": "openWorldHint",
+    }
+
+    class Meta:
+        model = Tool
+        fields = [
+            "name",
+            "title",
+            "description",
+            "kind",
+            "input_schema",
+            "output_schema",
+            "config",
+            "enabled",
+        ]
+        widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+        help_texts = {
+            "name": "What the model calls: letters, digits, _ . / - (at most 64).",
+            "description": "Tells the model what the tool does and when to use it.",
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.is_bound:
+            annotations = self.instance.annotations or {}
+            for field, hint in self.HINT_FIELDS.items():
+                self.initial[field] = bool(annotations.get(hint))
+            if not self.instance.pk:
+                self.initial.setdefault(
+                    "input_schema", {"type": "object", "properties": {}, "required": []}
+                )
+
+    def clean_name(self):
+        name = self.cleaned_data["name"]
+        clash = Tool.objects.filter(server=self.server, name=name).exclude(pk=self.instance.pk)
+        if clash.exists():
+            raise forms.ValidationError("Another tool of this server has this name.")
+        return name
+
+    def annotations(self, data) -> dict:
+        kept = {
+            k: v
+            for k, v in (self.instance.annotations or {}).items()
+            if k not in self.HINT_FIELDS.values()
+        }
+        for field, hint in self.HINT_FIELDS.items():
+            if data.get(field):
+                kept[hint] = True
+        return kept
+
+    def as_definition_item(self, data):
+        return {
+            "name": data["name"],
+            "title": data.get("title") or "",
+            "description": data.get("description") or "",
+            "inputSchema": data.get("input_schema"),
+            "outputSchema": data.get("output_schema"),
+            "annotations": self.annotations(data),
+            "kind": data["kind"],
+            "config": data.get("config") or {},
+            "enabled": bool(data.get("enabled")),
+        }
+
+    def save(self, commit=True):
+        self.instance.annotations = self.annotations(self.cleaned_data)
+        return super().save(commit)
+
+
+class ResourceForm(PartForm):
+    list_key = "resources"
+    wire = {
+        "uri": "uri",
+        "name": "name",
+        "title": "title",
+        "description": "description",
+        "mimeType": "mime_type",
+        "text": "content",
+        "blob": "content",
+        "size": "content",
+    }
+    content = forms.CharField(
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 10, "class": "code", "spellcheck": "false"}),
+    )
+    is_base64 = forms.BooleanField(
+        required=False, label="Binary content (the text above is base64)"
+    )
+
+    class Meta:
+        model = Resource
+        fields = ["uri", "name", "title", "description", "mime_type"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+        help_texts = {"uri": "An absolute URI, like docs://guide or file:///notes.md."}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.is_bound and self.instance.pk:
+            self.initial["is_base64"] = self.instance.blob is not None
+            self.initial["content"] = (
+                self.instance.blob if self.instance.blob is not None else self.instance.text
+            )
+
+    def clean_uri(self):
+        uri = self.cleaned_data["uri"]
+        clash = Resource.objects.filter(server=self.server, uri=uri).exclude(pk=self.instance.pk)
+        if clash.exists():
+            raise forms.ValidationError("Another resource of this server has this URI.")
+        return uri
+
+    def as_definition_item(self, data):
+        key = "blob" if data.get("is_base64") else "text"
+        item = {"uri": data["uri"], "name": data["name"], key: data.get("content") or ""}
+        for wire_key, field in (
+            ("title", "title"),
+            ("description", "description"),
+            ("mimeType", "mime_type"),
+        ):
+            item[wire_key] = data.get(field) or ""
+        return item
+
+    def save(self, commit=True):
+        content = self.cleaned_data.get("content") or ""
+        binary = self.cleaned_data.get("is_base64")
+        self.instance.text = None if binary else content
+        self.instance.blob = content if binary else None
+        return super().save(commit)
+
+
+class ResourceTemplateForm(PartForm):
+    list_key = "resourceTemplates"
+    wire = {
+        "uriTemplate": "uri_template",
+        "name": "name",
+        "title": "title",
+        "description": "description",
+        "mimeType": "mime_type",
+        "text": "text",
+        "blob": "text",
+        "completions": "completions",
+    }
+    text = forms.CharField(
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 8, "class": "code", "spellcheck": "false"}),
+        help_text="The content of a read; {{ variable }} is replaced by the URI's variables.",
+    )
+    completions = StructuredField(
+        empty={},
+        rows=4,
+        help_text='Suggested values per variable, like {"id": ["1", "2"]}.',
+    )
+
+    class Meta:
+        model = ResourceTemplate
+        fields = [
+            "uri_template",
+            "name",
+            "title",
+            "description",
+            "mime_type",
+            "text",
+            "completions",
+        ]
+        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+        help_texts = {"uri_template": "An RFC 6570 template, like notes://{id}."}
+
+    def as_definition_item(self, data):
+        return {
+            "uriTemplate": data["uri_template"],
+            "name": data["name"],
+            "title": data.get("title") or "",
+            "description": data.get("description") or "",
+            "mimeType": data.get("mime_type") or "",
+            "text": data.get("text") or "",
+            "completions": data.get("completions") or {},
+        }
+
+
+class PromptForm(PartForm):
+    list_key = "prompts"
+    wire = {
+        "name": "name",
+        "title": "title",
+        "description": "description",
+        "arguments": "arguments",
+        "messages": "messages",
+        "completions": "completions",
+    }
+    arguments = StructuredField(
+        expect=(list,),
+        empty=[],
+        rows=5,
+        help_text='Like [{"name": "who", "description": "Who to greet", "required": true}].',
+    )
+    messages = StructuredField(
+        expect=(list,),
+        empty=[],
+        rows=8,
+        help_text='Like [{"role": "user", "content": {"type": "text", "text": "Hello {{ who }}"}}].',
+    )
+    completions = StructuredField(empty={}, rows=3, help_text="Suggested values per argument.")
+
+    class Meta:
+        model = Prompt
+        fields = ["name", "title", "description", "arguments", "messages", "completions"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["description"].required = True
+        if not self.is_bound and not self.instance.pk:
+            self.initial.setdefault(
+                "messages", [{"role": "user", "content": {"type": "text", "text": ""}}]
+            )
+
+    def clean_name(self):
+        name = self.cleaned_data["name"]
+        clash = Prompt.objects.filter(server=self.server, name=name).exclude(pk=self.instance.pk)
+        if clash.exists():
+            raise forms.ValidationError("Another prompt of this server has this name.")
+        return name
+
+    def as_definition_item(self, data):
+        return {
+            "name": data["name"],
+            "title": data.get("title") or "",
+            "description": data.get("description") or "",
+            "arguments": data.get("arguments") or [],
+            "messages": data.get("messages") or [],
+            "completions": data.get("completions") or {},
+        }
+
+
+class ApiKeyForm(forms.Form):
+    name = forms.CharField(max_length=100, help_text="Where it is used, like “Claude Code laptop”.")
+    servers = forms.ModelMultipleChoiceField(
+        queryset=Server.objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Leave all unticked to allow every server of the organization.",
+    )
+    expires_at = forms.DateTimeField(
+        required=False,
+        label="Expires",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
+        help_text="Optional (UTC). Leave empty for a key that never expires.",
+    )
+
+    def __init__(self, *args, organization, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.organization = organization
+        self.fields["servers"].queryset = organization.servers.order_by("name")
+
+    def clean_expires_at(self):
+        expires = self.cleaned_data["expires_at"]
+        if expires and expires <= timezone.now():
+            raise forms.ValidationError("Pick a time in the future.")
+        return expires
+
+    def issue(self, user):
+        data = self.cleaned_data
+        return ApiKey.issue(
+            self.organization,
+            data["name"],
+            servers=list(data["servers"]),
+            expires_at=data["expires_at"],
+            created_by=user,
+        )
+
+
+class OrganizationCreateForm(forms.Form):
+    name = forms.CharField(max_length=150, label="Organization name")

@@ -1,0 +1,43 @@
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect
+from django.views.decorators.http import require_http_methods, require_POST
+
+from ..forms import ApiKeyForm
+from .base import dashboard_view, page
+
+
+@dashboard_view
+def key_list(request):
+    keys = request.org.api_keys.select_related("created_by").prefetch_related("servers")
+    active = [k for k in keys.filter(revoked_at=None).order_by("-created_at")]
+    revoked = keys.exclude(revoked_at=None).order_by("-revoked_at")[:20]
+    return page(request, "dashboard/keys/list.html", {"active": active, "revoked": revoked})
+
+
+@dashboard_view
+@require_http_methods(["GET", "POST"])
+def key_create(request):
+    form = ApiKeyForm(request.POST or None, organization=request.org)
+    if request.method == "POST" and form.is_valid():
+        key, raw = form.issue(request.user)
+        # The raw key is rendered once, in this response, and never stored.
+        response = page(request, "dashboard/keys/created.html", {"key": key, "raw": raw})
+        response["Cache-Control"] = "no-store"
+        return response
+    initial_server = request.GET.get("server")
+    if initial_server and not form.is_bound:
+        form.initial["servers"] = list(
+            request.org.servers.filter(slug=initial_server).values_list("pk", flat=True)
+        )
+    return page(request, "dashboard/keys/form.html", {"form": form})
+
+
+@dashboard_view
+@require_POST
+def key_revoke(request, pk):
+    key = get_object_or_404(request.org.api_keys, pk=pk, revoked_at=None)
+    key.revoke()
+    messages.success(
+        request, f"Key “{key.name}” revoked. Clients using it are refused from now on."
+    )
+    return redirect("dashboard:key_list")

@@ -1,0 +1,170 @@
+"""Create, edit, delete, enable/disable and reorder the parts of a server
+(tools, resources, resource templates, prompts), one set of views for all four."""
+
+from dataclasses import dataclass
+
+from django.contrib import messages
+from django.db import transaction
+from django.forms import ModelForm
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect
+from django.views.decorators.http import require_http_methods, require_POST
+
+from servers import kinds
+from servers.models import Prompt, Resource, ResourceTemplate, Tool
+
+from ..forms import PromptForm, ResourceForm, ResourceTemplateForm, ToolForm
+from ..scoping import server_or_404
+from .base import dashboard_view, page
+
+# A starting config per kind, put in the editor when the kind changes and the config is empty.
+KIND_EXAMPLES = {
+    "static": {"content": [{"type": "text", "text": "You said: {{ message }}"}]},
+    "workflow": {
+        "steps": [
+            {"log": {"level": "info", "message": "Started with {{ message }}"}},
+            {
+                "elicit": {
+                    "message": "Send “{{ message }}”?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"confirm": {"type": "boolean", "title": "Confirm"}},
+                        "required": ["confirm"],
+                    },
+                    "into": "answer",
+                }
+            },
+            {"return": {"content": [{"type": "text", "text": "You chose: {{ answer.action }}"}]}},
+        ]
+    },
+}
+
+
+@dataclass(frozen=True)
+class PartType:
+    model: type
+    form: type[ModelForm]
+    related: str  # the related name on Server
+    singular: str
+    anchor: str  # the section of the server page listing them
+
+
+PART_TYPES = {
+    "tools": PartType(Tool, ToolForm, "tools", "tool", "tools"),
+    "resources": PartType(Resource, ResourceForm, "resources", "resource", "resources"),
+    "templates": PartType(
+        ResourceTemplate,
+        ResourceTemplateForm,
+        "resource_templates",
+        "resource template",
+        "templates",
+    ),
+    "prompts": PartType(Prompt, PromptForm, "prompts", "prompt", "prompts"),
+}
+
+
+def _part_type(part: str) -> PartType:
+    try:
+        return PART_TYPES[part]
+    except KeyError:
+        raise Http404("No such part.") from None
+
+
+def _row(server, part_type: PartType, pk: int):
+    return get_object_or_404(getattr(server, part_type.related), pk=pk)
+
+
+def _back(server, part_type: PartType):
+    return redirect(f"/servers/{server.slug}/#{part_type.anchor}")
+
+
+def _editor(request, server, part, part_type, form, row=None):
+    context = {
+        "server": server,
+        "form": form,
+        "part": part,
+        "part_type": part_type,
+        "row": row,
+        "kinds": sorted(kinds.KINDS),
+        "kind_examples": {k: KIND_EXAMPLES.get(k, {}) for k in kinds.KINDS},
+    }
+    template = "dashboard/parts/tool_form.html" if part == "tools" else "dashboard/parts/form.html"
+    status = 400 if form.is_bound and form.errors else 200
+    return page(request, template, context, status)
+
+
+@dashboard_view
+@require_http_methods(["GET", "POST"])
+def part_create(request, slug, part):
+    server = server_or_404(request, slug)
+    part_type = _part_type(part)
+    form = part_type.form(request.POST or None, server=server)
+    if request.method == "POST" and form.is_valid():
+        row = form.save()
+        messages.success(request, f"{part_type.singular.capitalize()} “{row.name}” created.")
+        return _back(server, part_type)
+    return _editor(request, server, part, part_type, form)
+
+
+@dashboard_view
+@require_http_methods(["GET", "POST"])
+def part_edit(request, slug, part, pk):
+    server = server_or_404(request, slug)
+    part_type = _part_type(part)
+    row = _row(server, part_type, pk)
+    form = part_type.form(request.POST or None, instance=row, server=server)
+    if request.method == "POST" and form.is_valid():
+        row = form.save()
+        messages.success(request, f"{part_type.singular.capitalize()} “{row.name}” saved.")
+        return _back(server, part_type)
+    return _editor(request, server, part, part_type, form, row)
+
+
+@dashboard_view
+@require_http_methods(["GET", "POST"])
+def part_delete(request, slug, part, pk):
+    server = server_or_404(request, slug)
+    part_type = _part_type(part)
+    row = _row(server, part_type, pk)
+    if request.method == "POST":
+        row.delete()
+        messages.success(request, f"{part_type.singular.capitalize()} “{row.name}” deleted.")
+        return _back(server, part_type)
+    return page(
+        request,
+        "dashboard/parts/delete.html",
+        {"server": server, "row": row, "part": part, "part_type": part_type},
+    )
+
+
+@dashboard_view
+@require_POST
+def tool_toggle(request, slug, pk):
+    server = server_or_404(request, slug)
+    tool = get_object_or_404(server.tools, pk=pk)
+    tool.enabled = not tool.enabled
+    tool.save(update_fields=["enabled"])
+    state = "enabled" if tool.enabled else "disabled"
+    messages.success(request, f"Tool “{tool.name}” {state}.")
+    return _back(server, PART_TYPES["tools"])
+
+
+@dashboard_view
+@require_POST
+def part_move(request, slug, part, pk):
+    """Swap a row with its neighbour; positions are renumbered so ties never stall a move."""
+    server = server_or_404(request, slug)
+    part_type = _part_type(part)
+    rows = list(getattr(server, part_type.related).order_by("position", "id"))
+    index = next((i for i, r in enumerate(rows) if r.pk == pk), None)
+    if index is None:
+        raise Http404("No such item.")
+    target = index - 1 if request.POST.get("direction") == "up" else index + 1
+    if 0 <= target < len(rows):
+        rows[index], rows[target] = rows[target], rows[index]
+        with transaction.atomic():
+            for position, row in enumerate(rows):
+                if row.position != position:
+                    row.position = position
+                    row.save(update_fields=["position"])
+    return _back(server, part_type)

@@ -1,0 +1,97 @@
+from django.contrib import messages
+from django.db import transaction
+from django.shortcuts import redirect
+from django.views.decorators.http import require_http_methods, require_POST
+
+from servers.models import Server
+
+from .. import stats
+from ..forms import ServerForm
+from ..scoping import server_or_404
+from .base import dashboard_view, page
+
+
+@dashboard_view
+def home(request):
+    return redirect("dashboard:server_list")
+
+
+@dashboard_view
+def server_list(request):
+    servers = list(request.org.servers.order_by("name"))
+    today = stats.calls_today(request.org, servers)
+    rows = [(server, today.get(server.pk, 0)) for server in servers]
+    return page(request, "dashboard/servers/list.html", {"rows": rows})
+
+
+@dashboard_view
+@require_http_methods(["GET", "POST"])
+def server_create(request):
+    form = ServerForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        server = form.save(commit=False)
+        server.organization = request.org
+        server.save()
+        messages.success(request, f"Server “{server.name}” created. Add a tool to get started.")
+        return redirect("dashboard:server_detail", slug=server.slug)
+    return page(request, "dashboard/servers/form.html", {"form": form, "creating": True})
+
+
+@dashboard_view
+def server_detail(request, slug):
+    server = server_or_404(request, slug)
+    return page(
+        request,
+        "dashboard/servers/detail.html",
+        {
+            "server": server,
+            "tools": server.tools.all(),
+            "resources": server.resources.all(),
+            "templates": server.resource_templates.all(),
+            "prompts": server.prompts.all(),
+            "resource_count": server.resources.count() + server.resource_templates.count(),
+            "calls_today": stats.calls_today(server.organization, [server]).get(server.pk, 0),
+        },
+    )
+
+
+@dashboard_view
+@require_http_methods(["GET", "POST"])
+def server_settings(request, slug):
+    server = server_or_404(request, slug)
+    form = ServerForm(request.POST or None, instance=server)
+    if request.method == "POST" and form.is_valid():
+        server = form.save()
+        messages.success(request, "Settings saved.")
+        return redirect("dashboard:server_settings", slug=server.slug)
+    return page(request, "dashboard/servers/form.html", {"form": form, "server": server})
+
+
+@dashboard_view
+@require_http_methods(["GET", "POST"])
+def server_delete(request, slug):
+    server = server_or_404(request, slug)
+    if request.method == "POST":
+        if request.POST.get("confirm_slug") != server.slug:
+            messages.error(request, "Type the server's slug to confirm.")
+            return page(
+                request, "dashboard/servers/delete.html", {"server": server, "wrong": True}, 400
+            )
+        name = server.name
+        with transaction.atomic():
+            server.delete()
+        messages.success(request, f"Server “{name}” deleted.")
+        return redirect("dashboard:server_list")
+    return page(request, "dashboard/servers/delete.html", {"server": server})
+
+
+@dashboard_view
+@require_POST
+def server_status(request, slug):
+    server = server_or_404(request, slug)
+    status = request.POST.get("status")
+    if status in dict(Server.STATUSES):
+        server.status = status
+        server.save(update_fields=["status", "updated_at"])
+        messages.success(request, f"Server is now {server.get_status_display().lower()}.")
+    return redirect("dashboard:server_detail", slug=server.slug)
