@@ -140,7 +140,7 @@ def _validator(schema, where: str) -> Draft202012Validator:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise DefinitionError(f"{where}: not a valid JSON Schema ({exc.message})") from None
-    return Draft202012Validator(schema)
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
 def _compile_tool(tool: dict, where: str) -> CompiledTool:

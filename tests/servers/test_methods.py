@@ -80,6 +80,14 @@ DEFINITION = {
             "silent", {"content": [{"type": "text", "text": "x"}]}, outputSchema={"type": "object"}
         ),
         tool("off", {"content": []}, enabled=False),
+        tool(
+            "schedule",
+            {"content": [{"type": "text", "text": "on {{ when }}"}]},
+            inputSchema={
+                "type": "object",
+                "properties": {"when": {"type": "string", "format": "date"}},
+            },
+        ),
         tool("divide", {"content": [{"type": "text", "text": "{{ 1 / d }}"}]}),
         tool(
             "sampler",
@@ -574,3 +582,12 @@ async def test_completion_of_an_unknown_reference_is_invalid_params(snapshot, re
         call(snapshot, "completion/complete", {"ref": ref, "argument": {"name": "a", "value": ""}})
     )
     assert error.code == -32602
+
+
+async def test_string_formats_in_the_input_schema_are_checked(snapshot):
+    bad = await call(snapshot, "tools/call", {"name": "schedule", "arguments": {"when": "soon"}})
+    assert bad["isError"] is True and "- when: 'soon' is not a 'date'" in bad["content"][0]["text"]
+    good = await call(
+        snapshot, "tools/call", {"name": "schedule", "arguments": {"when": "2026-11-22"}}
+    )
+    assert good == {"content": [{"type": "text", "text": "on 2026-11-22"}]}
