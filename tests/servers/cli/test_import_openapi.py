@@ -1,0 +1,103 @@
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+import servers.cli
+from servers.models import Server
+
+DATA = Path(__file__).resolve().parents[1] / "importers" / "data"
+PETSTORE = str(DATA / "petstore-3.0.yaml")
+
+
+@pytest.fixture(autouse=True)
+def registered(monkeypatch):
+    """The subcommand list is another module's; make sure this one is on it for the test."""
+    names = list(servers.cli.SUBCOMMANDS)
+    for module in ("servers.cli.import_openapi", "servers.cli.import_postman"):
+        if module not in names:
+            names.append(module)
+    monkeypatch.setattr(servers.cli, "SUBCOMMANDS", names)
+
+
+@pytest.fixture
+def server(org):
+    return Server.objects.create(organization=org, slug="petshop", name="petshop")
+
+
+def run(*args):
+    out = io.StringIO()
+    call_command("server", *args, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def test_preview_lists_the_operations_and_imports_nothing(server, user):
+    out = run("import-openapi", PETSTORE, "--server", "petshop", "--owner", user.email, "--preview")
+    assert "Petstore 2.4.0 (openapi-3.0)" in out
+    assert "getPetById" in out and "GET /pets/{petId}" in out
+    assert "Secrets the tools use: PETSTORE_API_KEY, PETSTORE_AUTH_TOKEN" in out
+    assert not server.tools.exists()
+
+
+def test_selected_operations_are_imported_as_drafts(server, user):
+    out = run(
+        "import-openapi",
+        PETSTORE,
+        "--server",
+        "petshop",
+        "--owner",
+        user.email,
+        "--select",
+        "listPets,getPetById",
+    )
+    assert "Imported 2 draft tools into petshop" in out
+    assert list(server.tools.values_list("name", "kind", "enabled")) == [
+        ("listPets", "http", False),
+        ("getPetById", "http", False),
+    ]
+
+
+def test_json_preview(server, user):
+    out = run(
+        "import-openapi",
+        PETSTORE,
+        "--server",
+        "petshop",
+        "--owner",
+        user.email,
+        "--preview",
+        "--json",
+    )
+    preview = json.loads(out)
+    assert preview["format"] == "openapi-3.0"
+    assert len(preview["operations"]) == 8
+
+
+def test_a_server_of_another_organization_is_not_found(server, outsider):
+    with pytest.raises(CommandError, match="has no server 'petshop'"):
+        run("import-openapi", PETSTORE, "--server", "petshop", "--owner", outsider.email)
+    assert not server.tools.exists()
+
+
+def test_an_unknown_selection_is_an_error(server, user):
+    with pytest.raises(CommandError, match="no operation named 'nope'"):
+        run(
+            "import-openapi",
+            PETSTORE,
+            "--server",
+            "petshop",
+            "--owner",
+            user.email,
+            "--select",
+            "nope",
+        )
+
+
+def test_a_document_that_is_not_openapi_is_an_error(server, user, tmp_path):
+    path = tmp_path / "notes.yaml"
+    path.write_text("hello: world\n")
+    with pytest.raises(CommandError, match="not an OpenAPI or Swagger document"):
+        run("import-openapi", str(path), "--server", "petshop", "--owner", user.email)
