@@ -20,10 +20,10 @@ MAX_SLEEP_SECONDS = 600
 @dataclass(frozen=True, slots=True)
 class Step:
     kind: str
-    index: int
+    position: str  # "3" for the fourth step; "3_1" for the second step inside it
     key: str  # where an answer is stored in the variables and keyed in the client's answers
     render: Callable[[dict], Any]  # renders the step's body over the variables
-    extra: Any = None  # what a step compiled for itself (the `return` result template)
+    extra: Any = None  # what the step type compiled for itself (see register_step)
 
 
 Validate = Callable[[dict, str], list[str]]
@@ -34,14 +34,19 @@ Run = Callable[[Step, dict, Any], Awaitable[dict | None]]
 class StepType:
     validate: Validate
     run: Run
-    compile_extra: Callable[[dict], Any] | None = None
+    compile_extra: Callable[[dict, str], Any] | None = None
 
 
 STEP_TYPES: dict[str, StepType] = {}
 
 
 def register_step(name: str, validate: Validate, run: Run, compile_extra=None) -> None:
-    """Add a step type. `run(step, variables, ctx)` returns a CallToolResult to stop, else None."""
+    """Add a step type.
+
+    `validate(body, path)` lists problems naming `path`; `compile_extra(body, position)`, when
+    given, precompiles what `run` finds in `step.extra`; `run(step, variables, ctx)` may store
+    into `variables[step.key]` and returns a CallToolResult to stop the workflow, else None.
+    """
     STEP_TYPES[name] = StepType(validate, run, compile_extra)
 
 
@@ -50,7 +55,9 @@ def _required(body: dict, path: str, *fields: str) -> list[str]:
 
 
 def _number_like(value) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) or isinstance(value, str)
+    return (isinstance(value, int | float) and not isinstance(value, bool)) or isinstance(
+        value, str
+    )
 
 
 def _as_number(value, what: str) -> float:
@@ -218,10 +225,10 @@ def _validate_all(body, path):
     return errors
 
 
-def _compile_all(body, index=0):
+def _compile_all(body, position):
     return tuple(
-        _compile_step(name, inner or {}, f"{index}_{position}")
-        for position, item in enumerate(body["steps"])
+        _compile_step(name, inner or {}, f"{position}_{index}")
+        for index, item in enumerate(body["steps"])
         for name, inner in item.items()
     )
 
@@ -246,8 +253,8 @@ register_step("elicit", _validate_elicit, _run_elicit)
 register_step("sample", _validate_sample, _run_sample)
 register_step("roots", _validate_roots, _run_roots)
 register_step("fail", _validate_fail, _run_fail)
-register_step("return", _validate_return, _run_return, compile_result)
-register_step("all", _validate_all, _run_all)
+register_step("return", _validate_return, _run_return, lambda body, position: compile_result(body))
+register_step("all", _validate_all, _run_all, _compile_all)
 
 
 # -- the kind -------------------------------------------------------------------------------------
@@ -302,24 +309,20 @@ def validate_config(config: dict) -> list[str]:
     return errors
 
 
-def _compile_step(name: str, body: dict, index) -> Step:
+def _compile_step(name: str, body: dict, position: str) -> Step:
     step_type = STEP_TYPES[name]
-    if name == "all":
-        extra = _compile_all(body, index)
-    else:
-        extra = step_type.compile_extra(body) if step_type.compile_extra else None
     return Step(
         kind=name,
-        index=index if isinstance(index, int) else 0,
-        key=body.get("into") or f"step{index}",
+        position=position,
+        key=body.get("into") or f"step{position}",
         render=compile_value(body),
-        extra=extra,
+        extra=step_type.compile_extra(body, position) if step_type.compile_extra else None,
     )
 
 
 def compile(tool_def: dict) -> tuple[Step, ...]:
     return tuple(
-        _compile_step(name, body or {}, index)
+        _compile_step(name, body or {}, str(index))
         for index, item in enumerate((tool_def.get("config") or {}).get("steps", []))
         for name, body in item.items()
     )

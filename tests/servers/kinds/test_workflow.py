@@ -337,3 +337,14 @@ async def test_all_goes_on_once_every_answer_is_there():
 def test_all_validates_its_inner_steps(body, message):
     errors = workflow.validate_config({"steps": [{"all": body}]})
     assert any(message in error for error in errors), errors
+
+
+async def test_requests_without_into_are_keyed_by_their_position(scripted):
+    ctx = scripted({"step1": {"roots": []}, "step2_0": {"roots": []}})
+    steps = compiled(
+        {"log": {"message": "m"}},
+        {"roots": {}},
+        {"all": {"steps": [{"roots": {}}]}},
+    )
+    await workflow.call(steps, {}, ctx)
+    assert [event[1] for event in ctx.events if event[0] == "request"] == ["step1", "step2_0"]
