@@ -6,6 +6,12 @@ from importlib import import_module
 SUBCOMMANDS = [
     "servers.cli.import_",
     "servers.cli.export",
+    "servers.cli.publish",
+    "servers.cli.versions",
+    "servers.cli.diff",
+    "servers.cli.rollback",
+    "servers.cli.import_openapi",
+    "servers.cli.import_postman",
 ]
 
 
