@@ -2,6 +2,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 from django.conf import settings
+from django.db import connection
 
 from accounts.models import User
 
@@ -34,6 +36,11 @@ def outsider(db):
 @pytest.fixture
 def outsider_org(outsider):
     return outsider.personal_organization()
+
+
+def pytest_configure(config):
+    # Password hashing is deliberately slow; tests create many users.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -130,14 +137,24 @@ class LiveServer:
 
 
 @pytest.fixture(scope="session")
-def live_database(django_db_setup, django_db_blocker):
+def live_database(request, django_db_setup, django_db_blocker):
+    """The test database, created even when no collected test carries a django_db mark
+    (pytest-django only creates it for those)."""
     from django.db import connection
+    from django.test.utils import setup_databases, teardown_databases
 
-    return connection.settings_dict["NAME"]
+    created = None
+    if not connection.settings_dict["NAME"].startswith("test_"):
+        with django_db_blocker.unblock():
+            created = setup_databases(verbosity=0, interactive=False, aliases={"default"})
+    yield connection.settings_dict["NAME"]
+    if created is not None:
+        with django_db_blocker.unblock():
+            teardown_databases(created, verbosity=0)
 
 
 @pytest.fixture(scope="session")
-def live_server(live_database):
+def asgi_server(live_database):
     if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         pytest.skip("live-server tests need DATABASE_URL pointing at Postgres")
     server = LiveServer(live_database)
@@ -146,14 +163,19 @@ def live_server(live_database):
 
 
 @pytest.fixture
-def committed(django_db_blocker):
+def committed(live_database, django_db_blocker):
     """Run ORM writes that are committed for real, so a live server process can see them.
     Use unique names (see `unique`): committed rows stay for the rest of the session."""
 
     class Committed:
         def __call__(self, fn, *args, **kwargs):
             with django_db_blocker.unblock():
-                return fn(*args, **kwargs)
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    # A helper thread's connection would outlive the test and block teardown.
+                    if threading.current_thread() is not threading.main_thread():
+                        connection.close()
 
     return Committed()
 
