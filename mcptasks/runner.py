@@ -121,7 +121,11 @@ def finish(task_id: str, status: str, *, result=None, error=None, message: str =
     """Store the outcome unless the task already ended (a cancel wins over a late result)."""
     with transaction.atomic():
         task = Task.objects.select_for_update().filter(pk=task_id).first()
-        if task is None or task.status not in ACTIVE:
+        if task is None:
+            return False
+        if task.status not in ACTIVE:
+            # Already ended (cancelled): record only that no run is going on any more.
+            Task.objects.filter(pk=task_id).update(heartbeat_at=None)
             return False
         end_locked(task, status, result=result, error=error, message=message)
         return True

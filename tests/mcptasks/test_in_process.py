@@ -1,0 +1,111 @@
+"""Without a broker (embedded mode) tasks run on in-process threads behind the same interface."""
+
+import time
+
+import orjson
+import pytest
+
+from mcptasks.events import events_channel
+from mcptasks.lifecycle import cancel_task, create_task, update_task
+from mcptasks.models import Task
+from servers.redis import sync_client
+
+from .conftest import wait_until
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("clean_redis")]
+
+
+@pytest.fixture(autouse=True)
+def embedded(settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+
+
+def status_of(task):
+    return Task.objects.get(pk=task.pk).status
+
+
+def test_creating_a_task_returns_before_the_tool_finishes(snapshot):
+    started = time.monotonic()
+    task = create_task(snapshot, "slow_compute", {"ms": 1500, "label": "bg"}, "key:1", None)
+    assert time.monotonic() - started < 1.0
+    assert status_of(task) == Task.WORKING
+    wait_until(lambda: status_of(task) == Task.COMPLETED, what="completion")
+    task.refresh_from_db()
+    assert task.result["content"][0]["text"] == "done bg"
+    assert task.celery_task_id == "in-process"
+
+
+def test_progress_logs_and_status_changes_are_published_on_the_task_channel(snapshot):
+    events = []
+    # The id is not known before the run starts, so listen to every task channel.
+    pubsub = sync_client().pubsub()
+    pubsub.psubscribe(events_channel("*"))
+    pubsub.get_message(timeout=1)
+    task = create_task(
+        snapshot,
+        "confirm_delete",
+        {},
+        "key:1",
+        None,
+        client_capabilities={"elicitation": {}},
+    )
+    wait_until(lambda: status_of(task) == Task.INPUT_REQUIRED, what="input_required")
+    update_task(task, {"confirm": {"action": "decline"}})
+    wait_until(lambda: status_of(task) == Task.COMPLETED, what="completion")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        message = pubsub.get_message(timeout=0.2)
+        if message and message["type"] == "pmessage":
+            assert message["channel"].decode() == events_channel(task.id)
+            events.append(orjson.loads(message["data"]))
+        if [e for e in events if e.get("type") == "status"][-1:] and events[-1].get(
+            "notifications", {}
+        ).get("2026-07-28", {}).get("params", {}).get("status") == "completed":
+            break
+    pubsub.close()
+    statuses = [e["notifications"]["2026-07-28"]["params"]["status"] for e in events]
+    assert statuses == ["input_required", "working", "completed"]
+    first = events[0]["notifications"]
+    assert first["2026-07-28"]["method"] == "notifications/tasks"
+    assert first["2026-07-28"]["params"]["inputRequests"]["confirm"]["method"] == (
+        "elicitation/create"
+    )
+    assert first["2025-11-25"]["method"] == "notifications/tasks/status"
+    assert events[-1]["notifications"]["2026-07-28"]["params"]["result"]["content"][0]["text"] == (
+        "answer=decline"
+    )
+
+
+def test_progress_and_log_events_reach_listeners(snapshot):
+    pubsub = sync_client().pubsub()
+    pubsub.psubscribe(events_channel("*"))
+    pubsub.get_message(timeout=1)
+    task = create_task(snapshot, "slow_compute", {"ms": 10, "label": "p"}, "key:1", None)
+    wait_until(lambda: status_of(task) == Task.COMPLETED, what="completion")
+    kinds = {}
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and len(kinds) < 3:
+        message = pubsub.get_message(timeout=0.2)
+        if message and message["type"] == "pmessage":
+            event = orjson.loads(message["data"])
+            kinds.setdefault(event["type"], event)
+    pubsub.close()
+    assert kinds["progress"] == {
+        "type": "progress",
+        "progress": 0.0,
+        "total": 1.0,
+        "message": "starting",
+    }
+    assert kinds["log"]["data"] == "computing p" and kinds["log"]["level"] == "info"
+
+
+def test_cancelling_an_in_process_task_stops_it(snapshot):
+    task = create_task(snapshot, "slow_compute", {"ms": 60_000, "label": "x"}, "key:1", None)
+    wait_until(lambda: Task.objects.get(pk=task.pk).heartbeat_at, what="the run to start")
+    cancel_task(task)
+    # The run clears its heartbeat only when it ends; a 60 s sleep ends within a second.
+    wait_until(
+        lambda: Task.objects.get(pk=task.pk).heartbeat_at is None, timeout=5, what="the stop"
+    )
+    task.refresh_from_db()
+    assert task.status == Task.CANCELLED and task.result is None
