@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-from mcp_protocol.errors import McpError, ToolError
+from mcp_protocol.errors import InputRequired, McpError, ToolError
 from servers import kinds
 from servers.definition import export_definition, import_definition, load_file
 
@@ -41,7 +41,8 @@ class AnsweringClient:
     async def request(self, key, method, params):
         self.requests.append((key, method, params))
         if key not in self.answers:
-            raise McpError(-32021, f"no answer for {key}")
+            # What the stateless era does with a request the client has not answered yet.
+            raise InputRequired({key: {"method": method, "params": params}})
         return self.answers[key]
 
     async def sleep(self, seconds):
@@ -182,20 +183,22 @@ async def test_the_mrtr_tools_key_their_requests_as_the_suite_expects(
     examples_dir, tool, key, method, answer, expected
 ):
     definition = tools_of(examples_dir / "conformance.yaml")[tool]
-    unanswered = AnsweringClient()
-    with pytest.raises(McpError):
-        await call(definition, {}, unanswered)
-    assert [(k, m) for k, m, _ in unanswered.requests] == [(key, method)]
+    with pytest.raises(InputRequired) as raised:
+        await call(definition, {}, AnsweringClient())
+    assert [(k, r["method"]) for k, r in raised.value.input_requests.items()] == [(key, method)]
     result, _ = await call(definition, {}, AnsweringClient({key: answer}))
     assert result["content"][0]["text"] == expected
 
 
 async def test_the_multi_round_tool_asks_step1_then_step2(examples_dir):
     tool = tools_of(examples_dir / "conformance.yaml")["test_input_required_result_multi_round"]
+    with pytest.raises(InputRequired) as raised:
+        await call(tool, {}, AnsweringClient())
+    assert list(raised.value.input_requests) == ["step1"]
     first = AnsweringClient({"step1": {"action": "accept", "content": {"name": "Bo"}}})
-    with pytest.raises(McpError):
+    with pytest.raises(InputRequired) as raised:
         await call(tool, {}, first)
-    assert [k for k, _, _ in first.requests] == ["step1", "step2"]
+    assert list(raised.value.input_requests) == ["step2"]
     both = AnsweringClient(
         {
             "step1": {"action": "accept", "content": {"name": "Bo"}},
@@ -204,6 +207,30 @@ async def test_the_multi_round_tool_asks_step1_then_step2(examples_dir):
     )
     result, _ = await call(tool, {}, both)
     assert result["content"][0]["text"] == "Multi-round complete for Bo who likes teal"
+
+
+async def test_the_multiple_inputs_tools_ask_everything_in_one_round(examples_dir):
+    tools = tools_of(examples_dir / "conformance.yaml")
+    with pytest.raises(InputRequired) as raised:
+        await call(tools["test_input_required_result_multiple_inputs"])
+    assert {k: r["method"] for k, r in raised.value.input_requests.items()} == {
+        "user_name": "elicitation/create",
+        "greeting": "sampling/createMessage",
+        "client_roots": "roots/list",
+    }
+    assert raised.value.input_requests["greeting"]["params"]["maxTokens"] == 50
+    answers = {
+        "user_name": {"action": "accept", "content": {"name": "Alice"}},
+        "greeting": {"role": "assistant", "content": {"type": "text", "text": "Hi!"}},
+        "client_roots": {"roots": [{"uri": "file:///x"}]},
+    }
+    result, _ = await call(
+        tools["test_input_required_result_multiple_inputs"], {}, AnsweringClient(answers)
+    )
+    assert result["content"][0]["text"] == "Name: Alice; Greeting: Hi!; Roots: 1"
+    with pytest.raises(InputRequired) as raised:
+        await call(tools["multi_input"])
+    assert len(raised.value.input_requests) == 2
 
 
 async def test_the_task_fixtures_behave_as_the_tasks_scenarios_expect(examples_dir):
