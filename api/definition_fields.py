@@ -17,7 +17,7 @@ REQUIRED = {
     "tools": {"name", "description", "inputSchema"},
     "resources": {"uri", "name"},
     "resourceTemplates": {"uriTemplate", "name"},
-    "prompts": {"name"},
+    "prompts": {"name", "description"},
 }
 _PATH_HEAD = re.compile(r"^([^.\[]+)(.*)$")
 

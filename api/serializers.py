@@ -37,9 +37,14 @@ class OrganizationSerializer(serializers.Serializer):
         return org
 
 
+class ServerSlugsField(serializers.ListField):
+    def to_representation(self, servers):
+        return sorted(s.slug for s in servers.all())
+
+
 class ApiKeySerializer(serializers.ModelSerializer):
     organization = MemberOrganizationField(default=DefaultOrganization())
-    servers = serializers.ListField(
+    servers = ServerSlugsField(
         child=serializers.CharField(),
         required=False,
         help_text="Slugs of the servers the key may reach; empty means every server.",
@@ -65,11 +70,6 @@ class ApiKeySerializer(serializers.ModelSerializer):
             "active",
         ]
         read_only_fields = ["prefix"]
-
-    def to_representation(self, key):
-        data = super().to_representation(key)
-        data["servers"] = sorted(s.slug for s in key.servers.all())
-        return data
 
     def validate_expiresAt(self, value):
         if value is not None and value <= timezone.now():

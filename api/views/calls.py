@@ -40,15 +40,10 @@ class CallViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSe
         return super().list(request, *args, **kwargs)
 
 
-class CsvRenderer(renderers.BaseRenderer):
-    media_type = "text/csv"
-    format = "csv"
-
-
 class CallCsvView(ApiView):
     """The filtered call log as CSV, streamed (every matching row, no pagination)."""
 
-    renderer_classes = [renderers.JSONRenderer, CsvRenderer]
+    renderer_classes = [renderers.JSONRenderer]
 
     def perform_content_negotiation(self, request, force=False):
         # Errors come back as JSON whatever the client asked for.

@@ -56,6 +56,7 @@ def server(org):
     Prompt.objects.create(
         server=server,
         name="greet",
+        description="Greet someone.",
         arguments=[{"name": "who", "required": True}],
         messages=[{"role": "user", "content": {"type": "text", "text": "Hello {{ who }}"}}],
     )
