@@ -1,0 +1,127 @@
+"""The set-up files: Celery app, container health check, compose file, Makefile, benchmark server."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from django.conf import settings
+
+from servers.definition import load_file, validate_definition
+
+ROOT = Path(__file__).resolve().parent.parent
+APP_SERVICES = ("migrate", "web", "worker", "beat")
+
+
+def healthcheck(url: str) -> int:
+    script = ROOT / "scripts" / "healthcheck.py"
+    return subprocess.run([sys.executable, str(script), url], capture_output=True).returncode
+
+
+def make_dry_run(target: str, **env: str) -> str:
+    environment = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    result = subprocess.run(
+        ["make", "-n", "-B", target],
+        cwd=ROOT,
+        env=environment | env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout
+
+
+def test_the_celery_app_takes_its_configuration_from_django_settings():
+    from getmcp.celery import app
+
+    assert app.main == "getmcp"
+    assert app.conf.broker_url == settings.CELERY_BROKER_URL
+    assert app.conf.beat_schedule == settings.CELERY_BEAT_SCHEDULE
+
+
+def test_the_celery_app_finds_the_tasks_of_every_app():
+    from getmcp.celery import app
+
+    app.loader.import_default_modules()
+    scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert scheduled <= set(app.tasks)
+
+
+def test_the_health_check_calls_an_app_answering_below_500_healthy(httpserver):
+    httpserver.expect_request("/login/").respond_with_data("a page", status=200)
+    httpserver.expect_request("/disallowed-host/").respond_with_data("bad host", status=400)
+    assert healthcheck(httpserver.url_for("/login/")) == 0
+    assert healthcheck(httpserver.url_for("/disallowed-host/")) == 0
+
+
+def test_the_health_check_calls_a_failing_or_absent_app_unhealthy(httpserver):
+    httpserver.expect_request("/login/").respond_with_data("boom", status=500)
+    assert healthcheck(httpserver.url_for("/login/")) == 1
+    closed = httpserver.url_for("/login/")
+    httpserver.stop()
+    assert healthcheck(closed) == 1
+    httpserver.start()
+
+
+def test_compose_runs_every_service_with_a_health_check_and_configures_apps_by_environment():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert set(services) == {"postgres", "redis", *APP_SERVICES}
+    for name, service in services.items():
+        if name != "migrate":
+            assert service["healthcheck"]["test"], name
+    for name in APP_SERVICES:
+        environment = services[name]["environment"]
+        assert {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "ALLOWED_HOSTS"} <= set(environment)
+    assert "uvicorn.workers.UvicornWorker" in " ".join(services["web"]["command"])
+    assert "getmcp.asgi:application" in services["web"]["command"]
+    for name in ("web", "worker", "beat"):
+        migrate = services[name]["depends_on"]["migrate"]
+        assert migrate["condition"] == "service_completed_successfully"
+
+
+def test_make_run_installs_migrates_sets_up_the_demo_and_serves_in_that_order():
+    commands = make_dry_run("run").splitlines()
+    steps = ["pip install --quiet -e .", "manage.py migrate", "manage.py demo", "uvicorn"]
+    positions = [next(i for i, line in enumerate(commands) if step in line) for step in steps]
+    assert positions == sorted(positions)
+    assert commands[positions[-1]].endswith(
+        "uvicorn getmcp.asgi:application --host 127.0.0.1 --port 8000"
+    )
+
+
+def environment_of_recipes(target: str, tmp_path: Path) -> set[str]:
+    """What DATABASE_URL and REDIS_URL each recipe line of `make TARGET` would run with.
+
+    make's shell is swapped for one that prints them instead of running the line.
+    """
+    shell = tmp_path / "probe-shell"
+    shell.write_text('#!/bin/sh\nprintf "%s|%s\\n" "$DATABASE_URL" "$REDIS_URL"\n')
+    shell.chmod(0o755)
+    environment = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    result = subprocess.run(
+        ["make", "-B", "-s", target, f"SHELL={shell}"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(result.stdout.split())
+
+
+def test_make_run_stays_embedded_while_make_test_defaults_to_local_postgres_and_redis(tmp_path):
+    assert environment_of_recipes("run", tmp_path) == {"|"}
+    assert environment_of_recipes("test", tmp_path) == {
+        "postgres://postgres@127.0.0.1:5432/test|redis://127.0.0.1:6379/0"
+    }
+
+
+@pytest.mark.parametrize("definition", ["bench/getmcp_server.yaml"])
+def test_the_benchmark_server_is_a_valid_definition_with_the_echo_tool(definition):
+    data = load_file(ROOT / definition)
+    assert validate_definition(data) == []
+    assert data["auth"] == "none"
+    assert [tool["name"] for tool in data["tools"]] == ["echo"]
