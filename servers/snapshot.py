@@ -143,7 +143,7 @@ def _validator(schema, where: str) -> Draft202012Validator:
     return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
-def _compile_tool(tool: dict, where: str) -> CompiledTool:
+def _compile_tool(tool: dict, where: str, server: dict) -> CompiledTool:
     name = tool.get("name")
     if not isinstance(name, str) or not name:
         raise DefinitionError(f"{where}.name: required")
@@ -169,7 +169,7 @@ def _compile_tool(tool: dict, where: str) -> CompiledTool:
     wire.update(_optional(tool, ("outputSchema", "annotations", "icons", "execution", "_meta")))
     wire = freeze(wire)
     try:
-        compiled = kind.compile({**tool, "config": config})
+        compiled = kind.compile({**tool, "config": config, "_server": server})
     except TemplateCompileError as exc:
         raise DefinitionError(f"{where}.config: {exc}") from None
     return CompiledTool(
@@ -267,12 +267,18 @@ def compile_definition(
     definition: dict, *, server_id: int, organization_id: int, generation: str
 ) -> Snapshot:
     """Compile a definition dict (docs/architecture.md) into a Snapshot; DefinitionError if bad."""
+    # What kinds may need of the server itself (the http kind: its defaults and whose secrets).
+    server = {
+        "id": server_id,
+        "organizationId": organization_id,
+        "http": definition.get("http") or {},
+    }
     tools: dict[str, CompiledTool] = {}
     tool_list = []
     for index, tool in enumerate(definition.get("tools") or []):
         if not tool.get("enabled", True):
             continue
-        compiled = _compile_tool(tool, f"tools[{index}]")
+        compiled = _compile_tool(tool, f"tools[{index}]", server)
         if compiled.name in tools:
             raise DefinitionError(f"tools[{index}].name: duplicate tool {compiled.name!r}")
         tools[compiled.name] = compiled

@@ -2,9 +2,10 @@
 
 from types import ModuleType
 
-from . import static, workflow
+# Importing http also registers the workflow `http` step.
+from . import http, static, workflow
 
-KINDS: dict[str, ModuleType] = {"static": static, "workflow": workflow}
+KINDS: dict[str, ModuleType] = {"static": static, "workflow": workflow, "http": http}
 
 
 def get_kind(name: str) -> ModuleType:

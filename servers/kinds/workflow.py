@@ -34,7 +34,7 @@ Run = Callable[[Step, dict, Any], Awaitable[dict | None]]
 class StepType:
     validate: Validate
     run: Run
-    compile_extra: Callable[[dict, str], Any] | None = None
+    compile_extra: Callable[[dict, dict], Any] | None = None
 
 
 STEP_TYPES: dict[str, StepType] = {}
@@ -43,9 +43,10 @@ STEP_TYPES: dict[str, StepType] = {}
 def register_step(name: str, validate: Validate, run: Run, compile_extra=None) -> None:
     """Add a step type.
 
-    `validate(body, path)` lists problems naming `path`; `compile_extra(body, position)`, when
-    given, precompiles what `run` finds in `step.extra`; `run(step, variables, ctx)` may store
-    into `variables[step.key]` and returns a CallToolResult to stop the workflow, else None.
+    `validate(body, path)` lists problems naming `path`; `compile_extra(body, tool_def)`, when
+    given, precompiles what `run` finds in `step.extra` (tool_def is the whole tool, with the
+    snapshot's `_server` entry); `run(step, variables, ctx)` may store into
+    `variables[step.key]` and returns a CallToolResult to stop the workflow, else None.
     """
     STEP_TYPES[name] = StepType(validate, run, compile_extra)
 
@@ -225,9 +226,9 @@ def _validate_all(body, path):
     return errors
 
 
-def _compile_all(body, position):
+def _compile_all(body, tool_def, position):
     return tuple(
-        _compile_step(name, inner or {}, f"{position}_{index}")
+        _compile_step(name, inner or {}, tool_def, f"{position}_{index}")
         for index, item in enumerate(body["steps"])
         for name, inner in item.items()
     )
@@ -253,8 +254,9 @@ register_step("elicit", _validate_elicit, _run_elicit)
 register_step("sample", _validate_sample, _run_sample)
 register_step("roots", _validate_roots, _run_roots)
 register_step("fail", _validate_fail, _run_fail)
-register_step("return", _validate_return, _run_return, lambda body, position: compile_result(body))
-register_step("all", _validate_all, _run_all, _compile_all)
+register_step("return", _validate_return, _run_return, lambda body, tool_def: compile_result(body))
+# `all` compiles its inner steps itself (see _compile_step): their keys need its position.
+register_step("all", _validate_all, _run_all)
 
 
 # -- the kind -------------------------------------------------------------------------------------
@@ -309,20 +311,24 @@ def validate_config(config: dict) -> list[str]:
     return errors
 
 
-def _compile_step(name: str, body: dict, position: str) -> Step:
+def _compile_step(name: str, body: dict, tool_def: dict, position: str) -> Step:
     step_type = STEP_TYPES[name]
+    if name == "all":
+        extra = _compile_all(body, tool_def, position)
+    else:
+        extra = step_type.compile_extra(body, tool_def) if step_type.compile_extra else None
     return Step(
         kind=name,
         position=position,
         key=body.get("into") or f"step{position}",
         render=compile_value(body),
-        extra=step_type.compile_extra(body, position) if step_type.compile_extra else None,
+        extra=extra,
     )
 
 
 def compile(tool_def: dict) -> tuple[Step, ...]:
     return tuple(
-        _compile_step(name, body or {}, str(index))
+        _compile_step(name, body or {}, tool_def, str(index))
         for index, item in enumerate((tool_def.get("config") or {}).get("steps", []))
         for name, body in item.items()
     )

@@ -387,3 +387,18 @@ def test_a_broken_stored_definition_raises_once_per_generation_without_more_sql(
         async_to_sync(get_snapshot)("cached-demo", "8")
     Tool.objects.filter(server=server).update(config={"content": []})
     assert async_to_sync(get_snapshot)("cached-demo", "9").tools["echo"]
+
+
+def test_kinds_see_the_server_they_belong_to(monkeypatch):
+    from servers.kinds import static
+
+    seen = []
+    original = static.compile
+
+    def spy(tool_def):
+        seen.append(tool_def["_server"])
+        return original(tool_def)
+
+    monkeypatch.setattr(static, "compile", spy)
+    compile_it(definition(http={"baseUrl": "https://api.example.com"}))
+    assert seen[0] == {"id": 7, "organizationId": 3, "http": {"baseUrl": "https://api.example.com"}}

@@ -1,10 +1,12 @@
+import inspect
+
 import pytest
 
-from servers.kinds import KINDS, get_kind, static, workflow
+from servers.kinds import KINDS, get_kind, http, static, workflow
 
 
-def test_the_registry_names_static_and_workflow():
-    assert {"static": static, "workflow": workflow} == KINDS
+def test_the_registry_names_every_kind():
+    assert {"static": static, "workflow": workflow, "http": http} == KINDS
     assert get_kind("workflow") is workflow
 
 
@@ -13,9 +15,11 @@ def test_an_unknown_kind_is_a_clear_value_error():
         get_kind("nope")
 
 
-@pytest.mark.parametrize("module", [static, workflow])
+@pytest.mark.parametrize("module", [static, workflow, http])
 def test_every_kind_has_the_runtime_contract(module):
     assert callable(module.validate_config) and callable(module.compile)
-    import inspect
-
     assert inspect.iscoroutinefunction(module.call)
+
+
+def test_loading_the_kinds_registers_the_workflow_http_step():
+    assert "http" in workflow.STEP_TYPES

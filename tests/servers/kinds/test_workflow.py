@@ -348,3 +348,24 @@ async def test_requests_without_into_are_keyed_by_their_position(scripted):
     )
     await workflow.call(steps, {}, ctx)
     assert [event[1] for event in ctx.events if event[0] == "request"] == ["step1", "step2_0"]
+
+
+def test_a_registered_step_compiles_its_extra_from_the_body_and_the_tool_definition():
+    seen = []
+
+    def compile_extra(body, tool_def):
+        seen.append((body, tool_def["name"], tool_def["_server"]))
+        return "precompiled"
+
+    async def run(step, variables, ctx):
+        variables[step.key] = step.extra
+
+    workflow.register_step("probe", lambda body, path: [], run, compile_extra)
+    try:
+        steps = workflow.compile(
+            {"name": "t", "_server": {"id": 1}, "config": {"steps": [{"probe": {"x": 1}}]}}
+        )
+    finally:
+        del workflow.STEP_TYPES["probe"]
+    assert steps[0].extra == "precompiled"
+    assert seen == [({"x": 1}, "t", {"id": 1})]
