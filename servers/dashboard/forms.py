@@ -26,13 +26,14 @@ def pretty(value) -> str:
 class StructuredField(forms.CharField):
     """A JSON (or YAML) document typed into a textarea; cleans to the parsed value."""
 
-    def __init__(self, *, expect=(dict,), empty=None, rows=8, **kwargs):
+    def __init__(self, *, expect=(dict,), empty=None, rows=8, allow_yaml=True, **kwargs):
         kwargs.setdefault("required", False)
         attrs = {"rows": rows, "spellcheck": "false", "class": "code", "data-json-editor": ""}
         kwargs.setdefault("widget", forms.Textarea(attrs=attrs))
         super().__init__(strip=False, **kwargs)
         self.expect = expect
         self.empty = empty
+        self.allow_yaml = allow_yaml
 
     def prepare_value(self, value):
         if isinstance(value, str):
@@ -46,13 +47,16 @@ class StructuredField(forms.CharField):
         try:
             parsed = json.loads(text)
         except json.JSONDecodeError as json_error:
+            not_json = forms.ValidationError(
+                f"Not valid JSON: {json_error.msg} (line {json_error.lineno}, "
+                f"column {json_error.colno})."
+            )
+            if not self.allow_yaml:
+                raise not_json from None
             try:
                 parsed = yaml.safe_load(text)
             except yaml.YAMLError:
-                raise forms.ValidationError(
-                    f"Not valid JSON: {json_error.msg} (line {json_error.lineno}, "
-                    f"column {json_error.colno})."
-                ) from None
+                raise not_json from None
         if not isinstance(parsed, self.expect):
             names = " or ".join("an object" if t is dict else "a list" for t in self.expect)
             raise forms.ValidationError(f"Must be {names}.")
@@ -190,11 +194,15 @@ class ToolForm(PartForm):
     input_schema = StructuredField(
         label="Input schema",
         required=True,
+        allow_yaml=False,
         rows=12,
         help_text="A JSON Schema (draft 2020-12) of the arguments; its type must be object.",
     )
     output_schema = StructuredField(
-        label="Output schema", rows=6, help_text="Optional: a JSON Schema of structuredContent."
+        label="Output schema",
+        allow_yaml=False,
+        rows=6,
+        help_text="Optional: a JSON Schema of structuredContent.",
     )
     config = StructuredField(
         rows=14,

@@ -42,7 +42,9 @@ def test_an_outsider_cannot_post_to_another_organizations_server(member_client, 
 def test_a_tool_of_my_server_addressed_through_it_but_belonging_elsewhere_is_404(
     member_client, server, outsider_server
 ):
-    foreign = outsider_server.tools.create(name="t", description="d", input_schema={"type": "object"})
+    foreign = outsider_server.tools.create(
+        name="t", description="d", input_schema={"type": "object"}
+    )
     assert member_client.get(f"/servers/{server.slug}/tools/{foreign.pk}/").status_code == 404
 
 
@@ -65,9 +67,7 @@ def test_switching_organizations_scopes_the_following_pages(member_client, user,
     assert "Personal server" not in page
 
 
-def test_opening_a_server_of_another_of_my_organizations_makes_it_current(
-    member_client, user, org
-):
+def test_opening_a_server_of_another_of_my_organizations_makes_it_current(member_client, user, org):
     team = Organization.objects.create(name="Team", slug="team")
     Membership.objects.create(organization=team, user=user)
     team.servers.create(slug="team-server", name="Team server")

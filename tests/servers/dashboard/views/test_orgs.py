@@ -1,0 +1,86 @@
+from django.core import mail
+
+from accounts.models import Membership, Organization, User
+from servers.dashboard.scoping import SESSION_KEY
+
+
+def test_creating_an_organization_makes_me_its_owner_and_switches_to_it(member_client, user):
+    response = member_client.post("/organizations/new/", {"name": "Acme Inc"})
+    assert response.status_code == 302
+    org = Organization.objects.get(name="Acme Inc")
+    assert Membership.objects.get(organization=org, user=user).role == "owner"
+    assert member_client.session[SESSION_KEY] == org.pk
+
+
+def test_inviting_a_new_person_creates_their_account_and_emails_a_password_link(member_client, org):
+    response = member_client.post(
+        "/organization/members/", {"email": "bob@example.com", "role": "admin"}
+    )
+    assert response.status_code == 302
+    bob = User.objects.get(email="bob@example.com")
+    assert not bob.has_usable_password()
+    assert Membership.objects.get(organization=org, user=bob).role == "admin"
+    assert len(mail.outbox) == 1
+    assert "/reset/" in mail.outbox[0].body
+
+
+def test_inviting_an_existing_user_adds_them(member_client, org, outsider):
+    member_client.post("/organization/members/", {"email": outsider.email, "role": "member"})
+    assert Membership.objects.filter(organization=org, user=outsider).exists()
+    assert "Log in" in mail.outbox[0].body
+
+
+def test_inviting_a_member_twice_is_an_error_next_to_the_email(member_client, user):
+    response = member_client.post("/organization/members/", {"email": user.email, "role": "member"})
+    assert "email" in response.context["form"].errors
+
+
+def test_a_plain_member_cannot_invite(client, org, outsider):
+    Membership.objects.create(organization=org, user=outsider, role="member")
+    client.force_login(outsider)
+    client.post("/organizations/switch/", {"organization": org.slug})
+    response = client.post("/organization/members/", {"email": "eve@example.com", "role": "owner"})
+    assert response.status_code == 404
+    assert not User.objects.filter(email="eve@example.com").exists()
+
+
+def test_an_admin_cannot_make_owners(client, org, outsider):
+    Membership.objects.create(organization=org, user=outsider, role="admin")
+    client.force_login(outsider)
+    client.post("/organizations/switch/", {"organization": org.slug})
+    response = client.post("/organization/members/", {"email": "eve@example.com", "role": "owner"})
+    assert "role" in response.context["form"].errors
+
+
+def test_the_last_owner_cannot_leave(member_client, org, user):
+    mine = Membership.objects.get(organization=org, user=user)
+    member_client.post(f"/organization/members/{mine.pk}/remove/")
+    assert Membership.objects.filter(pk=mine.pk).exists()
+
+
+def test_changing_a_role(member_client, org, outsider):
+    theirs = Membership.objects.create(organization=org, user=outsider, role="member")
+    member_client.post(f"/organization/members/{theirs.pk}/role/", {"role": "admin"})
+    theirs.refresh_from_db()
+    assert theirs.role == "admin"
+
+
+def test_members_of_another_organization_are_out_of_reach(member_client, outsider_org, outsider):
+    theirs = Membership.objects.get(organization=outsider_org, user=outsider)
+    assert member_client.post(f"/organization/members/{theirs.pk}/remove/").status_code == 404
+    assert (
+        member_client.post(
+            f"/organization/members/{theirs.pk}/role/", {"role": "member"}
+        ).status_code
+        == 404
+    )
+
+
+def test_retention_is_saved(member_client, org):
+    from activity.retention import retention_days
+
+    member_client.post("/organization/", {"retention_days": "7"})
+    assert retention_days(org) == 7
+    response = member_client.post("/organization/", {"retention_days": "-3"})
+    assert response.status_code == 200
+    assert retention_days(org) == 7

@@ -1,0 +1,193 @@
+import json
+
+from servers.models import Prompt, Resource, ResourceTemplate, Tool
+
+SCHEMA = {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}
+
+
+def tool_post(**overrides):
+    data = {
+        "name": "echo",
+        "title": "",
+        "description": "Echo it back.",
+        "kind": "static",
+        "input_schema": json.dumps(SCHEMA),
+        "output_schema": "",
+        "config": json.dumps({"content": [{"type": "text", "text": "You said {{ message }}"}]}),
+        "enabled": "on",
+    }
+    data.update(overrides)
+    return data
+
+
+def test_the_tool_editor_offers_every_kind(member_client, server):
+    from servers import kinds
+
+    response = member_client.get(f"/servers/{server.slug}/tools/new/")
+    choices = [value for value, _ in response.context["form"].fields["kind"].choices]
+    assert sorted(choices) == sorted(kinds.KINDS)
+
+
+def test_a_static_tool_is_created(member_client, server):
+    response = member_client.post(f"/servers/{server.slug}/tools/new/", tool_post(read_only="on"))
+    assert response.status_code == 302
+    tool = Tool.objects.get(server=server, name="echo")
+    assert tool.input_schema == SCHEMA
+    assert tool.annotations == {"readOnlyHint": True}
+    assert tool.enabled
+
+
+def test_a_workflow_tool_is_created_from_yaml(member_client, server):
+    config = """
+steps:
+  - elicit:
+      message: "Sure?"
+      requestedSchema: {type: object, properties: {ok: {type: boolean}}}
+      into: answer
+  - return: {content: [{type: text, text: "{{ answer.action }}"}]}
+"""
+    response = member_client.post(
+        f"/servers/{server.slug}/tools/new/", tool_post(name="ask", kind="workflow", config=config)
+    )
+    assert response.status_code == 302, response.context["form"].errors
+    assert Tool.objects.get(name="ask").config["steps"][0]["elicit"]["into"] == "answer"
+
+
+def test_a_broken_schema_is_reported_next_to_the_schema_field(member_client, server):
+    response = member_client.post(
+        f"/servers/{server.slug}/tools/new/",
+        tool_post(input_schema='{"type": "object", "properties": {"a": {"type": "strin"}}}'),
+    )
+    assert response.status_code == 400
+    errors = response.context["form"].errors
+    assert "input_schema" in errors
+    assert not Tool.objects.exists()
+
+
+def test_invalid_json_in_the_schema_names_the_line(member_client, server):
+    response = member_client.post(
+        f"/servers/{server.slug}/tools/new/", tool_post(input_schema='{"type": "object",\n}')
+    )
+    assert response.status_code == 400
+    assert "line 2" in str(response.context["form"].errors["input_schema"])
+
+
+def test_a_bad_config_is_reported_next_to_the_config_field(member_client, server):
+    response = member_client.post(
+        f"/servers/{server.slug}/tools/new/",
+        tool_post(config=json.dumps({"content": [{"type": "text"}]})),
+    )
+    assert response.status_code == 400
+    assert "config" in response.context["form"].errors
+    assert "text" in str(response.context["form"].errors["config"])
+
+
+def test_a_bad_workflow_step_is_reported_and_nothing_is_saved(member_client, server):
+    response = member_client.post(
+        f"/servers/{server.slug}/tools/new/",
+        tool_post(kind="workflow", config=json.dumps({"steps": [{"teleport": {}}]})),
+    )
+    assert response.status_code == 400
+    assert "config" in response.context["form"].errors
+
+
+def test_a_duplicate_tool_name_is_refused_next_to_the_name(member_client, server, tool):
+    response = member_client.post(f"/servers/{server.slug}/tools/new/", tool_post(name="echo"))
+    assert response.status_code == 400
+    assert "name" in response.context["form"].errors
+
+
+def test_editing_a_tool_keeps_its_other_annotations(member_client, server, tool):
+    tool.annotations = {"title": "Echo", "readOnlyHint": True}
+    tool.save()
+    response = member_client.post(
+        f"/servers/{server.slug}/tools/{tool.pk}/",
+        tool_post(description="New words", idempotent="on"),
+    )
+    assert response.status_code == 302
+    tool.refresh_from_db()
+    assert tool.description == "New words"
+    assert tool.annotations == {"title": "Echo", "idempotentHint": True}
+
+
+def test_toggle_disables_and_enables(member_client, server, tool):
+    member_client.post(f"/servers/{server.slug}/tools/{tool.pk}/toggle/")
+    tool.refresh_from_db()
+    assert not tool.enabled
+    member_client.post(f"/servers/{server.slug}/tools/{tool.pk}/toggle/")
+    tool.refresh_from_db()
+    assert tool.enabled
+
+
+def test_reorder_moves_a_tool_up(member_client, server):
+    a = server.tools.create(name="a", description="a", input_schema={"type": "object"}, position=0)
+    b = server.tools.create(name="b", description="b", input_schema={"type": "object"}, position=0)
+    c = server.tools.create(name="c", description="c", input_schema={"type": "object"}, position=0)
+    member_client.post(f"/servers/{server.slug}/tools/{c.pk}/move/", {"direction": "up"})
+    assert list(server.tools.order_by("position", "id")) == [a, c, b]
+    member_client.post(f"/servers/{server.slug}/tools/{a.pk}/move/", {"direction": "up"})
+    assert list(server.tools.order_by("position", "id")) == [a, c, b]
+
+
+def test_deleting_a_tool_asks_first(member_client, server, tool):
+    assert member_client.get(f"/servers/{server.slug}/tools/{tool.pk}/delete/").status_code == 200
+    assert Tool.objects.filter(pk=tool.pk).exists()
+    member_client.post(f"/servers/{server.slug}/tools/{tool.pk}/delete/")
+    assert not Tool.objects.filter(pk=tool.pk).exists()
+
+
+def test_a_resource_is_created_and_base64_is_checked(member_client, server):
+    base = {
+        "uri": "docs://guide",
+        "name": "guide",
+        "title": "",
+        "description": "",
+        "mime_type": "text/markdown",
+        "content": "# Guide",
+    }
+    assert member_client.post(f"/servers/{server.slug}/resources/new/", base).status_code == 302
+    assert Resource.objects.get(uri="docs://guide").text == "# Guide"
+    bad = {**base, "uri": "docs://bin", "content": "not base64!!", "is_base64": "on"}
+    response = member_client.post(f"/servers/{server.slug}/resources/new/", bad)
+    assert response.status_code == 400
+    assert "content" in response.context["form"].errors
+
+
+def test_a_resource_template_needs_a_variable(member_client, server):
+    data = {"uri_template": "notes://all", "name": "notes", "text": "x", "completions": ""}
+    response = member_client.post(f"/servers/{server.slug}/templates/new/", data)
+    assert response.status_code == 400
+    assert "uri_template" in response.context["form"].errors
+    data["uri_template"] = "notes://{id}"
+    data["completions"] = '{"id": ["1", "2"]}'
+    assert member_client.post(f"/servers/{server.slug}/templates/new/", data).status_code == 302
+    assert ResourceTemplate.objects.get(name="notes").completions == {"id": ["1", "2"]}
+
+
+def test_a_prompt_is_created_with_arguments_and_messages(member_client, server):
+    data = {
+        "name": "greet",
+        "description": "Greets someone",
+        "arguments": '[{"name": "who", "required": true}]',
+        "messages": '[{"role": "user", "content": {"type": "text", "text": "Hi {{ who }}"}}]',
+        "completions": "",
+    }
+    assert member_client.post(f"/servers/{server.slug}/prompts/new/", data).status_code == 302
+    prompt = Prompt.objects.get(name="greet")
+    assert prompt.arguments == [{"name": "who", "required": True}]
+
+
+def test_a_prompt_message_with_a_bad_role_is_reported_on_messages(member_client, server):
+    data = {
+        "name": "greet",
+        "description": "d",
+        "arguments": "[]",
+        "messages": '[{"role": "robot", "content": {"type": "text", "text": "x"}}]',
+    }
+    response = member_client.post(f"/servers/{server.slug}/prompts/new/", data)
+    assert response.status_code == 400
+    assert "messages" in response.context["form"].errors
+
+
+def test_an_unknown_part_type_is_404(member_client, server):
+    assert member_client.get(f"/servers/{server.slug}/widgets/new/").status_code == 404

@@ -1,0 +1,133 @@
+from datetime import timedelta
+
+from django.utils import timezone
+
+from activity.models import CallLog
+from servers.models import Server
+
+
+def log_call(server, at=None, **extra):
+    return CallLog.objects.create(
+        at=at or timezone.now(),
+        organization=server.organization,
+        server=server,
+        server_slug=server.slug,
+        method="tools/call",
+        tool="echo",
+        **extra,
+    )
+
+
+def test_an_empty_organization_is_told_how_to_start(member_client):
+    page = member_client.get("/servers/").content.decode()
+    assert "Create your first MCP server" in page
+    assert 'href="/servers/new/"' in page
+
+
+def test_the_list_shows_status_and_calls_today(member_client, server):
+    log_call(server)
+    log_call(server)
+    log_call(server, at=timezone.now() - timedelta(days=2))
+    response = member_client.get("/servers/")
+    rows = dict(response.context["rows"])
+    assert rows[server] == 2
+    assert "Active" in response.content.decode()
+
+
+def test_creating_a_server_puts_it_in_the_current_organization(member_client, org):
+    response = member_client.post(
+        "/servers/new/",
+        {
+            "name": "Docs",
+            "slug": "docs",
+            "title": "",
+            "instructions": "",
+            "auth_mode": "api_key",
+            "status": "active",
+            "allowed_origins": "https://app.example.com\n",
+        },
+    )
+    assert response.status_code == 302
+    server = Server.objects.get(slug="docs")
+    assert server.organization == org
+    assert server.allowed_origins == ["https://app.example.com"]
+
+
+def test_a_bad_slug_and_origin_are_shown_next_to_their_fields(member_client):
+    response = member_client.post(
+        "/servers/new/",
+        {
+            "name": "Docs",
+            "slug": "Not A Slug",
+            "auth_mode": "api_key",
+            "status": "active",
+            "allowed_origins": "app.example.com/path",
+        },
+    )
+    assert response.status_code == 200
+    form = response.context["form"]
+    assert "slug" in form.errors and "allowed_origins" in form.errors
+    assert 'id="id_slug_errors"' in response.content.decode()
+
+
+def test_a_taken_slug_is_refused_even_if_another_organization_has_it(
+    member_client, outsider_server
+):
+    response = member_client.post(
+        "/servers/new/",
+        {"name": "x", "slug": outsider_server.slug, "auth_mode": "none", "status": "active"},
+    )
+    assert "slug" in response.context["form"].errors
+
+
+def test_editing_settings_saves_every_field(member_client, server):
+    response = member_client.post(
+        f"/servers/{server.slug}/settings/",
+        {
+            "name": "Weather 2",
+            "slug": "weather-two",
+            "title": "Weather",
+            "instructions": "Be brief",
+            "auth_mode": "none",
+            "status": "paused",
+            "allowed_origins": "",
+        },
+    )
+    assert response.status_code == 302
+    server.refresh_from_db()
+    assert (server.slug, server.auth_mode, server.status, server.instructions) == (
+        "weather-two",
+        "none",
+        "paused",
+        "Be brief",
+    )
+
+
+def test_oauth_is_not_offered_until_it_exists(member_client, server):
+    response = member_client.post(
+        f"/servers/{server.slug}/settings/",
+        {"name": "W", "slug": server.slug, "auth_mode": "oauth", "status": "active"},
+    )
+    assert "auth_mode" in response.context["form"].errors
+
+
+def test_delete_needs_the_slug_typed(member_client, server):
+    assert member_client.get(f"/servers/{server.slug}/delete/").status_code == 200
+    response = member_client.post(f"/servers/{server.slug}/delete/", {"confirm_slug": "nope"})
+    assert response.status_code == 400
+    assert Server.objects.filter(pk=server.pk).exists()
+    response = member_client.post(f"/servers/{server.slug}/delete/", {"confirm_slug": server.slug})
+    assert response.status_code == 302
+    assert not Server.objects.filter(pk=server.pk).exists()
+
+
+def test_the_detail_page_escapes_what_users_typed(member_client, server):
+    server.tools.create(
+        name="xss", description="<script>alert(1)</script>", input_schema={"type": "object"}
+    )
+    server.instructions = "<img src=x onerror=alert(2)>"
+    server.save()
+    page = member_client.get(f"/servers/{server.slug}/").content.decode()
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<img src=x" not in page
