@@ -754,17 +754,20 @@ async def oauth_token(tool: HttpTool, auth: dict, *, test: bool, refresh: bool =
     except OutboundError as exc:
         raise ToolError(f"Could not get an OAuth token: {exc.message}") from None
     try:
-        payload = response.json() if response.status_code < 400 else {}
+        payload = response.json()
     except orjson.JSONDecodeError:
         payload = {}
     token = payload.get("access_token") if isinstance(payload, dict) else None
     if not isinstance(token, str) or not token:
-        detail = payload.get("error") if isinstance(payload, dict) and payload.get("error") else ""
-        raise ToolError(
+        from vault.resolve import Masker
+
+        detail = payload.get("error") if isinstance(payload, dict) else None
+        detail = f" ({detail[:100]})" if isinstance(detail, str) and detail else ""
+        message = (
             f"The OAuth token endpoint answered {response.status_code} without an access token"
-            + (f" ({detail})" if isinstance(detail, str) and detail else "")
-            + ": check the client credentials configured for this tool."
+            f"{detail}: check the client credentials configured for this tool."
         )
+        raise ToolError(Masker([client_id, client_secret]).mask(message))
     expires_in = payload.get("expires_in")
     ttl = int(expires_in) - OAUTH_EXPIRY_MARGIN if isinstance(expires_in, int | float) else 300
     if ttl > 0:
@@ -901,7 +904,8 @@ async def _send(tool: HttpTool, outbound: Outbound) -> GuardedResponse:
     )
 
 
-def _to_cache(response: GuardedResponse) -> bytes:
+def _to_cache(response: GuardedResponse, masker) -> bytes:
+    # Nothing of the request is kept (its headers carry credentials); the URL is masked.
     return orjson.dumps(
         {
             "s": response.status_code,
@@ -909,9 +913,8 @@ def _to_cache(response: GuardedResponse) -> bytes:
             "h": list(response.headers.multi_items()),
             "b": base64.b64encode(response.content).decode(),
             "t": response.truncated,
-            "u": response.url,
+            "u": masker.mask(response.url),
             "m": response.request_method,
-            "q": list(response.request_headers.multi_items()),
         }
     )
 
@@ -929,7 +932,7 @@ def _from_cache(raw: bytes) -> GuardedResponse:
         url=data["u"],
         elapsed_ms=0.0,
         request_method=data["m"],
-        request_headers=httpx.Headers(data["q"]),
+        request_headers=httpx.Headers(),
     )
 
 
@@ -976,7 +979,7 @@ async def fetch(tool: HttpTool, arguments: dict, variables: dict, ctx):
     if cache_key and 200 <= response.status_code < 300:
         from servers.redis import async_client
 
-        await async_client().set(cache_key, _to_cache(response), ex=tool.cache_ttl)
+        await async_client().set(cache_key, _to_cache(response, masker), ex=tool.cache_ttl)
     return response, masker
 
 
