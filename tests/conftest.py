@@ -147,7 +147,17 @@ def live_database(request, django_db_setup, django_db_blocker):
     if not connection.settings_dict["NAME"].startswith("test_"):
         with django_db_blocker.unblock():
             created = setup_databases(verbosity=0, interactive=False, aliases={"default"})
-    yield connection.settings_dict["NAME"]
+    name = connection.settings_dict["NAME"]
+    yield name
+    # Connections left in worker threads (asgiref's executor, test helper threads) would make
+    # DROP DATABASE fail; end them before the test database is torn down.
+    if connection.vendor == "postgresql":
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = %s AND pid <> pg_backend_pid()",
+                [name],
+            )
     if created is not None:
         with django_db_blocker.unblock():
             teardown_databases(created, verbosity=0)

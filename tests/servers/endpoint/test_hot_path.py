@@ -1,0 +1,75 @@
+"""A warm tools/call of a static tool runs no SQL: definitions and key digests are cached."""
+
+from contextlib import contextmanager
+
+import httpx
+from django.db.backends import utils as db_utils
+
+from getmcp.asgi import application
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+CALL = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "tools/call",
+    "params": {"name": "echo", "arguments": {"message": "warm"}},
+}
+
+
+@contextmanager
+def count_queries():
+    """Counts SQL from every thread and connection, unlike CaptureQueriesContext."""
+    executed = []
+    original = db_utils.CursorWrapper._execute
+
+    def counting(self, sql, *args, **kwargs):
+        executed.append(sql)
+        return original(self, sql, *args, **kwargs)
+
+    db_utils.CursorWrapper._execute = counting
+    try:
+        yield executed
+    finally:
+        db_utils.CursorWrapper._execute = original
+
+
+async def test_a_warm_static_tool_call_runs_no_sql(tenant, django_db_blocker):
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "authorization": f"Bearer {tenant.raw}",
+        "host": "localhost",
+    }
+    transport = httpx.ASGITransport(app=application)
+    with django_db_blocker.unblock():
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
+            url = f"/mcp/{tenant.slug}"
+            started = await http.post(url, json=INIT, headers=headers)
+            assert started.status_code == 200
+            headers["mcp-session-id"] = started.headers["mcp-session-id"]
+            headers["mcp-protocol-version"] = "2025-11-25"
+            cold = await http.post(url, json=CALL, headers=headers)
+            assert cold.json()["result"]["content"][0]["text"] == "You said warm"
+
+            with count_queries() as executed:
+                for _ in range(3):
+                    warm = await http.post(url, json=CALL, headers=headers)
+                    assert warm.json()["result"]["content"][0]["text"] == "You said warm"
+            assert executed == []
+
+            # The counter does see SQL when a cache has to be filled again.
+            from servers.snapshot import clear_cache
+
+            clear_cache()
+            with count_queries() as executed:
+                await http.post(url, json=CALL, headers=headers)
+            assert executed
