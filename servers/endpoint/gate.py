@@ -14,7 +14,7 @@ from mcp_protocol.errors import McpError
 
 from .. import keys as rkeys
 from ..redis import async_client
-from ..snapshot import get_snapshot
+from ..snapshot import DefinitionError, get_snapshot
 from . import auth, usage
 from .context import SessionContext
 from .http import respond_json
@@ -129,7 +129,11 @@ class Gate:
             key_generation = replies[1].decode() if replies[1] else "0"
         session_data = replies[-2] if self.session_id and not preflight else None
 
-        snapshot = await get_snapshot(self.slug, server_generation)
+        try:
+            snapshot = await get_snapshot(self.slug, server_generation)
+        except DefinitionError:
+            # A stored definition that no longer compiles: the owner has to fix it.
+            raise Refused(503, -32603, "This MCP server's definition is invalid") from None
         if snapshot is None or snapshot.status == "draft":
             raise Refused(404, -32600, "Unknown MCP server")
         if self.origin and not origin_allowed(self.origin, host, snapshot.allowed_origins):

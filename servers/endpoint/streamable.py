@@ -184,7 +184,8 @@ def wants_stream(gate: Gate, request: Request) -> bool:
     """Stream when the call may talk to the client before it answers: every non-static tool."""
     if request.method != "tools/call" or not gate.request.accepts("text/event-stream"):
         return False
-    tool = gate.snapshot.tools.get(request.params.get("name"))
+    name = request.params.get("name")
+    tool = gate.snapshot.tools.get(name) if isinstance(name, str) else None
     return tool is not None and tool.kind != "static"
 
 
