@@ -19,7 +19,10 @@ class Command(BaseCommand):
         test = sub.add_parser("test", help="Run a tool once with sample arguments.")
         test.add_argument("slug")
         test.add_argument("tool")
-        test.add_argument("--args", default="{}", help="the arguments, a JSON object")
+        # dest is not "args": Django's call_command takes that name for positional arguments.
+        test.add_argument(
+            "--args", dest="arguments", default="{}", help="the arguments, a JSON object"
+        )
         test.add_argument(
             "--header",
             action="append",
@@ -30,7 +33,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            arguments = json.loads(options["args"])
+            arguments = json.loads(options["arguments"])
         except json.JSONDecodeError as exc:
             raise CommandError(f"--args is not JSON: {exc}") from None
         if not isinstance(arguments, dict):
