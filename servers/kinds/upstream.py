@@ -1,0 +1,216 @@
+"""`kind: upstream`: a tool of a remote MCP server, exposed under this server's name for it.
+
+```yaml
+kind: upstream
+name: search                     # our name, title, description, annotations: free to change
+config:
+  url: https://mcp.example.com/mcp
+  transport: streamable-http     # streamable-http | sse (the 2024-11-05 HTTP+SSE transport)
+  headers:                       # sent on every request; templates over `secrets` only
+    Authorization: "Bearer {{ secrets.EXAMPLE_MCP_TOKEN }}"
+  tool: web_search               # the upstream's name for the tool
+  timeoutSeconds: 300            # the whole call, connecting included
+  synced: {...}                  # what the upstream said at the last refresh (servers/upstream)
+```
+
+Each call opens a session with the upstream (initialize handshake), calls the tool, relays the
+upstream's progress and log notifications and its elicitation/sampling/roots requests to our
+client, and closes the session. An upstream that cannot be reached gives a tool error naming
+it, and is recorded as unhealthy (servers/upstream/health.py).
+"""
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_protocol.errors import Cancelled, InputRequired, McpError, ToolError
+
+from ..templating import TemplateCompileError, compile_value, render_text
+
+TRANSPORTS = ("streamable-http", "sse")
+CONFIG_FIELDS = frozenset({"url", "transport", "headers", "tool", "timeoutSeconds", "synced"})
+DEFAULT_TIMEOUT = 300.0
+MAX_TIMEOUT = 3600.0
+CONNECT_TIMEOUT = 30.0
+SECRET_REFERENCE = re.compile(r"secrets\s*(?:\.\s*([A-Za-z_]\w*)|\[\s*['\"]([A-Za-z_]\w*)['\"])")
+HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
+# Set by the transport; a copy here could only break the session.
+RESERVED_HEADERS = frozenset(
+    {
+        "host",
+        "content-type",
+        "content-length",
+        "accept",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "last-event-id",
+        "connection",
+        "transfer-encoding",
+    }
+)
+
+
+def validate_config(config: dict, path: str = "config") -> list[str]:
+    if not isinstance(config, dict):
+        return [f"{path}: must be a mapping"]
+    errors = [f"{path}.{key}: unknown field" for key in sorted(set(config) - CONFIG_FIELDS)]
+    url = config.get("url")
+    if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
+        errors.append(f"{path}.url: required, the upstream's http(s) MCP endpoint")
+    elif "@" in url.split("/")[2]:
+        errors.append(
+            f"{path}.url: credentials in the URL are not allowed; use headers and secrets"
+        )
+    transport = config.get("transport", "streamable-http")
+    if transport not in TRANSPORTS:
+        errors.append(f"{path}.transport: must be one of {', '.join(TRANSPORTS)}")
+    tool = config.get("tool")
+    if not isinstance(tool, str) or not tool or len(tool) > 128:
+        errors.append(f"{path}.tool: required, the upstream tool's name")
+    headers = config.get("headers", {})
+    if not isinstance(headers, dict):
+        errors.append(f"{path}.headers: must be a mapping of header -> value")
+    else:
+        for name, value in headers.items():
+            where = f"{path}.headers.{name}"
+            if not HEADER_NAME.match(str(name)):
+                errors.append(f"{where}: not a valid header name")
+            elif str(name).lower() in RESERVED_HEADERS:
+                errors.append(f"{where}: set by the MCP transport itself")
+            if not isinstance(value, str):
+                errors.append(f"{where}: must be a string")
+                continue
+            try:
+                compile_value(value)
+            except TemplateCompileError as exc:
+                errors.append(f"{where}: {exc}")
+    timeout = config.get("timeoutSeconds", DEFAULT_TIMEOUT)
+    if (
+        not isinstance(timeout, int | float)
+        or isinstance(timeout, bool)
+        or not 0 < timeout <= MAX_TIMEOUT
+    ):
+        errors.append(
+            f"{path}.timeoutSeconds: must be a number of seconds, at most {MAX_TIMEOUT:g}"
+        )
+    if "synced" in config and not isinstance(config["synced"], dict):
+        errors.append(f"{path}.synced: must be a mapping")
+    return errors
+
+
+@dataclass(frozen=True)
+class UpstreamTool:
+    name: str
+    tool: str
+    url: str
+    transport: str
+    render_headers: Any
+    secret_names: frozenset
+    timeout: float
+    server_id: int | None
+    organization_id: int | None
+
+
+def compile(tool_def: dict) -> UpstreamTool:
+    config = tool_def.get("config") or {}
+    server = tool_def.get("_server") or {}
+    headers = config.get("headers") or {}
+    text = " ".join(str(v) for v in headers.values())
+    return UpstreamTool(
+        name=tool_def.get("name", ""),
+        tool=config["tool"],
+        url=config["url"],
+        transport=config.get("transport", "streamable-http"),
+        render_headers=compile_value(headers),
+        secret_names=frozenset(a or b for a, b in SECRET_REFERENCE.findall(text)),
+        timeout=float(config.get("timeoutSeconds", DEFAULT_TIMEOUT)),
+        server_id=server.get("id"),
+        organization_id=server.get("organizationId"),
+    )
+
+
+async def secret_values(organization_id: int | None, server_id: int | None, names, test=False):
+    from vault.resolve import SecretValues, asecrets_for
+
+    if organization_id is None:
+        values = SecretValues({})
+    else:
+        values = await asecrets_for(organization_id, server_id, test=test)
+    missing = sorted(set(names) - set(values))
+    if missing:
+        plural = len(missing) > 1
+        raise ToolError(
+            f"The secret{'s' if plural else ''} {', '.join(missing)} "
+            f"{'are' if plural else 'is'} not set for this server: add "
+            f"{'them' if plural else 'it'} in the vault."
+        )
+    return values
+
+
+async def upstream_for(compiled: UpstreamTool, *, test: bool = False, timeout: float | None = None):
+    from ..upstream.connection import Upstream
+
+    secrets = await secret_values(
+        compiled.organization_id, compiled.server_id, compiled.secret_names, test
+    )
+    rendered = compiled.render_headers({"secrets": secrets})
+    headers = tuple((str(k), render_text(v)) for k, v in rendered.items() if v not in (None, ""))
+    return Upstream(
+        url=compiled.url,
+        transport=compiled.transport,
+        headers=headers,
+        organization_id=compiled.organization_id,
+        server_id=compiled.server_id,
+        timeout=timeout or min(compiled.timeout, CONNECT_TIMEOUT),
+        secret_values=tuple(secrets.values()),
+    )
+
+
+async def call(compiled: UpstreamTool, arguments: dict, ctx) -> dict:
+    import asyncio
+
+    from ..upstream import health
+    from ..upstream.connection import (
+        Relay,
+        UpstreamRequestFailed,
+        UpstreamUnreachable,
+        call_tool,
+        connect,
+        describe,
+    )
+    from ..upstream.sync import schedule_refresh
+
+    upstream = await upstream_for(compiled, test=bool(getattr(ctx, "use_test_secrets", False)))
+
+    async def tools_changed():
+        schedule_refresh(compiled.server_id)
+
+    relay = Relay(ctx, on_tools_changed=tools_changed)
+    unreachable = f"Upstream MCP server {upstream.label} is unreachable"
+    try:
+        async with asyncio.timeout(compiled.timeout):
+            async with connect(upstream, relay) as client:
+                await health.arecord(compiled.server_id, compiled.url, ok=True)
+                return await call_tool(client, compiled.tool, arguments, relay)
+    except UpstreamUnreachable as exc:
+        await health.arecord(compiled.server_id, compiled.url, ok=False, error=exc.reason)
+        raise ToolError(f"{unreachable}: {exc.reason}.") from None
+    except UpstreamRequestFailed as exc:
+        raise ToolError(
+            f"Upstream MCP server {upstream.label} refused the call of {compiled.tool!r}: "
+            f"{upstream.mask(exc.message)}"
+        ) from None
+    except TimeoutError:
+        raise ToolError(
+            f"Upstream MCP server {upstream.label} did not finish {compiled.tool!r} within "
+            f"{compiled.timeout:g} seconds."
+        ) from None
+    except (ToolError, McpError, InputRequired, Cancelled):
+        raise
+    except Exception as exc:
+        # The session broke during the call (the connection dropped, the upstream went away).
+        if relay.pending is not None:
+            raise relay.pending from None
+        reason = describe(exc, upstream)
+        await health.arecord(compiled.server_id, compiled.url, ok=False, error=reason)
+        raise ToolError(f"{unreachable}: {reason}.") from None

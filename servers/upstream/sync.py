@@ -1,0 +1,324 @@
+"""Listing an upstream's tools, exposing a chosen subset, and keeping them in step with it.
+
+A server's upstreams are not rows of their own: they are the distinct (url, transport,
+headers) of its `upstream` tools. Each such tool row keeps, in `config.synced`, what the
+upstream said about it at the last refresh, so a refresh can tell a description the owner
+rewrote (kept) from one the upstream changed (followed). Input and output schemas always
+follow the upstream: it is the upstream that validates the arguments.
+"""
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+import orjson
+from asgiref.sync import async_to_sync
+from django.db import close_old_connections, transaction
+from django.db.models import Max
+
+from ..models import TOOL_NAME_RE, Server, Tool
+from ..redis import sync_client
+from . import health
+from .connection import Upstream, UpstreamUnreachable, connect, list_tools
+
+logger = logging.getLogger(__name__)
+
+REFRESH_DEBOUNCE_SECONDS = 10
+_background: set = set()  # running refresh futures, kept so they are not collected mid-flight
+
+
+class UpstreamError(ValueError):
+    """A request to add upstream tools that cannot be done; the message names the field."""
+
+
+@dataclass
+class UpstreamReport:
+    url: str
+    transport: str
+    status: str = "ok"  # ok | unreachable
+    error: str | None = None
+    updated: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)
+    available: list[str] = field(default_factory=list)  # upstream tools not exposed here
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _render_headers(
+    server: Server | None, headers: dict
+) -> tuple[tuple[str, str], tuple[str, ...]]:
+    from ..kinds.upstream import SECRET_REFERENCE
+    from ..templating import compile_value, render_text
+
+    text = " ".join(str(v) for v in headers.values())
+    names = {a or b for a, b in SECRET_REFERENCE.findall(text)}
+    values: dict = {}
+    if names and server is not None:
+        from vault.resolve import secrets_for
+
+        values = dict(secrets_for(server.organization_id, server.pk))
+    missing = sorted(names - set(values))
+    if missing:
+        raise UpstreamError(f"headers: the secret(s) {', '.join(missing)} are not set in the vault")
+    rendered = compile_value(headers)({"secrets": values})
+    pairs = tuple((str(k), render_text(v)) for k, v in rendered.items() if v not in (None, ""))
+    return pairs, tuple(values[n] for n in names)
+
+
+def upstream_of(
+    server: Server | None,
+    url: str,
+    transport: str = "streamable-http",
+    headers=None,
+    timeout: float = 30.0,
+) -> Upstream:
+    pairs, secrets = _render_headers(server, headers or {})
+    return Upstream(
+        url=url,
+        transport=transport,
+        headers=pairs,
+        organization_id=server.organization_id if server else None,
+        server_id=server.pk if server else None,
+        timeout=timeout,
+        secret_values=secrets,
+    )
+
+
+async def afetch_tools(upstream: Upstream) -> list[dict]:
+    """The upstream's tools; records its health either way. UpstreamUnreachable if it is down."""
+    try:
+        async with asyncio.timeout(upstream.timeout):
+            async with connect(upstream) as client:
+                tools = await list_tools(client)
+    except UpstreamUnreachable as exc:
+        await health.arecord(upstream.server_id, upstream.url, ok=False, error=exc.reason)
+        raise
+    except Exception as exc:
+        from .connection import describe
+
+        reason = describe(exc, upstream)
+        await health.arecord(upstream.server_id, upstream.url, ok=False, error=reason)
+        raise UpstreamUnreachable(reason) from None
+    await health.arecord(upstream.server_id, upstream.url, ok=True)
+    return tools
+
+
+def fetch_tools(upstream: Upstream) -> list[dict]:
+    return async_to_sync(afetch_tools)(upstream)
+
+
+def discover(
+    server: Server, url: str, transport: str = "streamable-http", headers=None
+) -> list[dict]:
+    """What an upstream offers, for a person choosing which tools to expose."""
+    _check_target(url, transport, headers)
+    return fetch_tools(upstream_of(server, url, transport, headers))
+
+
+def _check_target(url, transport, headers) -> None:
+    from ..kinds.upstream import validate_config
+
+    errors = validate_config(
+        {"url": url, "transport": transport, "headers": headers or {}, "tool": "x"}
+    )
+    if errors:
+        raise UpstreamError("; ".join(e.removeprefix("config.") for e in errors))
+
+
+def _synced(tool: dict) -> dict:
+    return {
+        key: tool[key]
+        for key in ("title", "description", "inputSchema", "outputSchema", "annotations", "icons")
+        if key in tool
+    }
+
+
+def add_upstream_tools(
+    server: Server,
+    url: str,
+    *,
+    transport: str = "streamable-http",
+    headers: dict | None = None,
+    selected: list[str] | None = None,
+    overrides: dict[str, dict] | None = None,
+    enabled: bool = True,
+) -> list[Tool]:
+    """Expose the `selected` tools of an upstream (all when None) as `upstream` tools of `server`.
+
+    `overrides` maps an upstream tool name to {name, title, description, annotations} to use
+    here instead of the upstream's own.
+    """
+    import re
+
+    _check_target(url, transport, headers)
+    offered = {t["name"]: t for t in fetch_tools(upstream_of(server, url, transport, headers))}
+    names = list(offered) if selected is None else list(selected)
+    unknown = [n for n in names if n not in offered]
+    if unknown:
+        raise UpstreamError(f"selected: the upstream has no tool {', '.join(map(repr, unknown))}")
+    overrides = overrides or {}
+    unknown = [n for n in overrides if n not in names]
+    if unknown:
+        raise UpstreamError(f"overrides: {', '.join(map(repr, unknown))} is not selected")
+    created = []
+    with transaction.atomic():
+        Server.objects.select_for_update().filter(pk=server.pk).first()
+        taken = set(server.tools.values_list("name", flat=True))
+        position = (server.tools.aggregate(top=Max("position"))["top"] or 0) + 1
+        for upstream_name in names:
+            tool = offered[upstream_name]
+            override = overrides.get(upstream_name, {})
+            name = override.get("name", upstream_name)
+            if not isinstance(name, str) or not re.match(TOOL_NAME_RE, name):
+                raise UpstreamError(
+                    f"overrides.{upstream_name}.name: {name!r} is not a valid tool name"
+                )
+            if name in taken:
+                raise UpstreamError(
+                    f"overrides.{upstream_name}.name: the server already has a tool {name!r}; rename it"
+                )
+            taken.add(name)
+            config = {
+                "url": url,
+                "transport": transport,
+                "tool": upstream_name,
+                "synced": _synced(tool),
+            }
+            if headers:
+                config["headers"] = dict(headers)
+            created.append(
+                Tool.objects.create(
+                    server=server,
+                    name=name,
+                    title=str(override.get("title", tool.get("title") or ""))[:200],
+                    description=override.get(
+                        "description", tool.get("description") or upstream_name
+                    ),
+                    input_schema=tool.get("inputSchema") or {"type": "object"},
+                    output_schema=tool.get("outputSchema"),
+                    annotations=override.get("annotations", tool.get("annotations") or {}),
+                    kind="upstream",
+                    config=config,
+                    enabled=enabled,
+                    position=position,
+                )
+            )
+            position += 1
+    return created
+
+
+def _group_key(config: dict) -> tuple:
+    return (
+        config.get("url"),
+        config.get("transport", "streamable-http"),
+        orjson.dumps(config.get("headers") or {}, option=orjson.OPT_SORT_KEYS),
+    )
+
+
+def refresh_server(server: Server) -> list[UpstreamReport]:
+    """Re-list every upstream of `server` and bring its tool rows in step with what it says."""
+    rows = list(server.tools.filter(kind="upstream"))
+    groups: dict[tuple, list[Tool]] = {}
+    for row in rows:
+        groups.setdefault(_group_key(row.config), []).append(row)
+    reports = []
+    for (url, transport, _headers), members in groups.items():
+        report = UpstreamReport(url=url, transport=transport)
+        reports.append(report)
+        try:
+            upstream = upstream_of(server, url, transport, members[0].config.get("headers"))
+            offered = {t["name"]: t for t in fetch_tools(upstream)}
+        except (UpstreamUnreachable, UpstreamError) as exc:
+            report.status = "unreachable"
+            report.error = getattr(exc, "reason", None) or str(exc)
+            if isinstance(exc, UpstreamError):
+                health.record(server.pk, url, ok=False, error=report.error)
+            continue
+        exposed = {row.config.get("tool") for row in members}
+        report.available = sorted(set(offered) - exposed)
+        for row in members:
+            _apply(row, offered.get(row.config.get("tool")), report)
+    return reports
+
+
+def _apply(row: Tool, offered: dict | None, report: UpstreamReport) -> None:
+    synced = dict(row.config.get("synced") or {})
+    changed = []
+    if offered is None:
+        if not synced.get("missing"):
+            synced["missing"] = True
+            synced["disabledByRefresh"] = row.enabled
+            row.enabled = False
+            changed.append("enabled")
+            report.missing.append(row.name)
+    else:
+        fresh = _synced(offered)
+        if synced.get("missing"):
+            row.enabled = row.enabled or bool(synced.get("disabledByRefresh"))
+            changed.append("enabled")
+            report.restored.append(row.name)
+        # A field the owner never changed (still what the upstream said last time) follows it.
+        for key, attribute, empty in (
+            ("description", "description", ""),
+            ("title", "title", ""),
+            ("annotations", "annotations", {}),
+            ("icons", "icons", []),
+        ):
+            current = getattr(row, attribute)
+            if current == synced.get(key, empty) and current != fresh.get(key, empty):
+                value = fresh.get(key, empty)
+                setattr(row, attribute, value[:200] if attribute == "title" else value)
+                changed.append(attribute)
+        if row.input_schema != fresh.get("inputSchema", row.input_schema):
+            row.input_schema = fresh["inputSchema"]
+            changed.append("input_schema")
+        if row.output_schema != fresh.get("outputSchema"):
+            row.output_schema = fresh.get("outputSchema")
+            changed.append("output_schema")
+        if fresh != {k: v for k, v in synced.items() if k not in ("missing", "disabledByRefresh")}:
+            changed.append("config")
+        synced = fresh
+    if changed:
+        row.config = {**row.config, "synced": synced}
+        row.save(update_fields=sorted({*changed, "config"}))
+        if offered is not None and row.name not in report.restored:
+            report.updated.append(row.name)
+
+
+def refresh_server_id(server_id: int) -> list[dict]:
+    server = Server.objects.filter(pk=server_id).first()
+    if server is None:
+        return []
+    return [r.to_dict() for r in refresh_server(server)]
+
+
+def schedule_refresh(server_id: int | None) -> None:
+    """Refresh a server's upstream tools soon (an upstream said its list changed). Debounced:
+    a burst of notifications costs one refresh."""
+    if server_id is None:
+        return
+    key = f"mcp:upstream:{server_id}:refresh-scheduled"
+
+    def enqueue():
+        try:
+            if not sync_client().set(key, 1, nx=True, ex=REFRESH_DEBOUNCE_SECONDS):
+                return
+            from .tasks import refresh_upstream_tools
+
+            # Eager mode (no broker) runs the refresh right here, in this worker thread.
+            refresh_upstream_tools.delay(server_id)
+        except Exception:
+            logger.exception("Could not schedule an upstream refresh for server %s", server_id)
+        finally:
+            close_old_connections()
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        enqueue()
+        return
+    future = loop.run_in_executor(None, enqueue)
+    _background.add(future)
+    future.add_done_callback(_background.discard)
