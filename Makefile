@@ -46,6 +46,9 @@ migrate: install
 demo: migrate
 	$(PY) manage.py demo
 
+# Printed endpoint URLs follow HOST and PORT unless SITE_URL says otherwise.
+run demo: export SITE_URL ?= http://$(HOST):$(PORT)
+
 run: demo
 	$(BIN)/uvicorn getmcp.asgi:application --host $(HOST) --port $(PORT)
 
