@@ -88,9 +88,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def run(command: list[str], env: dict, quiet: bool = True) -> None:
-    out = subprocess.DEVNULL if quiet else None
-    subprocess.run(command, env=env, cwd=ROOT, check=True, stdout=out, stdin=subprocess.DEVNULL)
+def run(command: list[str], env: dict) -> None:
+    subprocess.run(
+        command, env=env, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+    )
 
 
 def prepare_getmcp(env: dict) -> dict:
@@ -100,7 +101,13 @@ def prepare_getmcp(env: dict) -> dict:
         env["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
     else:
         subprocess.run(
-            ["psql", "-q", ADMIN_DATABASE_URL, "-c", f"DROP DATABASE IF EXISTS {BENCH_DATABASE}"]
+            [
+                "psql",
+                "-q",
+                ADMIN_DATABASE_URL,
+                "-c",
+                f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)",
+            ]
             + ["-c", f"CREATE DATABASE {BENCH_DATABASE}"],
             check=True,
             stderr=subprocess.DEVNULL,
