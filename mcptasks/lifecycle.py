@@ -14,9 +14,11 @@ from django.utils import timezone
 
 from mcp_protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcp_protocol.pagination import paginate
+from mcp_protocol.versions import STATELESS
 
 from . import events
 from .models import Task
+from .wire import is_extension_era
 
 DEFAULT_TTL_MS = 60 * 60 * 1000
 MAX_TTL_MS = 24 * 60 * 60 * 1000
@@ -128,8 +130,10 @@ def list_tasks(organization_id: int, credential: str, cursor: str | None = None)
 
 
 def update_task(task: Task, input_responses) -> list[str]:
-    """Record the client's answers to outstanding input requests (tasks/update). Answers to keys
-    that are not outstanding are ignored, as the spec asks; returns the keys taken."""
+    """Record the client's answers to outstanding input requests (tasks/update). Answered keys
+    leave `inputRequests` at once (the next tasks/get shows only what is still pending) and the
+    task is working again when none is left. Answers to keys that are not outstanding are
+    ignored, as the spec asks; returns the keys taken."""
     if not isinstance(input_responses, dict):
         raise McpError(INVALID_PARAMS, "inputResponses must be an object")
     with transaction.atomic():
@@ -143,20 +147,29 @@ def update_task(task: Task, input_responses) -> list[str]:
         }
         if taken:
             row.input_responses = {**row.input_responses, **taken}
-            row.save(update_fields=["input_responses", "updated_at"])
-            transaction.on_commit(lambda: events.wake(row.pk))
+            row.input_requests = {k: v for k, v in row.input_requests.items() if k not in taken}
+            if not row.input_requests:
+                row.status = Task.WORKING
+                row.status_message = ""
+            row.save()
+            transaction.on_commit(lambda: (events.wake(row.pk), events.publish_status(row)))
     task.input_responses = row.input_responses
+    task.input_requests = row.input_requests
+    task.status = row.status
     return sorted(taken)
 
 
-def cancel_task(task: Task) -> Task:
+def cancel_task(task: Task, era: str = STATELESS) -> Task:
     """Mark the task cancelled now and ask its worker to stop (it checks at every sleep, every
-    client request and every heartbeat). A task that already ended cannot be cancelled."""
+    client request and while it waits). Cancelling a task that already ended changes nothing:
+    the tasks extension acknowledges it (idempotent), 2025-11-25 core tasks answer -32602."""
     with transaction.atomic():
         row = Task.objects.select_for_update().filter(pk=task.pk).first()
         if row is None:
             raise _not_found()
         if row.is_terminal:
+            if is_extension_era(era):
+                return row
             raise McpError(INVALID_PARAMS, f"Cannot cancel task: it is already {row.status}")
         row.status = Task.CANCELLED
         row.status_message = "Cancelled at the client's request."

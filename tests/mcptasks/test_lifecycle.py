@@ -120,15 +120,25 @@ def test_core_result_returns_the_call_result_or_raises_its_error(task):
 
 def test_update_takes_answers_only_to_outstanding_requests(task):
     Task.objects.filter(pk=task.pk).update(
-        status=Task.INPUT_REQUIRED, input_requests={"confirm": {"method": "elicitation/create"}}
+        status=Task.INPUT_REQUIRED,
+        input_requests={
+            "confirm": {"method": "elicitation/create"},
+            "roots": {"method": "roots/list"},
+        },
     )
     taken = update_task(task, {"confirm": {"action": "accept"}, "made_up": {"x": 1}})
     assert taken == ["confirm"]
     task.refresh_from_db()
     assert task.input_responses == {"confirm": {"action": "accept"}}
+    # The answered key is no longer pending; the other one still is.
+    assert task.status == Task.INPUT_REQUIRED
+    assert list(task.input_requests) == ["roots"]
     assert update_task(task, {"confirm": {"action": "decline"}}) == []
     task.refresh_from_db()
     assert task.input_responses == {"confirm": {"action": "accept"}}
+    assert update_task(task, {"roots": {"roots": []}}) == ["roots"]
+    task.refresh_from_db()
+    assert task.status == Task.WORKING and task.input_requests == {}
     with pytest.raises(McpError):
         update_task(task, ["not", "an", "object"])
 
@@ -136,8 +146,14 @@ def test_update_takes_answers_only_to_outstanding_requests(task):
 def test_cancel_ends_the_task_at_once_and_flags_the_worker(task):
     cancelled = cancel_task(task)
     assert cancelled.status == Task.CANCELLED and cancelled.cancel_requested
-    with pytest.raises(McpError, match="already cancelled"):
-        cancel_task(task)
+
+
+def test_cancelling_an_ended_task_is_acknowledged_by_the_extension_and_refused_by_core(task):
+    cancel_task(task)
+    assert cancel_task(task, "2026-07-28").status == Task.CANCELLED
+    with pytest.raises(McpError, match="already cancelled") as exc:
+        cancel_task(task, "2025-11-25")
+    assert exc.value.code == INVALID_PARAMS
 
 
 def test_a_run_claims_a_task_only_once_while_its_heartbeat_is_fresh(task):
