@@ -1070,3 +1070,73 @@ def test_concurrent_threads_share_nothing_but_the_cache(httpserver):
     with ThreadPoolExecutor(2) as pool:
         results = list(pool.map(lambda _: call(tool), range(4)))
     assert all(text(r) == "ok" for r in results)
+
+
+def test_a_workflow_http_step_uses_the_servers_secrets(httpserver, org, server):
+    from servers.kinds import workflow
+
+    Secret.store(org, "TOKEN", "step-token-77")
+    httpserver.expect_request("/me").respond_with_handler(
+        lambda r: Response(
+            json.dumps({"auth": r.headers["Authorization"], "name": "Ann"}),
+            content_type="application/json",
+        )
+    )
+    config = {
+        "steps": [
+            {
+                "http": {
+                    "url": httpserver.url_for("/me"),
+                    "into": "me",
+                    "auth": {"type": "bearer", "token": "{{ secrets.TOKEN }}"},
+                }
+            },
+            {
+                "return": {
+                    "content": [{"type": "text", "text": "{{ me.body.name }} {{ me.body.auth }}"}]
+                }
+            },
+        ]
+    }
+    compiled = workflow.compile(
+        {
+            "name": "wf",
+            "config": config,
+            "_server": {"id": server.pk, "organizationId": org.pk, "http": {}},
+        }
+    )
+    result = async_to_sync(workflow.call)(compiled, {}, Ctx())
+    assert result["content"][0]["text"] == "Ann Bearer ***"
+    assert requests_of(httpserver)[0].headers["Authorization"] == "Bearer step-token-77"
+
+
+def test_a_tool_compiled_by_the_snapshot_finds_its_servers_secrets_and_settings(
+    httpserver, org, server
+):
+    from servers import methods
+    from servers.snapshot import compile_definition
+
+    Secret.store(org, "TOKEN", "snapshot-token-1")
+    httpserver.expect_request("/v2/ping").respond_with_json({"pong": True})
+    definition = {
+        "slug": server.slug,
+        "http": {
+            "baseUrl": httpserver.url_for("/v2"),
+            "auth": {"type": "bearer", "token": "{{ secrets.TOKEN }}"},
+        },
+        "tools": [
+            {
+                "name": "ping",
+                "description": "Ping.",
+                "kind": "http",
+                "config": {"url": "/ping"},
+                "outputSchema": {"type": "object", "required": ["pong"]},
+            }
+        ],
+    }
+    snapshot = compile_definition(
+        definition, server_id=server.pk, organization_id=org.pk, generation="1"
+    )
+    result = async_to_sync(methods.tools_call)(snapshot, {"name": "ping", "arguments": {}}, Ctx())
+    assert result["structuredContent"] == {"pong": True}
+    assert requests_of(httpserver)[0].headers["Authorization"] == "Bearer snapshot-token-1"
