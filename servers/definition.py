@@ -52,28 +52,57 @@ def _construct_mapping(loader, node, deep=False):
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_pairs(pairs):
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen[key] = value
+    return seen
+
+
 def load_text(text: str, filename: str = "<input>") -> dict:
     """Parse a YAML or JSON document; errors name the line and column."""
-    if text.lstrip().startswith("{"):
+    strict_json = filename.lower().endswith(".json")
+    if strict_json or text.lstrip().startswith("{"):
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
+            data = json.loads(text, object_pairs_hook=_unique_pairs)
+        except _DuplicateKey as exc:
             raise DefinitionError(
-                f"{filename}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"
+                f"{filename}: invalid JSON: duplicate key {exc.args[0]!r}"
             ) from None
+        except json.JSONDecodeError as exc:
+            json_error = DefinitionError(
+                f"{filename}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"
+            )
+            if strict_json:
+                raise json_error from None
+            # `{slug: a, ...}` is a YAML flow mapping, not broken JSON.
+            try:
+                data = _load_yaml(text, filename)
+            except DefinitionError:
+                raise json_error from None
     else:
-        try:
-            data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            where = f"{filename}:{mark.line + 1}:{mark.column + 1}" if mark else filename
-            problem = exc.problem or exc.context or "invalid YAML"
-            raise DefinitionError(f"{where}: invalid YAML: {problem}") from None
-        except yaml.YAMLError as exc:
-            raise DefinitionError(f"{filename}: invalid YAML: {exc}") from None
+        data = _load_yaml(text, filename)
     if not isinstance(data, dict):
         raise DefinitionError(f"{filename}: the document must be a mapping (a YAML/JSON object)")
     return data
+
+
+def _load_yaml(text: str, filename: str):
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{filename}:{mark.line + 1}:{mark.column + 1}" if mark else filename
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise DefinitionError(f"{where}: invalid YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise DefinitionError(f"{filename}: invalid YAML: {exc}") from None
 
 
 def load_file(path) -> dict:

@@ -55,11 +55,20 @@ def test_a_json_syntax_error_names_the_line_and_column():
     assert raised.value.errors[0].startswith("server.json:3:11: invalid JSON")
 
 
+def test_a_yaml_flow_mapping_is_not_mistaken_for_broken_json():
+    assert load_text("{slug: a1, name: x}") == {"slug": "a1", "name": "x"}
+
+
 def test_a_duplicate_yaml_key_is_an_error_not_a_silent_overwrite():
     with pytest.raises(DefinitionError) as raised:
         load_text("slug: a1\nname: x\nslug: a2\n", "s.yaml")
     assert "s.yaml:3:1" in raised.value.errors[0]
     assert "duplicate key 'slug'" in raised.value.errors[0]
+
+
+def test_a_duplicate_json_key_is_an_error_too():
+    with pytest.raises(DefinitionError, match="duplicate key 'slug'"):
+        load_text('{"slug": "a1", "name": "x", "slug": "a2"}', "s.json")
 
 
 def test_a_document_that_is_not_a_mapping_is_refused():
