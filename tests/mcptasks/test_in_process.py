@@ -4,7 +4,11 @@ import time
 
 import orjson
 import pytest
+from asgiref.sync import sync_to_async
+from django.db import connections
 
+from mcp_protocol.errors import McpError
+from mcptasks.core import core_task_result
 from mcptasks.events import events_channel
 from mcptasks.lifecycle import cancel_task, create_task, update_task
 from mcptasks.models import Task
@@ -109,3 +113,42 @@ def test_cancelling_an_in_process_task_stops_it(snapshot):
     )
     task.refresh_from_db()
     assert task.status == Task.CANCELLED and task.result is None
+
+
+class AnsweringClient:
+    """A session-era client: answers the requests put to it on the tasks/result stream."""
+
+    def __init__(self):
+        self.asked = []
+
+    async def request(self, key, method, params):
+        self.asked.append((key, method, params["message"]))
+        return {"action": "accept", "content": {"ok": True}}
+
+
+async def test_core_tasks_result_puts_input_requests_to_the_client_and_returns_the_result(
+    snapshot, org
+):
+
+    task = await sync_to_async(create_task)(
+        snapshot, "confirm_delete", {}, "key:1", None, client_capabilities={"elicitation": {}}
+    )
+    client = AnsweringClient()
+    try:
+        result = await core_task_result(task.id, org.pk, "key:1", client, timeout=20)
+    finally:
+        await sync_to_async(connections.close_all)()
+    assert client.asked == [("confirm", "elicitation/create", "Delete it?")]
+    assert result["content"][0]["text"] == "answer=accept"
+    assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task.id}
+
+
+async def test_core_tasks_result_raises_the_error_of_a_failed_task(snapshot, org):
+
+    task = await sync_to_async(create_task)(snapshot, "protocol_error_job", {}, "key:1", None)
+    try:
+        with pytest.raises(McpError) as exc:
+            await core_task_result(task.id, org.pk, "key:1", AnsweringClient(), timeout=20)
+    finally:
+        await sync_to_async(connections.close_all)()
+    assert exc.value.code == -32603 and exc.value.message == "upstream exploded"
