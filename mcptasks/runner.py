@@ -222,8 +222,13 @@ async def _watch(task_id: str, ctx: TaskContext, call: asyncio.Future, redis) ->
 async def _run_tool(task: Task, redis) -> tuple[str, dict]:
     """(status, outcome) where outcome is {"result": ...}, {"error": ...} or {}."""
     from servers.methods import call_method
+    from servers.snapshot import DefinitionError
 
-    snapshot = await _db(load_task_snapshot)(task)
+    try:
+        snapshot = await _db(load_task_snapshot)(task)
+    except DefinitionError:
+        error = _error(INTERNAL_ERROR, "The server's definition cannot be served right now")
+        return Task.FAILED, {"error": error}
     if snapshot is None or task.tool_name not in snapshot.tools:
         error = _error(INVALID_PARAMS, f"Unknown tool: {task.tool_name}")
         return Task.FAILED, {"error": error}
