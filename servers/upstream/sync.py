@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import orjson
 from asgiref.sync import async_to_sync
-from django.db import close_old_connections, transaction
+from django.db import connections, transaction
 from django.db.models import Max
 
 from ..models import TOOL_NAME_RE, Server, Tool
@@ -307,18 +307,23 @@ def schedule_refresh(server_id: int | None) -> None:
                 return
             from .tasks import refresh_upstream_tools
 
-            # Eager mode (no broker) runs the refresh right here, in this worker thread.
+            # Eager mode (no broker) runs the refresh right here.
             refresh_upstream_tools.delay(server_id)
         except Exception:
             logger.exception("Could not schedule an upstream refresh for server %s", server_id)
+
+    def enqueue_in_thread():
+        try:
+            enqueue()
         finally:
-            close_old_connections()
+            # An executor thread: its connections would otherwise stay open.
+            connections.close_all()
 
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         enqueue()
         return
-    future = loop.run_in_executor(None, enqueue)
+    future = loop.run_in_executor(None, enqueue_in_thread)
     _background.add(future)
     future.add_done_callback(_background.discard)

@@ -1,0 +1,164 @@
+"""Exposing a chosen subset of a real upstream's tools, and refreshing them."""
+
+import time
+
+import pytest
+from asgiref.sync import async_to_sync
+
+from servers.kinds import upstream as kind
+from servers.redis import sync_client
+from servers.upstream import health
+from servers.upstream.sync import (
+    UpstreamError,
+    add_upstream_tools,
+    discover,
+    refresh_server,
+)
+from servers.upstream.tasks import refresh_all_upstreams
+
+from .fixtures import RecordingContext, UpstreamProcess, free_port
+
+
+def run(row, arguments, ctx=None):
+    tool_def = {
+        "name": row.name,
+        "config": row.config,
+        "_server": {"id": row.server_id, "organizationId": row.server.organization_id},
+    }
+    return async_to_sync(kind.call)(kind.compile(tool_def), arguments, ctx or RecordingContext())
+
+
+def test_discover_lists_what_the_upstream_offers(server, upstream, loopback_allowed):
+    tools = {t["name"]: t for t in discover(server, upstream.url)}
+    assert {"add", "count", "confirm", "haiku", "broken", "whoami", "grow"} <= set(tools)
+    assert tools["add"]["description"] == "Add two integers."
+    assert tools["add"]["inputSchema"]["required"] == ["a", "b"]
+
+
+def test_chosen_tools_are_exposed_renamed_and_redescribed(server, upstream, loopback_allowed):
+    rows = add_upstream_tools(
+        server,
+        upstream.url,
+        selected=["add", "count"],
+        overrides={
+            "add": {
+                "name": "plus",
+                "description": "Adds numbers.",
+                "annotations": {"readOnlyHint": True},
+            }
+        },
+    )
+    plus, count = rows
+    assert (plus.name, plus.kind, plus.enabled) == ("plus", "upstream", True)
+    assert plus.description == "Adds numbers."
+    assert plus.annotations == {"readOnlyHint": True}
+    assert plus.input_schema["required"] == ["a", "b"]
+    assert plus.config["tool"] == "add"
+    assert kind.validate_config(plus.config) == []
+    assert count.description.startswith("Count to")
+    assert list(server.tools.values_list("name", flat=True)) == ["plus", "count"]
+    result = run(plus, {"a": 20, "b": 22})
+    assert result["structuredContent"] == {"result": 42}
+
+
+def test_what_cannot_be_exposed_is_refused_with_the_field_named(server, upstream, loopback_allowed):
+    with pytest.raises(UpstreamError, match="selected: the upstream has no tool 'nope'"):
+        add_upstream_tools(server, upstream.url, selected=["add", "nope"])
+    add_upstream_tools(server, upstream.url, selected=["add"])
+    with pytest.raises(UpstreamError, match="already has a tool 'add'"):
+        add_upstream_tools(server, upstream.url, selected=["add"])
+    with pytest.raises(UpstreamError, match="url: required"):
+        add_upstream_tools(server, "file:///etc/passwd", selected=["add"])
+    assert server.tools.count() == 1
+
+
+def test_an_unreachable_upstream_cannot_be_added(server, loopback_allowed):
+    from servers.upstream.connection import UpstreamUnreachable
+
+    with pytest.raises(UpstreamUnreachable, match="the connection failed"):
+        add_upstream_tools(server, f"http://127.0.0.1:{free_port()}/mcp")
+    assert not server.tools.exists()
+
+
+@pytest.fixture
+def fresh_upstream():
+    """An upstream of this test alone: the refresh test changes its tool list."""
+    process = UpstreamProcess()
+    yield process
+    process.stop()
+
+
+def test_refresh_follows_the_upstream_and_keeps_what_the_owner_changed(
+    server, fresh_upstream, loopback_allowed
+):
+    add, count = add_upstream_tools(server, fresh_upstream.url, selected=["add", "count"])
+    # `add` as the upstream described it at some earlier refresh, untouched by the owner.
+    add.description = "Old words."
+    add.input_schema = {"type": "object"}
+    add.config = {**add.config, "synced": {**add.config["synced"], "description": "Old words."}}
+    add.save()
+    count.description = "The owner's own words."
+    count.save()
+    gone = server.tools.create(
+        name="vanished",
+        description="Was there once.",
+        kind="upstream",
+        config={"url": fresh_upstream.url, "tool": "vanished", "synced": {}},
+        position=9,
+    )
+    grow = server.tools.create(
+        name="grow",
+        description="Grow.",
+        kind="upstream",
+        config={"url": fresh_upstream.url, "tool": "grow", "synced": {}},
+        position=10,
+    )
+    run(grow, {})  # the upstream now also has a tool named `extra`
+
+    (report,) = refresh_server(server)
+    assert report.status == "ok"
+    assert report.missing == ["vanished"]
+    assert "extra" in report.available and "add" not in report.available
+    assert "add" in report.updated
+    add.refresh_from_db()
+    count.refresh_from_db()
+    gone.refresh_from_db()
+    assert add.description == "Add two integers."  # followed the upstream
+    assert add.input_schema["required"] == ["a", "b"]
+    assert count.description == "The owner's own words."  # kept
+    assert gone.enabled is False
+    assert gone.config["synced"]["missing"] is True
+    # Nothing changed upstream since: a second refresh writes nothing.
+    (again,) = refresh_server(server)
+    assert again.updated == [] and again.missing == []
+
+
+def test_refresh_reports_an_unreachable_upstream(server, loopback_allowed):
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    server.tools.create(
+        name="t", description="t", kind="upstream", config={"url": url, "tool": "t"}
+    )
+    (report,) = refresh_server(server)
+    assert (report.status, report.error) == ("unreachable", "the connection failed")
+    assert health.health(server.pk, url)["status"] == "unreachable"
+
+
+def test_the_scheduled_task_refreshes_every_server_with_upstreams(
+    server, upstream, loopback_allowed
+):
+    add_upstream_tools(server, upstream.url, selected=["add"])
+    assert refresh_all_upstreams() == 1
+    assert health.health(server.pk, upstream.url)["status"] == "ok"
+
+
+def test_a_list_changed_notification_schedules_a_refresh(
+    server, upstream, loopback_allowed, eager_celery
+):
+    (grow,) = add_upstream_tools(server, upstream.url, selected=["grow"])
+    key = f"mcp:upstream:{server.pk}:refresh-scheduled"
+    sync_client().delete(key)
+    run(grow, {})
+    deadline = time.monotonic() + 10
+    while not sync_client().exists(key) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sync_client().exists(key)
