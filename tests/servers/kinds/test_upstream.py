@@ -89,6 +89,33 @@ async def test_an_upstream_tool_error_stays_a_tool_error(upstream, loopback_allo
     assert "broken" in result["content"][0]["text"]
 
 
+async def test_a_call_longer_than_its_timeout_is_a_tool_error(upstream, loopback_allowed):
+    tool = compiled(upstream.url, "nap", timeoutSeconds=1)
+    with pytest.raises(ToolError) as raised:
+        await kind.call(tool, {"seconds": 5}, RecordingContext())
+    assert raised.value.message == (
+        f"Upstream MCP server 127.0.0.1:{upstream.port} did not finish 'nap' within 1 seconds."
+    )
+
+
+async def test_cancelling_our_call_stops_the_relay_promptly(upstream, loopback_allowed):
+    import asyncio
+    import time
+
+    task = asyncio.create_task(
+        kind.call(compiled(upstream.url, "nap"), {"seconds": 30}, RecordingContext())
+    )
+    await asyncio.sleep(1.5)
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - started < 5
+    # The upstream is still there for the next call.
+    result = await kind.call(compiled(upstream.url, "add"), {"a": 1, "b": 2}, RecordingContext())
+    assert result["structuredContent"] == {"result": 3}
+
+
 async def test_the_sse_transport_relays_the_same_way(sse_upstream, loopback_allowed):
     ctx = RecordingContext()
     tool = compiled(sse_upstream.url, "count", transport="sse")

@@ -55,6 +55,14 @@ async def haiku(topic: str, ctx: Context) -> str:
     return f"model said: {result.content.text}"
 
 
+@server.tool(description="Sleep for `seconds`, then say so.")
+async def nap(seconds: float) -> str:
+    import anyio
+
+    await anyio.sleep(seconds)
+    return f"slept {seconds}"
+
+
 @server.tool(description="Fail on purpose.")
 def broken() -> str:
     raise ValueError("the upstream tool broke")
