@@ -96,6 +96,26 @@ def publish(server: Server, version: str | None = None, user=None) -> ServerVers
     return _publish_definition(server, export_definition(server), version, user)
 
 
+def publish_import(server: Server, user=None) -> ServerVersion | None:
+    """What `server import` does unless --draft: publish the imported draft under its own
+    `version` when that is a free X.Y.Z, else the next patch version. Re-importing what the
+    latest version already serves, under a version already used, publishes nothing."""
+    draft = export_definition(server)
+    wanted = draft.get("version") or ""
+    free = bool(SEMVER_RE.match(wanted)) and not server.versions.filter(version=wanted).exists()
+    newest = latest(server)
+    unchanged = newest is not None and _without_version(newest.definition) == _without_version(
+        draft
+    )
+    if unchanged and not free:
+        return None
+    return _publish_definition(server, draft, wanted if free else None, user)
+
+
+def _without_version(definition: dict) -> dict:
+    return {key: value for key, value in definition.items() if key != "version"}
+
+
 def served_definition(server: Server, version: str | None = None) -> dict | None:
     """What clients get: the pinned version's definition, else the latest published one; None
     when nothing is published (or the pinned version does not exist)."""

@@ -2,6 +2,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 import servers.cli
+from servers import keys
 from servers.definition import export_definition, import_definition
 from servers.models import ServerVersion
 from servers.publishing import (
@@ -9,10 +10,12 @@ from servers.publishing import (
     diff,
     diff_definitions,
     publish,
+    publish_import,
     rollback,
     served_definition,
     versions,
 )
+from servers.redis import sync_client
 
 MY_SUBCOMMANDS = [
     "servers.cli.publish",
@@ -246,3 +249,24 @@ def test_the_commands_explain_what_went_wrong(server, cli):
     assert "no published version" in cli("server", "versions", "weather")
     with pytest.raises(CommandError, match="no published version '1.0.0'"):
         cli("server", "rollback", "weather", "1.0.0")
+
+
+def test_an_import_is_published_under_its_own_version_once(server):
+    assert publish_import(server).version == "1.0.0"
+    assert publish_import(server) is None  # the same definition again adds no version
+    edit_tool(server, "forecast", description="Changed.")
+    assert publish_import(server).version == "1.0.1"  # 1.0.0 is taken: next patch
+    assert publish_import(server) is None  # still 1.0.0 in the file, nothing new
+    server.version = "3.0.0"
+    server.save()
+    assert publish_import(server).version == "3.0.0"  # a bumped version is published as is
+
+
+def test_publishing_makes_every_process_drop_its_cached_snapshot(
+    server, django_capture_on_commit_callbacks
+):
+    key = keys.server_generation(server.slug)
+    before = int(sync_client().get(key) or 0)
+    with django_capture_on_commit_callbacks(execute=True):
+        publish(server)
+    assert int(sync_client().get(key)) > before
