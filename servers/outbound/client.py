@@ -10,6 +10,7 @@ origin changes). Both refuse non-public destinations unless the deployment allow
 import asyncio
 import logging
 import time
+import weakref
 from dataclasses import dataclass, field
 
 import httpx
@@ -37,6 +38,23 @@ def guarded_client(
     backend = GuardedBackend(organization_id, networks)
     kwargs.setdefault("headers", {"user-agent": USER_AGENT})
     return httpx.AsyncClient(transport=GuardedTransport(backend), trust_env=False, **kwargs)
+
+
+# Long-lived clients for guarded_request, per event loop and per (organization, deployment
+# allow-list), so calls reuse kept-alive connections. Reusing a connection is safe: it was
+# checked when it was opened and stays pinned to that address.
+_shared: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict]" = weakref.WeakKeyDictionary()
+
+
+def _shared_client(organization_id: int | None) -> httpx.AsyncClient:
+    from .resolver import deployment_networks
+
+    per_loop = _shared.setdefault(asyncio.get_running_loop(), {})
+    key = (organization_id, tuple(str(n) for n in deployment_networks()))
+    client = per_loop.get(key)
+    if client is None or client.is_closed:
+        client = per_loop[key] = guarded_client(organization_id)
+    return client
 
 
 @dataclass
@@ -111,7 +129,12 @@ async def guarded_request(
     """
     check_url(url)
     started = time.perf_counter()
-    client = guarded_client(organization_id, networks=networks, timeout=timeout)
+    own = networks is not None
+    client = (
+        guarded_client(organization_id, networks=networks)
+        if own
+        else _shared_client(organization_id)
+    )
     try:
         async with asyncio.timeout(timeout):
             return await _exchange(
@@ -124,6 +147,7 @@ async def guarded_request(
                 json,
                 data,
                 files,
+                timeout,
                 max_bytes,
                 follow_redirects,
                 max_redirects,
@@ -138,7 +162,8 @@ async def guarded_request(
     except httpx.HTTPError as exc:
         raise OutboundError(f"The request failed: {type(exc).__name__}.") from exc
     finally:
-        await client.aclose()
+        if own:
+            await client.aclose()
 
 
 async def _exchange(
@@ -151,6 +176,7 @@ async def _exchange(
     json,
     data,
     files,
+    timeout,
     max_bytes,
     follow_redirects,
     max_redirects,
@@ -165,10 +191,13 @@ async def _exchange(
         json=json,
         data=data,
         files=files,
+        timeout=timeout,
     )
     redirects: list[str] = []
+    connected_to: list[tuple[str, str]] = []
     while True:
         response = await client.send(request, stream=True, follow_redirects=False)
+        connected_to.append((request.url.host, _peer_address(response)))
         try:
             next_request = response.next_request if follow_redirects else None
             if next_request is None:
@@ -184,7 +213,7 @@ async def _exchange(
                     request_method=request.method,
                     request_headers=request.headers,
                     redirects=redirects,
-                    connected_to=list(client._transport.backend.connections),
+                    connected_to=connected_to,
                 )
         finally:
             await response.aclose()
@@ -197,6 +226,12 @@ async def _exchange(
                     del next_request.headers[name]
         redirects.append(str(next_request.url))
         request = next_request
+
+
+def _peer_address(response: httpx.Response) -> str:
+    stream = response.extensions.get("network_stream")
+    peer = stream.get_extra_info("server_addr") if stream is not None else None
+    return str(peer[0]) if peer else ""
 
 
 def _custom(request: httpx.Request) -> set[str]:

@@ -9,6 +9,10 @@ still carries the name, because httpcore takes both from the URL, not from this 
 Redirects open new connections through the same backend and are checked the same way.
 """
 
+import functools
+import ssl
+import time
+
 import httpcore
 import httpx
 
@@ -16,17 +20,25 @@ from . import resolver
 from .addresses import METADATA_HOSTNAMES, IPNetwork, check_address
 from .errors import BlockedDestination, OutboundError
 
+# How long a long-lived client trusts the organization allow-list it read (staff edits to an
+# organization's NetworkAllowance rows take effect within this time).
+ALLOW_LIST_SECONDS = 30.0
+
 
 class GuardedBackend(httpcore.AsyncNetworkBackend):
     def __init__(self, organization_id: int | None = None, networks: list[IPNetwork] | None = None):
         self._inner = httpcore.AnyIOBackend()
         self._organization_id = organization_id
-        self._networks = networks
-        self.connections: list[tuple[str, str]] = []  # (host, address) in order, for test runs
+        self._fixed = networks
+        self._networks: list[IPNetwork] | None = None
+        self._read_at = 0.0
 
     async def allowed(self) -> list[IPNetwork]:
-        if self._networks is None:
+        if self._fixed is not None:
+            return self._fixed
+        if self._networks is None or time.monotonic() - self._read_at > ALLOW_LIST_SECONDS:
             self._networks = await resolver.allowed_networks(self._organization_id)
+            self._read_at = time.monotonic()
         return self._networks
 
     async def checked_addresses(self, host: str, port: int) -> list:
@@ -61,7 +73,6 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 last_error = exc
                 continue
-            self.connections.append((host, str(address)))
             return stream
         assert last_error is not None
         raise last_error
@@ -82,9 +93,15 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
         limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=20)
         self.backend = backend
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=shared_ssl_context(),
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
             network_backend=backend,
         )
+
+
+@functools.cache
+def shared_ssl_context() -> ssl.SSLContext:
+    """One verifying context for every client: building one reads the CA bundle (slow)."""
+    return httpx.create_ssl_context(trust_env=False)

@@ -281,3 +281,29 @@ def test_an_organization_allowance_opens_a_range_for_that_organization_only(
         guarded_request_sync("GET", httpserver.url_for("/"), organization_id=outsider_org.pk)
     with pytest.raises(BlockedDestination):
         async_to_sync(guarded_request)("GET", httpserver.url_for("/"))
+
+
+def test_a_removed_organization_allowance_stops_applying_to_a_long_lived_client(
+    httpserver, closed_allow_list, org, monkeypatch
+):
+    from asgiref.sync import sync_to_async
+
+    from servers.outbound import transport
+    from vault.models import NetworkAllowance
+
+    monkeypatch.setattr(transport, "ALLOW_LIST_SECONDS", 0.0)
+    allowance = NetworkAllowance.objects.create(organization=org, cidr="127.0.0.1/32")
+    httpserver.expect_request("/").respond_with_data("ok")
+
+    async def before_and_after():
+        first = await guarded_request("GET", httpserver.url_for("/"), organization_id=org.pk)
+        await sync_to_async(allowance.delete)()
+        try:
+            await guarded_request("GET", httpserver.url_for("/"), organization_id=org.pk)
+        except BlockedDestination as exc:
+            return first, exc
+        return first, None
+
+    first, refused = async_to_sync(before_and_after)()
+    assert first.text == "ok"
+    assert isinstance(refused, BlockedDestination)
