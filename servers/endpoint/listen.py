@@ -1,0 +1,117 @@
+"""`subscriptions/listen` (2026-07-28): the one long-lived stream of the stateless era.
+
+The acknowledgement comes first and names the part of the filter the server honours; then only
+the kinds of notification the client asked for, each tagged with the listen request's id. Changes
+reach every listener on any worker through the server's Redis pub/sub channel
+(servers.changes publishes {"method", "params"} there on every change).
+"""
+
+import asyncio
+
+import orjson
+from django.conf import settings
+
+from mcp_protocol import errors, sse
+from mcp_protocol.jsonrpc import Request, error_message, notification_message
+
+from .. import keys as rkeys
+from .http import respond_json, send_chunk, start_sse
+
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+# Filter flag -> (the capability that must allow it, the notification it lets through).
+LIST_FLAGS = {
+    "toolsListChanged": (("tools", "listChanged"), "notifications/tools/list_changed"),
+    "promptsListChanged": (("prompts", "listChanged"), "notifications/prompts/list_changed"),
+    "resourcesListChanged": (
+        ("resources", "listChanged"),
+        "notifications/resources/list_changed",
+    ),
+}
+RESOURCE_UPDATED = "notifications/resources/updated"
+
+
+async def wait_for_disconnect(receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+def _capable(capabilities, path) -> bool:
+    section = capabilities.get(path[0])
+    return isinstance(section, dict) and bool(section.get(path[1]))
+
+
+def honoured_filter(requested: dict, capabilities) -> dict:
+    """The subset of a listen filter this server delivers; raises -32602 for a malformed one."""
+    honoured: dict = {}
+    for flag, (capability, _method) in LIST_FLAGS.items():
+        value = requested.get(flag)
+        if value is None:
+            continue
+        if not isinstance(value, bool):
+            raise errors.invalid_params(f"notifications.{flag} must be a boolean")
+        if value and _capable(capabilities, capability):
+            honoured[flag] = True
+    uris = requested.get("resourceSubscriptions")
+    if uris is not None:
+        if not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris):
+            raise errors.invalid_params(
+                "notifications.resourceSubscriptions must be a list of URIs"
+            )
+        if uris and _capable(capabilities, ("resources", "subscribe")):
+            honoured["resourceSubscriptions"] = list(dict.fromkeys(uris))
+    return honoured
+
+
+def wanted(honoured: dict, method: str, params: dict) -> bool:
+    if method == RESOURCE_UPDATED:
+        return params.get("uri") in honoured.get("resourceSubscriptions", ())
+    return any(honoured.get(flag) and method == listed for flag, (_c, listed) in LIST_FLAGS.items())
+
+
+def tagged(method: str, params: dict | None, subscription_id) -> dict:
+    params = dict(params or {})
+    params["_meta"] = {**(params.get("_meta") or {}), SUBSCRIPTION_ID: subscription_id}
+    return notification_message(method, params)
+
+
+async def serve(gate, send, request: Request) -> None:
+    headers = gate.cors_headers()
+    requested = request.params.get("notifications", {})
+    try:
+        if not isinstance(requested, dict):
+            raise errors.invalid_params("notifications must be an object (the listen filter)")
+        honoured = honoured_filter(requested, gate.snapshot.capabilities)
+    except errors.McpError as exc:
+        await respond_json(send, 400, error_message(request.id, exc), headers)
+        return
+
+    pubsub = gate.redis.pubsub(ignore_subscribe_messages=True)
+    await pubsub.subscribe(rkeys.server_events(gate.snapshot.server_id))
+    gone = asyncio.create_task(wait_for_disconnect(gate.request.receive))
+    keepalive = settings.MCP_SSE_KEEPALIVE_SECONDS
+    try:
+        await start_sse(send, headers)
+        ack = tagged(
+            "notifications/subscriptions/acknowledged", {"notifications": honoured}, request.id
+        )
+        await send_chunk(send, sse.event(orjson.dumps(ack)))
+        while not gone.done():
+            reader = asyncio.ensure_future(pubsub.get_message(timeout=keepalive))
+            done, _ = await asyncio.wait({reader, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if gone in done:
+                reader.cancel()
+                return
+            message = reader.result()
+            if message is None:
+                await send_chunk(send, sse.comment())
+                continue
+            event = orjson.loads(message["data"])
+            method, params = event.get("method"), event.get("params") or {}
+            if isinstance(method, str) and wanted(honoured, method, params):
+                note = tagged(method, params, request.id)
+                await send_chunk(send, sse.event(orjson.dumps(note)))
+    finally:
+        gone.cancel()
+        await pubsub.aclose()

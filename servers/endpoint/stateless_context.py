@@ -1,0 +1,81 @@
+"""The stateless (2026-07-28) RequestContext.
+
+Everything the call knows about its client comes from the request itself: the `_meta` envelope,
+the answers of earlier rounds (`inputResponses`, and those carried in the sealed `requestState`).
+Notifications go to the POST's own response stream; there are no server->client requests, so a
+question the client has not answered yet ends the round with InputRequired (MRTR).
+"""
+
+import asyncio
+
+from mcp_protocol.context import REQUIRED_CAPABILITY, log_level_allows
+from mcp_protocol.errors import MISSING_CLIENT_CAPABILITY, InputRequired, McpError
+from mcp_protocol.jsonrpc import notification_message
+
+
+class StatelessContext:
+    def __init__(
+        self,
+        *,
+        protocol_version: str,
+        client_capabilities: dict,
+        client_info: dict | None,
+        credential: str,
+        log_level: str | None = None,
+        progress_token=None,
+        answers: dict | None = None,
+        emit=None,
+        client_headers=None,
+    ):
+        self.protocol_version = protocol_version
+        self.client_capabilities = client_capabilities
+        self.client_info = client_info
+        self.credential = credential
+        self.log_level = log_level
+        self.progress_token = progress_token
+        self.client_headers = client_headers or {}
+        self._answers = answers or {}
+        # The answers this run relied on: exactly what the next round's requestState must carry.
+        self.used_answers: dict = {}
+        self._emit = emit
+
+    async def log(self, level, data, logger=None):
+        # 2026-07-28: no logLevel in the request's _meta means no log notifications at all.
+        if self._emit is None or self.log_level is None:
+            return
+        if not log_level_allows(self.log_level, level):
+            return
+        params = {"level": level, "data": data}
+        if logger:
+            params["logger"] = logger
+        await self._emit(notification_message("notifications/message", params))
+
+    async def progress(self, progress, total=None, message=None):
+        if self._emit is None or self.progress_token is None:
+            return
+        params = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._emit(notification_message("notifications/progress", params))
+
+    async def request(self, key, method, params):
+        capability = REQUIRED_CAPABILITY.get(method)
+        if capability and not isinstance(self.client_capabilities.get(capability), dict):
+            raise McpError(
+                MISSING_CLIENT_CAPABILITY,
+                f"This request needs the client capability {capability!r} ({method}), "
+                "which the request's clientCapabilities do not declare",
+                {"requiredCapabilities": {capability: {}}},
+                http_status=400,
+            )
+        if key in self._answers:
+            self.used_answers[key] = self._answers[key]
+            return self._answers[key]
+        raise InputRequired({key: {"method": method, "params": params}})
+
+    async def sleep(self, seconds):
+        # A closed response stream cancels the task running the call, which ends this sleep.
+        if seconds > 0:
+            await asyncio.sleep(seconds)
