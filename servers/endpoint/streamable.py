@@ -21,7 +21,7 @@ from mcp_protocol.jsonrpc import (
 
 from .. import keys as rkeys
 from .. import methods
-from . import sessions, streams
+from . import sessions, stateless, streams
 from .context import request_key
 from .gate import Gate, session_header
 from .http import BodyTooLarge, respond, respond_json
@@ -80,6 +80,10 @@ async def handle_post(gate: Gate, send) -> None:
         parsed = parse_body(body)
     except McpError as exc:
         await respond_json(send, 400, error_body(exc), gate.cors_headers())
+        return
+
+    if stateless.is_modern(gate, parsed):
+        await stateless.handle(gate, send, parsed)
         return
 
     if isinstance(parsed, Request) and parsed.method == "initialize":
@@ -288,6 +292,9 @@ async def handle_batch(gate: Gate, send, messages) -> None:
 
 async def handle_get(gate: Gate, send) -> None:
     req = gate.request
+    if gate.session is None and stateless.is_modern(gate, None):
+        await respond(send, 405, headers=[*gate.cors_headers(), ("allow", "POST, OPTIONS")])
+        return
     if not req.accepts("text/event-stream"):
         await respond_json(
             send,
@@ -339,6 +346,9 @@ async def handle_get(gate: Gate, send) -> None:
 
 async def handle_delete(gate: Gate, send) -> None:
     session = gate.session
+    if session is None and stateless.is_modern(gate, None):
+        await respond(send, 405, headers=[*gate.cors_headers(), ("allow", "POST, OPTIONS")])
+        return
     if session is None:
         status = 404 if gate.session_id else 400
         await respond_json(
