@@ -49,6 +49,12 @@ def async_client() -> aioredis.Redis:
 
             client = fakeredis.FakeAsyncRedis(server=_fake())
         else:
-            client = aioredis.Redis.from_url(settings.REDIS_URL, max_connections=10_000)
+            # No read timeout: BLPOP and XREAD BLOCK wait on purpose, bounded by their own timeouts.
+            client = aioredis.Redis.from_url(
+                settings.REDIS_URL,
+                max_connections=10_000,
+                socket_timeout=None,
+                socket_connect_timeout=5,
+            )
         _async_clients[loop] = client
     return client

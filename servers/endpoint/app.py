@@ -3,7 +3,7 @@
 import logging
 import re
 
-from . import streamable
+from . import legacy_sse, streamable
 from .gate import CORS_ALLOW_HEADERS, Gate, Refused
 from .http import HttpRequest, respond, respond_json
 
@@ -36,7 +36,8 @@ class McpApp:
 
     async def mcp(self, scope, receive, send):
         match = MCP_PATH.match(scope["path"])
-        if not match or (match["rest"] or "/") != "/":
+        rest = (match["rest"] or "/") if match else None
+        if rest not in ROUTES:
             await respond_json(send, 404, {"error": "Not found"})
             return
         req = HttpRequest(scope, receive)
@@ -49,7 +50,7 @@ class McpApp:
             await send(message)
 
         try:
-            await self.route(gate, req, tracking_send)
+            await ROUTES[rest](self, gate, req, tracking_send)
         except Refused as refused:
             await refused.send(tracking_send, gate.cors_headers() if gate.snapshot else ())
         except Exception:
@@ -65,7 +66,22 @@ class McpApp:
                     },
                 )
 
-    async def route(self, gate: Gate, req: HttpRequest, send):
+    async def legacy_stream(self, gate: Gate, req: HttpRequest, send):
+        if req.method != "GET":
+            await respond(send, 405, headers=[("allow", "GET")])
+            return
+        await gate.admit()
+        await legacy_sse.handle_stream(gate, send)
+
+    async def legacy_message(self, gate: Gate, req: HttpRequest, send):
+        if req.method != "POST":
+            await respond(send, 405, headers=[("allow", "POST")])
+            return
+        gate.session_id = (req.query.get("session_id") or [None])[0]
+        await gate.admit()
+        await legacy_sse.handle_message(gate, send)
+
+    async def streamable(self, gate: Gate, req: HttpRequest, send):
         if req.method == "OPTIONS":
             await gate.admit(preflight=True)
             headers = [
@@ -86,3 +102,11 @@ class McpApp:
             await streamable.handle_get(gate, send)
         else:
             await streamable.handle_delete(gate, send)
+
+
+ROUTES = {
+    "/": McpApp.streamable,
+    "/sse": McpApp.legacy_stream,
+    "/messages/": McpApp.legacy_message,
+    "/messages": McpApp.legacy_message,
+}

@@ -184,13 +184,18 @@ async def deliver_client_response(gate: Gate, response: Response) -> None:
     await pipe.execute()
 
 
-def wants_stream(gate: Gate, request: Request) -> bool:
-    """Stream when the call may talk to the client before it answers: every non-static tool."""
-    if request.method != "tools/call" or not gate.request.accepts("text/event-stream"):
+def may_talk_to_client(snapshot, request: Request) -> bool:
+    """Whether a call may send notifications or ask the client before it answers: every
+    tool that is not static."""
+    if request.method != "tools/call":
         return False
     name = request.params.get("name")
-    tool = gate.snapshot.tools.get(name) if isinstance(name, str) else None
+    tool = snapshot.tools.get(name) if isinstance(name, str) else None
     return tool is not None and tool.kind != "static"
+
+
+def wants_stream(gate: Gate, request: Request) -> bool:
+    return gate.request.accepts("text/event-stream") and may_talk_to_client(gate.snapshot, request)
 
 
 async def run_method(gate: Gate, request: Request, ctx) -> dict:

@@ -66,11 +66,11 @@ class StreamWriter:
         self.queue.put_nowait((f"{self.stream}.{redis_id.decode()}", fields))
 
 
-def render(event_id: str, fields: dict) -> bytes:
+def render(event_id: str, fields: dict, event_type: str | None = None) -> bytes:
     data = fields.get(b"d")
     if data is None:
         return b""
-    return sse.event(data, event_id=event_id)
+    return sse.event(data, event_id=event_id, event_type=event_type)
 
 
 async def watch_disconnect(receive, gone: asyncio.Event) -> None:
@@ -127,7 +127,17 @@ async def serve_post_stream(send, receive, writer: StreamWriter, headers, *, pri
 
 
 async def serve_get_stream(
-    send, receive, redis, sid: str, stream: str, start_id: str, headers, *, session_alive
+    send,
+    receive,
+    redis,
+    sid: str,
+    stream: str,
+    start_id: str,
+    headers,
+    *,
+    session_alive,
+    prelude: bytes = b"",
+    event_type: str | None = None,
 ) -> None:
     """Replay a stream after `start_id`, then follow it live.
 
@@ -141,6 +151,8 @@ async def serve_get_stream(
     last = start_id
     try:
         await start_sse(send, headers)
+        if prelude:
+            await send_chunk(send, prelude)
         while not gone.is_set():
             reply = await redis.xread({key: last}, count=100, block=block_ms)
             if gone.is_set():
@@ -156,7 +168,7 @@ async def serve_get_stream(
                 event_id = f"{stream}.{last}"
                 if DISCONNECT in fields:
                     continue
-                chunk = render(event_id, fields)
+                chunk = render(event_id, fields, event_type)
                 if FINAL in fields and stream != GET_STREAM:
                     await send_chunk(send, chunk, more=False)
                     return

@@ -27,7 +27,10 @@ def parse_sse(text: str) -> list[dict]:
                 event[field] = value
         if data_lines:
             raw = "\n".join(data_lines)
-            event["data"] = json.loads(raw) if raw.strip() else ""
+            try:
+                event["data"] = json.loads(raw) if raw.strip() else ""
+            except json.JSONDecodeError:
+                event["data"] = raw  # e.g. the old transport's endpoint event
         events.append(event)
     return events
 

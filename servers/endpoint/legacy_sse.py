@@ -1,0 +1,133 @@
+"""The HTTP+SSE transport of 2024-11-05: GET /mcp/<slug>/sse opens the stream and names the
+endpoint for POSTs; every answer goes out on that session's stream (and, as the seed documents
+show, in the POST's own body too)."""
+
+import orjson
+
+from mcp_protocol import errors, sse, versions
+from mcp_protocol.errors import McpError
+from mcp_protocol.jsonrpc import Notification, Request, Response, parse_body, result_message
+
+from .. import keys as rkeys
+from . import sessions, streamable, streams
+from .gate import Gate, start_background
+from .http import BodyTooLarge, respond, respond_json
+
+LEGACY_VERSION = "2024-11-05"
+
+
+async def handle_stream(gate: Gate, send) -> None:
+    if not gate.request.accepts("text/event-stream"):
+        await respond_json(send, 406, {"error": "Accept: text/event-stream is required"})
+        return
+    session = await sessions.create(
+        gate.redis,
+        server_id=gate.snapshot.server_id,
+        credential=gate.credential.ident,
+        protocol_version=LEGACY_VERSION,
+        capabilities={},
+        client_info=None,
+    )
+    endpoint = f"/mcp/{gate.slug}/messages/?session_id={session.sid}"
+    prelude = sse.event(endpoint.encode(), event_type="endpoint")
+
+    async def session_alive() -> bool:
+        return bool(await gate.redis.exists(rkeys.session(session.sid)))
+
+    try:
+        await streams.serve_get_stream(
+            send,
+            gate.request.receive,
+            gate.redis,
+            session.sid,
+            streams.GET_STREAM,
+            "0-0",
+            gate.cors_headers(),
+            session_alive=session_alive,
+            prelude=prelude,
+            event_type="message",
+        )
+    finally:
+        # On this transport the session lives exactly as long as its stream.
+        await sessions.end(gate.redis, session)
+
+
+async def handle_message(gate: Gate, send) -> None:
+    from django.conf import settings
+
+    if gate.session is None:
+        status = 404 if gate.session_id else 400
+        await respond_json(send, status, {"error": "Unknown or missing session_id"})
+        return
+    try:
+        body = await gate.request.read_body(settings.MCP_MAX_BODY_BYTES)
+        message = parse_body(body)
+    except BodyTooLarge:
+        await respond_json(send, 413, {"error": "Request body too large"})
+        return
+    except McpError as exc:
+        await respond_json(send, 400, streamable.error_body(exc))
+        return
+    if isinstance(message, list):
+        await respond_json(
+            send,
+            400,
+            streamable.error_body(McpError(errors.INVALID_REQUEST, "Batches are not supported")),
+        )
+        return
+    if isinstance(message, Notification):
+        await streamable.handle_notification(gate, message)
+        await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
+        return
+    if isinstance(message, Response):
+        await streamable.deliver_client_response(gate, message)
+        await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
+        return
+    writer = streams.StreamWriter(gate.redis, gate.session.sid, streams.GET_STREAM)
+    if streamable.may_talk_to_client(gate.snapshot, message):
+        # The call may need the client's answer, which arrives in a later POST: accept this one
+        # now (old clients send one POST at a time) and let the result travel on the stream.
+        start_background(reply_on_stream(gate, message, writer))
+        await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
+        return
+    reply = await reply_on_stream(gate, message, writer)
+    if reply is None:
+        await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
+        return
+    await respond_json(send, 200, reply, gate.cors_headers())
+
+
+async def reply_on_stream(gate: Gate, message: Request, writer) -> dict | None:
+    reply = await answer(gate, message, writer)
+    if reply is not None:
+        await writer.emit(reply)
+    return reply
+
+
+async def answer(gate: Gate, request: Request, writer) -> dict | None:
+    if request.method == "initialize":
+        return await initialize(gate, request)
+    return await streamable.answer(gate, request, gate.context(request, writer=writer))
+
+
+async def initialize(gate: Gate, request: Request) -> dict:
+    params = request.params
+    requested = params.get("protocolVersion")
+    version = versions.negotiate(requested if isinstance(requested, str) else None)
+    capabilities = (
+        params.get("capabilities") if isinstance(params.get("capabilities"), dict) else {}
+    )
+    client_info = params.get("clientInfo") if isinstance(params.get("clientInfo"), dict) else None
+    mapping = {"v": version, "caps": orjson.dumps(capabilities)}
+    if client_info:
+        mapping["ci"] = orjson.dumps(client_info)
+    await gate.redis.hset(rkeys.session(gate.session.sid), mapping=mapping)
+    snapshot = gate.snapshot
+    result = {
+        "protocolVersion": version,
+        "capabilities": snapshot.capabilities,
+        "serverInfo": snapshot.server_info,
+    }
+    if snapshot.instructions:
+        result["instructions"] = snapshot.instructions
+    return result_message(request.id, result)
