@@ -162,3 +162,44 @@ def test_a_list_changed_notification_schedules_a_refresh(
     while not sync_client().exists(key) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert sync_client().exists(key)
+
+
+def test_exposed_tools_are_served_through_a_snapshot(
+    server, upstream, loopback_allowed, monkeypatch
+):
+    from servers import kinds, methods
+    from servers.snapshot import compile_definition, definition_for
+
+    # The kind registry is another module's; the kind is registered there by one line.
+    monkeypatch.setitem(kinds.KINDS, "upstream", kind)
+    add_upstream_tools(
+        server,
+        upstream.url,
+        selected=["add", "count"],
+        overrides={"add": {"name": "plus", "description": "Adds numbers."}},
+    )
+    snapshot = compile_definition(
+        definition_for(server),
+        server_id=server.pk,
+        organization_id=server.organization_id,
+        generation="1",
+    )
+    listed = async_to_sync(methods.tools_list)(snapshot, {}, RecordingContext())
+    plus = next(t for t in listed["tools"] if t["name"] == "plus")
+    assert plus["description"] == "Adds numbers."
+    assert plus["outputSchema"]["properties"]["result"]["type"] == "integer"
+    ctx = RecordingContext()
+    result = async_to_sync(methods.tools_call)(
+        snapshot, {"name": "plus", "arguments": {"a": 5, "b": 6}}, ctx
+    )
+    assert result["structuredContent"] == {"result": 11}
+    # Arguments are checked against the upstream's schema before anything is sent.
+    refused = async_to_sync(methods.tools_call)(
+        snapshot, {"name": "plus", "arguments": {"a": "five"}}, ctx
+    )
+    assert refused["isError"] is True
+    counted = async_to_sync(methods.tools_call)(
+        snapshot, {"name": "count", "arguments": {"steps": 2}}, ctx
+    )
+    assert counted["content"][0]["text"] == "counted to 2"
+    assert len(ctx.progress_events) == 2
