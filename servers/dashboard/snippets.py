@@ -25,11 +25,11 @@ def client_setups(server, key: str | None = None) -> list[dict]:
     key = key or KEY_PLACEHOLDER
     name = server.slug
     headers = {"Authorization": f"Bearer {key}"} if needs_key else {}
-    header_args = ["--header", f"Authorization: Bearer {key}"] if needs_key else []
 
-    claude_code = shlex.join(
-        ["claude", "mcp", "add", "--transport", "http", name, url, *header_args]
-    )
+    # Written the way Claude's docs show it; keys and slugs never need shell quoting.
+    claude_code = f"claude mcp add --transport http {name} {url}"
+    if needs_key:
+        claude_code += f' --header "Authorization: Bearer {key}"'
 
     remote_args = ["-y", "mcp-remote", url]
     if needs_key:

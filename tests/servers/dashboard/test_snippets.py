@@ -25,7 +25,7 @@ def test_every_client_gets_a_setup_with_the_real_url_and_key(server):
     }
     assert setups["claude-code"]["code"] == (
         "claude mcp add --transport http weather https://mcp.example.com/mcp/weather "
-        "--header 'Authorization: Bearer gmcp_secret'"
+        '--header "Authorization: Bearer gmcp_secret"'
     )
     cursor = json.loads(setups["cursor"]["code"])
     assert cursor["mcpServers"]["weather"] == {
