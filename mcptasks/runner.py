@@ -172,11 +172,10 @@ def load_task_snapshot(task: Task):
     from servers.snapshot import compile_definition, load_snapshot
 
     if task.server_version:
-        from servers.models import Server
-        from servers.publishing import served_definition
+        from servers.publishing import definition_to_serve
 
-        server = Server.objects.get(pk=task.server_id)
-        definition = served_definition(server, task.server_version)
+        server = task.server
+        definition = definition_to_serve(server, task.server_version)
         if definition is None:
             return None
         return compile_definition(
@@ -185,8 +184,7 @@ def load_task_snapshot(task: Task):
             organization_id=server.organization_id,
             generation=f"v{task.server_version}",
         )
-    slug = task.server.slug
-    snapshot = load_snapshot(slug)
+    snapshot = load_snapshot(task.server.slug)
     if snapshot is None or snapshot.server_id != task.server_id:
         return None
     return snapshot

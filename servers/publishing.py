@@ -126,6 +126,30 @@ def served_definition(server: Server, version: str | None = None) -> dict | None
     return None if found is None else found.definition
 
 
+def definition_to_serve(server: Server, version: str | None = None) -> dict | None:
+    """The definition /mcp/<slug> (version None) or /mcp/<slug>@<version> serves.
+
+    The contract (tools, resources, prompts, descriptions, serverInfo) comes from the published
+    version; how the server is operated (status, auth, allowed origins) always comes from the
+    live row, so pausing a server or changing its auth also applies to pinned clients. A server
+    that has never been published serves its draft, so servers created before publishing existed
+    (or by scripts that import with --draft and never publish) keep working. None for an unknown
+    pinned version.
+    """
+    definition = served_definition(server, version)
+    if definition is None:
+        if version is not None or server.versions.exists():
+            return None
+        return export_definition(server)
+    return {
+        **definition,
+        "slug": server.slug,
+        "status": server.status,
+        "auth": server.auth_mode,
+        "allowedOrigins": list(server.allowed_origins or []),
+    }
+
+
 def rollback(server: Server, version: str, user=None) -> ServerVersion:
     """Publish a new version whose definition is the old one's, and make the draft equal to it,
     so the next edit starts from what is served."""

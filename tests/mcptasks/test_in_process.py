@@ -12,6 +12,7 @@ from mcptasks.core import core_task_result
 from mcptasks.events import events_channel
 from mcptasks.lifecycle import cancel_task, create_task, update_task
 from mcptasks.models import Task
+from servers.publishing import publish
 from servers.redis import sync_client
 
 from .conftest import wait_until
@@ -152,3 +153,19 @@ async def test_core_tasks_result_raises_the_error_of_a_failed_task(snapshot, org
     finally:
         await sync_to_async(connections.close_all)()
     assert exc.value.code == -32603 and exc.value.message == "upstream exploded"
+
+
+def test_a_task_pinned_to_a_version_runs_that_versions_tool(snapshot, tasks_server):
+    greet = tasks_server.tools.get(name="greet")
+    greet.config = {"content": [{"type": "text", "text": "Bonjour, {{ name }}!"}]}
+    greet.save()
+    publish(tasks_server)
+    pinned = create_task(snapshot, "greet", {"name": "Ann"}, "key:1", None, server_version="1.0.0")
+    latest = create_task(snapshot, "greet", {"name": "Ann"}, "key:1", None, server_version="1.0.1")
+    gone = create_task(snapshot, "greet", {"name": "Ann"}, "key:1", None, server_version="7.0.0")
+    for task in (pinned, latest, gone):
+        wait_until(lambda task=task: Task.objects.get(pk=task.pk).is_terminal, what="the end")
+    texts = [Task.objects.get(pk=t.pk).result["content"][0]["text"] for t in (pinned, latest)]
+    assert texts == ["Hello, Ann!", "Bonjour, Ann!"]
+    gone.refresh_from_db()
+    assert gone.status == Task.FAILED and gone.error["code"] == -32602

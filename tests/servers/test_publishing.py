@@ -7,6 +7,7 @@ from servers.definition import export_definition, import_definition
 from servers.models import ServerVersion
 from servers.publishing import (
     PublishError,
+    definition_to_serve,
     diff,
     diff_definitions,
     publish,
@@ -270,3 +271,29 @@ def test_publishing_makes_every_process_drop_its_cached_snapshot(
     with django_capture_on_commit_callbacks(execute=True):
         publish(server)
     assert int(sync_client().get(key)) > before
+
+
+def test_a_never_published_server_serves_its_draft(server):
+    assert definition_to_serve(server) == export_definition(server)
+    assert definition_to_serve(server, "1.0.0") is None
+
+
+def test_once_published_the_latest_version_is_served_not_the_draft(server):
+    publish(server)
+    edit_tool(server, "forecast", description="Draft only.")
+    served = definition_to_serve(server)
+    assert served["tools"][0]["description"] == "Tomorrow's weather."
+    assert definition_to_serve(server, "1.0.0") == served
+    assert definition_to_serve(server, "2.0.0") is None
+
+
+def test_status_and_auth_of_the_live_server_apply_to_every_version(server):
+    publish(server)
+    server.status, server.auth_mode, server.allowed_origins = "paused", "none", ["https://a.test"]
+    server.save()
+    pinned = definition_to_serve(server, "1.0.0")
+    assert (pinned["status"], pinned["auth"], pinned["allowedOrigins"]) == (
+        "paused",
+        "none",
+        ["https://a.test"],
+    )
