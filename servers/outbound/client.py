@@ -160,7 +160,7 @@ async def guarded_request(
     except httpx.TooManyRedirects as exc:
         raise OutboundError("The upstream redirected too many times.") from exc
     except httpx.HTTPError as exc:
-        raise OutboundError(f"The request failed: {type(exc).__name__}.") from exc
+        raise OutboundError(_describe(exc)) from exc
     finally:
         if own:
             await client.aclose()
@@ -226,6 +226,17 @@ async def _exchange(
                     del next_request.headers[name]
         redirects.append(str(next_request.url))
         request = next_request
+
+
+def _describe(exc: httpx.HTTPError) -> str:
+    """A failure in words a user can act on; httpx's own text may quote the URL (and its keys)."""
+    if "CERTIFICATE_VERIFY_FAILED" in str(exc) or "certificate" in str(exc).lower():
+        return "The request failed: the server's TLS certificate could not be verified."
+    if isinstance(exc, httpx.ConnectError):
+        return "The request failed: could not connect to the server."
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "The request failed: the server broke the HTTP protocol or closed the connection."
+    return f"The request failed: {type(exc).__name__}."
 
 
 def _peer_address(response: httpx.Response) -> str:

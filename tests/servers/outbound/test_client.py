@@ -307,3 +307,13 @@ def test_a_removed_organization_allowance_stops_applying_to_a_long_lived_client(
     first, refused = async_to_sync(before_and_after)()
     assert first.text == "ok"
     assert isinstance(refused, BlockedDestination)
+
+
+async def test_a_closed_port_is_a_clear_error(allow_loopback):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(OutboundError, match="could not connect to the server"):
+        await guarded_request("GET", f"http://127.0.0.1:{port}/")
