@@ -287,6 +287,32 @@ def _apply(row: Tool, offered: dict | None, report: UpstreamReport) -> None:
             report.updated.append(row.name)
 
 
+def server_upstreams(server: Server) -> list[dict]:
+    """The upstreams a server uses, each with its tools here and its last known health (for the
+    dashboard and the API; no network)."""
+    summary: dict[tuple, dict] = {}
+    for row in server.tools.filter(kind="upstream").order_by("position", "id"):
+        key = _group_key(row.config)
+        if key not in summary:
+            url = row.config.get("url")
+            summary[key] = {
+                "url": url,
+                "transport": row.config.get("transport", "streamable-http"),
+                "headers": sorted((row.config.get("headers") or {}).keys()),
+                "health": health.health(server.pk, url),
+                "tools": [],
+            }
+        summary[key]["tools"].append(
+            {
+                "name": row.name,
+                "upstreamName": row.config.get("tool"),
+                "enabled": row.enabled,
+                "missing": bool((row.config.get("synced") or {}).get("missing")),
+            }
+        )
+    return list(summary.values())
+
+
 def refresh_server_id(server_id: int) -> list[dict]:
     server = Server.objects.filter(pk=server_id).first()
     if server is None:

@@ -13,6 +13,7 @@ from servers.upstream.sync import (
     add_upstream_tools,
     discover,
     refresh_server,
+    server_upstreams,
 )
 from servers.upstream.tasks import refresh_all_upstreams
 
@@ -146,9 +147,17 @@ def test_refresh_reports_an_unreachable_upstream(server, loopback_allowed):
 def test_the_scheduled_task_refreshes_every_server_with_upstreams(
     server, upstream, loopback_allowed
 ):
-    add_upstream_tools(server, upstream.url, selected=["add"])
+    add_upstream_tools(server, upstream.url, selected=["add"], headers={"X-Team": "blue"})
+    health.record(server.pk, upstream.url, ok=False, error="earlier outage")
     assert refresh_all_upstreams() == 1
-    assert health.health(server.pk, upstream.url)["status"] == "ok"
+    (summary,) = server_upstreams(server)
+    assert summary["url"] == upstream.url
+    assert summary["headers"] == ["X-Team"]  # names only: values may hold credentials
+    assert summary["health"]["status"] == "ok"
+    assert summary["health"]["lastError"] == "earlier outage"
+    assert summary["tools"] == [
+        {"name": "add", "upstreamName": "add", "enabled": True, "missing": False}
+    ]
 
 
 def test_a_list_changed_notification_schedules_a_refresh(
