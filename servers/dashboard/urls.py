@@ -1,6 +1,17 @@
 from django.urls import path, re_path
 
-from .views import assets, calls, connect, keys, orgs, parts, playground, schema, servers
+from .views import (
+    assets,
+    calls,
+    connect,
+    imports,
+    keys,
+    orgs,
+    parts,
+    playground,
+    schema,
+    servers,
+)
 
 app_name = "dashboard"
 
@@ -15,6 +26,7 @@ urlpatterns = [
     path("servers/<slug:slug>/connect/", connect.connect, name="connect"),
     path("servers/<slug:slug>/playground/", playground.playground, name="playground"),
     path("servers/<slug:slug>/playground/key/", playground.playground_key, name="playground_key"),
+    path("servers/<slug:slug>/import/", imports.import_tools, name="import_tools"),
     path("servers/<slug:slug>/analytics/", calls.server_analytics, name="server_analytics"),
     path("servers/<slug:slug>/tools/<int:pk>/toggle/", parts.tool_toggle, name="tool_toggle"),
     path("servers/<slug:slug>/<str:part>/new/", parts.part_create, name="part_create"),

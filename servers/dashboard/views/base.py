@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
 from ..scoping import can_manage_members, current_membership, memberships
+from ..snippets import endpoint_url
 
 
 def dashboard_view(view):
@@ -29,4 +30,7 @@ def page(request, template: str, context: dict | None = None, status: int = 200)
         "all_memberships": memberships(request.user).order_by("organization__name"),
         "can_manage_members": can_manage_members(membership),
     }
-    return render(request, template, {**base, **(context or {})}, status=status)
+    context = {**base, **(context or {})}
+    if "server" in context and context["server"] is not None:
+        context.setdefault("server_url", endpoint_url(context["server"]))
+    return render(request, template, context, status=status)

@@ -37,6 +37,13 @@ KIND_EXAMPLES = {
             {"return": {"content": [{"type": "text", "text": "You chose: {{ answer.action }}"}]}},
         ]
     },
+    "http": {
+        "method": "GET",
+        "url": "https://api.example.com/search",
+        "parameters": {"message": {"in": "query", "name": "q"}},
+        "response": {"select": "results[0]"},
+        "timeoutSeconds": 30,
+    },
 }
 
 

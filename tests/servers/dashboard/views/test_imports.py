@@ -1,0 +1,76 @@
+import json
+
+from servers.models import Tool
+
+SPEC = {
+    "openapi": "3.1.0",
+    "info": {"title": "Pets", "version": "1.0"},
+    "servers": [{"url": "https://pets.example.com"}],
+    "paths": {
+        "/pets": {
+            "get": {
+                "operationId": "listPets",
+                "summary": "List pets",
+                "responses": {"200": {"description": "ok"}},
+            }
+        },
+        "/pets/{id}": {
+            "get": {
+                "operationId": "getPet",
+                "summary": "Get a pet",
+                "parameters": [
+                    {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        },
+    },
+}
+
+
+def test_pasting_a_spec_previews_then_creates_the_picked_operations(member_client, server):
+    url = f"/servers/{server.slug}/import/"
+    preview = member_client.post(url, {"step": "preview", "text": json.dumps(SPEC)})
+    assert preview.status_code == 200
+    names = [op.name for op in preview.context["preview"].operations]
+    assert len(names) == 2
+    assert not Tool.objects.exists()
+    document = preview.context["document"]
+
+    picked = next(n for n in names if "get" in n.lower() and "pet" in n.lower() and n != names[0])
+    response = member_client.post(
+        url, {"step": "create", "document": document, "operation": [picked]}
+    )
+    assert response.status_code == 302
+    tool = Tool.objects.get(server=server)
+    assert (tool.name, tool.kind, tool.enabled) == (picked, "http", False)
+
+
+def test_an_unknown_document_is_explained_not_a_500(member_client, server):
+    response = member_client.post(
+        f"/servers/{server.slug}/import/", {"step": "preview", "text": "hello: world"}
+    )
+    assert response.status_code == 400
+    assert "not an OpenAPI" in response.context["error"]
+
+
+def test_nothing_given_is_explained(member_client, server):
+    response = member_client.post(f"/servers/{server.slug}/import/", {"step": "preview"})
+    assert response.status_code == 400
+    assert "Upload a file" in response.context["error"]
+
+
+def test_a_private_url_is_refused(member_client, server):
+    response = member_client.post(
+        f"/servers/{server.slug}/import/", {"step": "preview", "url": "http://127.0.0.1:1/x"}
+    )
+    assert response.status_code == 400
+    assert response.context["error"].startswith("url:")
+
+
+def test_an_outsider_cannot_import_into_my_server(client, outsider, server):
+    client.force_login(outsider)
+    response = client.post(
+        f"/servers/{server.slug}/import/", {"step": "preview", "text": json.dumps(SPEC)}
+    )
+    assert response.status_code == 404
