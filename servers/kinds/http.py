@@ -63,6 +63,7 @@ import weakref
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import jmespath
 import jmespath.exceptions
@@ -572,6 +573,13 @@ def _scalar(value) -> str:
     return value if isinstance(value, str) else render_text(value)
 
 
+def _path_segment(value) -> str:
+    """An argument as one path segment: slashes encoded, and `.`/`..` too, so an argument cannot
+    climb to another endpoint of the API."""
+    segment = quote(_scalar(value), safe="")
+    return segment.replace(".", "%2E") if segment in (".", "..") else segment
+
+
 def _stringify(mapping) -> dict:
     return {str(k): _scalar(v) for k, v in (mapping or {}).items() if v is not None}
 
@@ -584,9 +592,7 @@ def build_request(tool: HttpTool, arguments: dict, variables: dict) -> Outbound:
         else:
             if arguments.get(part) is None:
                 raise ToolError(f"The argument {part!r} is required: it is part of the URL.")
-            from urllib.parse import quote
-
-            url += quote(_scalar(arguments[part]), safe="")
+            url += _path_segment(arguments[part])
     outbound = Outbound(method=tool.method, url=url)
     outbound.headers = _stringify(tool.render_headers(variables))
     for name, value in (tool.render_query(variables) or {}).items():
@@ -839,8 +845,6 @@ class _Trace:
 
 
 def _request_dump(outbound: Outbound, response: GuardedResponse | None, masker) -> dict:
-    from urllib.parse import urlencode
-
     url = outbound.url
     if outbound.params:
         url += ("&" if "?" in url else "?") + urlencode(outbound.params)
@@ -973,7 +977,9 @@ async def fetch(tool: HttpTool, arguments: dict, variables: dict, ctx):
             " try again shortly."
         ) from None
     try:
-        response = await _send_with_retries(tool, outbound, variables, masker, trace, ctx, test)
+        response, masker = await _send_with_retries(
+            tool, outbound, variables, masker, trace, ctx, test
+        )
     finally:
         semaphore.release()
     if cache_key and 200 <= response.status_code < 300:
@@ -1043,7 +1049,7 @@ async def _send_with_retries(tool, outbound, variables, masker, trace, ctx, test
                 await _pause(ctx, wait)
                 attempt += 1
                 continue
-        return response
+        return response, masker
 
 
 async def _pause(ctx, seconds: float) -> None:

@@ -178,6 +178,14 @@ def test_path_placeholders_are_url_encoded_arguments(httpserver):
     assert requests_of(httpserver)[0].environ["REQUEST_URI"] == "/users/a%20b%2Fc/orders"
 
 
+@pytest.mark.parametrize("value", ["..", "."])
+def test_a_path_argument_cannot_climb_to_another_endpoint(httpserver, value):
+    httpserver.expect_request("/api/users/" + value.replace(".", "%2E")).respond_with_data("")
+    httpserver.expect_request("/api/users/" + value).respond_with_data("")
+    call(make({"url": httpserver.url_for("/api/users/{id}")}), {"id": value})
+    assert requests_of(httpserver)[0].environ["REQUEST_URI"] == "/api/users/" + "%2E" * len(value)
+
+
 def test_a_missing_path_argument_is_a_tool_error(httpserver):
     tool = make({"url": httpserver.url_for("/users/{id}")})
     assert "'id' is required" in fails(tool, {})
@@ -518,12 +526,12 @@ def test_an_upstream_401_refreshes_the_oauth_token_once(httpserver, org, server)
 
     def data(request):
         if request.headers["Authorization"] == "Bearer at-fresh":
-            return Response('{"ok": true}', content_type="application/json")
+            return Response('{"ok": true, "token": "at-fresh"}', content_type="application/json")
         return Response("expired", status=401)
 
     httpserver.expect_request("/data").respond_with_handler(data)
     result = call(make(_oauth_config(httpserver), server=server))
-    assert result["content"][0]["text"] == '{"ok":true}'
+    assert result["content"][0]["text"] == '{"ok":true,"token":"***"}'
 
 
 def test_a_failing_token_endpoint_is_a_clear_error_without_the_client_secret(
