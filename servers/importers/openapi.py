@@ -371,9 +371,11 @@ class _Parser:
                     "allowEmptyValue",
                 )
             }
-            if param.get("collectionFormat") not in (None, "csv", "multi"):
+            if param.get("type") == "array" and param.get("collectionFormat") != "multi":
+                # Swagger's default is csv (a,b); the http kind repeats the parameter.
+                fmt = param.get("collectionFormat") or "csv"
                 problems.append(
-                    f"{where}: collectionFormat {param['collectionFormat']!r} is sent as repeated values"
+                    f"{where}: a {fmt} list upstream, sent as repeated values ({wire}=a&{wire}=b)"
                 )
         elif "schema" in param:
             raw_schema = param["schema"]
@@ -383,6 +385,8 @@ class _Parser:
             raw_schema = {}
             problems.append(f"{where}: no schema; any value accepted")
         schema = self.resolver.schema(raw_schema, problems, where)
+        if self.dialect != "2.0":
+            self._style_problems(param, schema, location, wire, problems)
         if self.dialect != "2.0" and "example" in param and "examples" not in schema:
             schema["examples"] = [param["example"]]
         name = identifier(wire) if location == "path" else argument_name(wire)
@@ -396,6 +400,26 @@ class _Parser:
             required=bool(param.get("required")) or location == "path",
             description=str(param.get("description") or "").strip(),
         )
+
+    @staticmethod
+    def _style_problems(param, schema, location, wire, problems) -> None:
+        """Serialisations the http kind does not produce (it repeats list items, and sends
+        objects as JSON text), said where a person reviews the import."""
+        style = param.get("style") or ("form" if location in ("query", "cookie") else "simple")
+        explode = param.get("explode", style == "form")
+        kind = schema.get("type")
+        is_list = kind == "array" or (isinstance(kind, list) and "array" in kind)
+        is_object = kind == "object" or (isinstance(kind, list) and "object" in kind)
+        where = f"parameter {wire!r}"
+        if location == "query" and style == "deepObject":
+            problems.append(f"{where}: deepObject style ({wire}[key]=value) is sent as JSON text")
+        elif location == "query" and is_list and (not explode or style != "form"):
+            problems.append(
+                f"{where}: a {style}{'' if explode else ', not exploded,'} list upstream, "
+                f"sent as repeated values ({wire}=a&{wire}=b)"
+            )
+        elif location == "query" and is_object:
+            problems.append(f"{where}: an object, sent as JSON text")
 
     def _request_body(self, op, source, problems, arg_taken):
         raw = op.get("requestBody")

@@ -328,3 +328,47 @@ def test_a_relative_server_without_a_base_url_is_reported(data):
     assert preview.find("listVisits").config["url"] == "/visits"
     # A path under the server's baseUrl is still a config the http kind accepts.
     assert http.validate_config(preview.find("listVisits").config) == []
+
+
+def test_list_serialisations_the_http_kind_does_not_make_are_reported(bookshelf):
+    search = bookshelf.find("searchBooks")
+    assert "parameter 'tags': a csv list upstream, sent as repeated values (tags=a&tags=b)" in (
+        search.problems
+    )
+    document = {
+        "openapi": "3.0.3",
+        "info": {"title": "Styles", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {
+            "/items": {
+                "get": {
+                    "operationId": "items",
+                    "parameters": [
+                        {
+                            "name": "ids",
+                            "in": "query",
+                            "explode": False,
+                            "schema": {"type": "array", "items": {"type": "integer"}},
+                        },
+                        {
+                            "name": "filter",
+                            "in": "query",
+                            "style": "deepObject",
+                            "schema": {"type": "object"},
+                        },
+                        {
+                            "name": "tags",
+                            "in": "query",
+                            "schema": {"type": "array", "items": {"type": "string"}},
+                        },
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    problems = parse_openapi(document).find("items").problems
+    assert problems == [
+        "parameter 'ids': a form, not exploded, list upstream, sent as repeated values (ids=a&ids=b)",
+        "parameter 'filter': deepObject style (filter[key]=value) is sent as JSON text",
+    ]
