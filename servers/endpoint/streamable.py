@@ -3,6 +3,7 @@
 
 import asyncio
 import logging
+import time
 
 import orjson
 from django.conf import settings
@@ -21,7 +22,7 @@ from mcp_protocol.jsonrpc import (
 
 from .. import keys as rkeys
 from .. import methods
-from . import sessions, stateless, streams
+from . import calllog, sessions, stateless, streams
 from .context import request_key
 from .gate import Gate, session_header
 from .http import BodyTooLarge, respond, respond_json
@@ -134,6 +135,7 @@ async def handle_post(gate: Gate, send) -> None:
 
 
 async def initialize(gate: Gate, send, request: Request) -> None:
+    started = time.perf_counter()
     params = request.params
     requested = params.get("protocolVersion")
     version = versions.negotiate(requested if isinstance(requested, str) else None)
@@ -158,7 +160,9 @@ async def initialize(gate: Gate, send, request: Request) -> None:
     if snapshot.instructions:
         result["instructions"] = snapshot.instructions
     headers = [*gate.cors_headers(), ("mcp-session-id", session.sid)]
-    await respond_json(send, 200, result_message(request.id, result), headers)
+    reply = result_message(request.id, result)
+    await respond_json(send, 200, reply, headers)
+    calllog.record(gate, "initialize", params, reply, started, client_info=client_info)
 
 
 async def handle_notification(gate: Gate, note: Notification) -> None:
@@ -224,16 +228,19 @@ async def run_method(gate: Gate, request: Request, ctx) -> dict:
 
 
 async def answer(gate: Gate, request: Request, ctx) -> dict | None:
-    """The JSON-RPC response for a request, or None when it was cancelled."""
+    """The JSON-RPC response for a request (None when it was cancelled), logged as a call."""
+    started = time.perf_counter()
     try:
-        return result_message(request.id, await run_method(gate, request, ctx))
+        reply = result_message(request.id, await run_method(gate, request, ctx))
     except Cancelled:
-        return None
+        reply = None
     except McpError as exc:
-        return error_message(request.id, exc)
+        reply = error_message(request.id, exc)
     except Exception:
         log.exception("Internal error in %s on %s", request.method, gate.snapshot.slug)
-        return error_message(request.id, McpError(errors.INTERNAL_ERROR, "Internal error"))
+        reply = error_message(request.id, McpError(errors.INTERNAL_ERROR, "Internal error"))
+    calllog.record(gate, request.method, request.params, reply, started)
+    return reply
 
 
 async def handle_request(gate: Gate, send, request: Request) -> None:
