@@ -2,14 +2,18 @@
 
 import logging
 import re
+from urllib.parse import unquote
 
-from . import legacy_sse, streamable
+from . import legacy_sse, streamable, surfaces
 from .gate import CORS_ALLOW_HEADERS, Gate, Refused
 from .http import HttpRequest, respond, respond_json
 
 log = logging.getLogger(__name__)
 
 MCP_PATH = re.compile(r"^/mcp/(?P<slug>[a-z0-9][a-z0-9-]{0,62})(?P<rest>/.*)?$")
+WEBTOOLS_PATH = re.compile(r"^/webtools/(?P<slug>[a-z0-9][a-z0-9-]{0,62})/(?P<version>[^/]+)?$")
+TOOL_REST = "/tools/"
+WEBTOOL_CODES = {401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "WEBTOOL_NOT_FOUND"}
 
 
 class McpApp:
@@ -22,6 +26,9 @@ class McpApp:
             return
         if scope["type"] == "http" and scope["path"].startswith("/mcp/"):
             await self.mcp(scope, receive, send)
+            return
+        if scope["type"] == "http" and scope["path"].startswith("/webtools/"):
+            await self.webtools(scope, receive, send)
             return
         await self.fallback(scope, receive, send)
 
@@ -37,7 +44,10 @@ class McpApp:
     async def mcp(self, scope, receive, send):
         match = MCP_PATH.match(scope["path"])
         rest = (match["rest"] or "/") if match else None
-        if rest not in ROUTES:
+        route = ROUTES.get(rest)
+        if rest and rest.startswith(TOOL_REST) and len(rest) > len(TOOL_REST):
+            route = McpApp.rest_tool
+        if route is None:
             await respond_json(send, 404, {"error": "Not found"})
             return
         req = HttpRequest(scope, receive)
@@ -50,7 +60,7 @@ class McpApp:
             await send(message)
 
         try:
-            await ROUTES[rest](self, gate, req, tracking_send)
+            await route(self, gate, req, tracking_send)
         except Refused as refused:
             await refused.send(tracking_send, gate.cors_headers() if gate.snapshot else ())
         except Exception:
@@ -81,6 +91,61 @@ class McpApp:
         await gate.admit()
         await legacy_sse.handle_message(gate, send)
 
+    async def rest_tool(self, gate: Gate, req: HttpRequest, send):
+        if req.method != "POST":
+            await respond(send, 405, headers=[("allow", "POST")])
+            return
+        await gate.admit()
+        await surfaces.call_tool(gate, send, unquote(req.path.split(TOOL_REST, 1)[1]))
+
+    async def openapi(self, gate: Gate, req: HttpRequest, send):
+        await self.get_only(gate, req, send, surfaces.openapi_document)
+
+    async def discovery(self, gate: Gate, req: HttpRequest, send):
+        await self.get_only(gate, req, send, surfaces.discovery_document)
+
+    async def get_only(self, gate: Gate, req: HttpRequest, send, handler):
+        if req.method != "GET":
+            await respond(send, 405, headers=[("allow", "GET")])
+            return
+        await gate.admit()
+        await handler(gate, send)
+
+    async def webtools(self, scope, receive, send):
+        match = WEBTOOLS_PATH.match(scope["path"])
+        if not match:
+            await respond_json(
+                send,
+                404,
+                {
+                    "status": "error",
+                    "error": {"code": "WEBTOOL_NOT_FOUND", "message": "No webtool at this path"},
+                },
+            )
+            return
+        req = HttpRequest(scope, receive)
+        gate = Gate(req, match["slug"])
+        version = match["version"]
+        try:
+            await gate.admit()
+            if req.method == "GET":
+                await surfaces.webtools_metadata(gate, send, version)
+            elif req.method == "POST" and version is None:
+                await surfaces.webtools_call(gate, send)
+            else:
+                await respond(send, 405, headers=[("allow", "GET" if version else "GET, POST")])
+        except Refused as refused:
+            code = WEBTOOL_CODES.get(refused.status, "INTERNAL_ERROR")
+            body = {"status": "error", "error": {"code": code, "message": refused.error.message}}
+            await respond_json(send, refused.status, body, refused.headers)
+        except Exception:
+            log.exception("Unhandled error on %s %s", req.method, req.path)
+            body = {
+                "status": "error",
+                "error": {"code": "INTERNAL_ERROR", "message": "Internal error"},
+            }
+            await respond_json(send, 500, body)
+
     async def streamable(self, gate: Gate, req: HttpRequest, send):
         if req.method == "OPTIONS":
             await gate.admit(preflight=True)
@@ -98,6 +163,8 @@ class McpApp:
         await gate.admit()
         if req.method == "POST":
             await streamable.handle_post(gate, send)
+        elif req.method == "GET" and "text/event-stream" not in req.header("accept", ""):
+            await surfaces.server_info(gate, send)
         elif req.method == "GET":
             await streamable.handle_get(gate, send)
         else:
@@ -106,6 +173,8 @@ class McpApp:
 
 ROUTES = {
     "/": McpApp.streamable,
+    "/openapi.json": McpApp.openapi,
+    "/.well-known/mcp.json": McpApp.discovery,
     "/sse": McpApp.legacy_stream,
     "/messages/": McpApp.legacy_message,
     "/messages": McpApp.legacy_message,

@@ -1,0 +1,106 @@
+"""The per-server HTTP surfaces beside MCP (seeds 000, 003, 004): server info, a REST call per
+tool, the generated OpenAPI document, the discovery document and the Webtools API. Each handler
+parses, calls a function of servers.surfaces, and renders."""
+
+import time
+
+import orjson
+
+from mcp_protocol.context import NullContext
+from mcp_protocol.jsonrpc import dumps
+
+from ..surfaces import discovery, info, openapi, rest, webtools
+from . import calllog
+from .gate import Gate
+from .http import BodyTooLarge, respond, respond_json
+
+
+def base_url(gate: Gate) -> str:
+    scope = gate.request.scope
+    return f"{scope.get('scheme', 'http')}://{gate.request.header('host', 'localhost')}/mcp/{gate.slug}"
+
+
+def rest_context(gate: Gate) -> NullContext:
+    return NullContext(credential=gate.credential.ident)
+
+
+async def read_json(gate: Gate, send):
+    """The request body as JSON, or None after answering 400/413 itself."""
+    from django.conf import settings
+
+    try:
+        body = await gate.request.read_body(settings.MCP_MAX_BODY_BYTES)
+    except BodyTooLarge:
+        await respond_json(send, 413, {"error": "Request body too large"}, gate.cors_headers())
+        return None, False
+    if not body.strip():
+        return {}, True
+    try:
+        return orjson.loads(body), True
+    except orjson.JSONDecodeError as exc:
+        await respond_json(send, 400, {"error": f"Invalid JSON: {exc}"}, gate.cors_headers())
+        return None, False
+
+
+async def server_info(gate: Gate, send) -> None:
+    if info.wants_html(gate.request.header("accept")):
+        page = info.info_page(gate.snapshot, base_url(gate)).encode()
+        await respond(send, 200, page, "text/html; charset=utf-8", gate.cors_headers())
+        return
+    await respond_json(
+        send, 200, info.server_info(gate.snapshot, base_url(gate)), gate.cors_headers()
+    )
+
+
+async def call_tool(gate: Gate, send, name: str) -> None:
+    body, ok = await read_json(gate, send)
+    if not ok:
+        return
+    started = time.perf_counter()
+    status, payload = await rest.call_tool_rest(gate.snapshot, name, body, rest_context(gate))
+    reply = {"result": {}} if status == 200 else {"error": {"message": payload.get("error", "")}}
+    calllog.record(
+        gate, "tools/call", {"name": name, "arguments": body}, reply, started, surface="rest"
+    )
+    await respond_json(send, status, payload, gate.cors_headers())
+
+
+async def openapi_document(gate: Gate, send) -> None:
+    await respond_json(
+        send, 200, openapi.openapi_document(gate.snapshot, base_url(gate)), gate.cors_headers()
+    )
+
+
+async def discovery_document(gate: Gate, send) -> None:
+    await respond_json(send, 200, discovery.discovery_document(gate.snapshot), gate.cors_headers())
+
+
+async def webtools_metadata(gate: Gate, send, version: str | None) -> None:
+    if version is not None and version != gate.snapshot.server_info["version"]:
+        status, payload = webtools.not_found(gate.slug, version)
+        await respond_json(send, status, payload, gate.cors_headers())
+        return
+    await respond(
+        send, 200, dumps(webtools.metadata(gate.snapshot)), "application/json", gate.cors_headers()
+    )
+
+
+async def webtools_call(gate: Gate, send) -> None:
+    body, ok = await read_json(gate, send)
+    if not ok:
+        return
+    started = time.perf_counter()
+    status, payload = await webtools.execute(gate.snapshot, body, rest_context(gate))
+    action = body.get("action") if isinstance(body, dict) else None
+    reply = {"result": {}} if status == 200 else {"error": {"message": str(payload.get("error"))}}
+    calllog.record(
+        gate,
+        "tools/call",
+        {"name": action, "arguments": (body or {}).get("request")}
+        if isinstance(body, dict)
+        else {},
+        reply,
+        started,
+        surface="webtools",
+    )
+    await respond_json(send, status, payload, gate.cors_headers())
