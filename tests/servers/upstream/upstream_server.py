@@ -82,6 +82,23 @@ async def grow(ctx: Context) -> str:
     return "grown"
 
 
+@server.resource(
+    "notes://welcome", name="welcome", description="A welcome note.", mime_type="text/plain"
+)
+def welcome() -> str:
+    return "Welcome aboard."
+
+
+@server.resource("notes://by-day/{day}", name="day-note", mime_type="text/plain")
+def day_note(day: str) -> str:
+    return f"Notes of {day}."
+
+
+@server.prompt(description="Greet someone by name.")
+def greet(who: str) -> str:
+    return f"Please greet {who} warmly."
+
+
 class BearerGate:
     def __init__(self, app, token):
         self.app, self.token = app, token
