@@ -14,6 +14,17 @@ from .preview import ImportFailed
 MAX_DOCUMENT_BYTES = 10 * 1024 * 1024
 
 
+class _JsonCompatibleLoader(yaml.SafeLoader):
+    """YAML as JSON sees it: `example: 2024-05-01` stays a string, as it would in JSON, instead
+    of becoming a date that no JSON column or client can take."""
+
+
+_JsonCompatibleLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 def is_url(text: str) -> bool:
     return text.strip().lower().startswith(("http://", "https://")) and "\n" not in text.strip()
 
@@ -29,7 +40,11 @@ def parse_text(text: str | bytes, label: str = "document") -> dict:
     if not stripped:
         raise ImportFailed(f"{label}: empty")
     try:
-        data = orjson.loads(stripped) if stripped[0] in "{[" else yaml.safe_load(stripped)
+        data = (
+            orjson.loads(stripped)
+            if stripped[0] in "{["
+            else yaml.load(stripped, Loader=_JsonCompatibleLoader)
+        )  # noqa: S506 - a SafeLoader
     except orjson.JSONDecodeError as exc:
         raise ImportFailed(f"{label}: not valid JSON ({exc})") from None
     except yaml.YAMLError as exc:

@@ -372,3 +372,27 @@ def test_list_serialisations_the_http_kind_does_not_make_are_reported(bookshelf)
         "parameter 'ids': a form, not exploded, list upstream, sent as repeated values (ids=a&ids=b)",
         "parameter 'filter': deepObject style (filter[key]=value) is sent as JSON text",
     ]
+
+
+def test_yaml_dates_stay_strings_as_in_json(server):
+    from servers.importers import commit_import
+
+    text = """
+openapi: 3.0.3
+info: {title: Dates, version: '1'}
+servers: [{url: 'https://api.example.com'}]
+paths:
+  /events:
+    get:
+      operationId: events
+      parameters:
+        - name: since
+          in: query
+          schema: {type: string, format: date, example: 2024-05-01}
+      responses: {'200': {description: ok}}
+"""
+    preview = parse_openapi(text)
+    assert preview.find("events").input_schema["properties"]["since"]["examples"] == ["2024-05-01"]
+    (tool,) = commit_import(server, preview)
+    tool.refresh_from_db()
+    assert tool.input_schema["properties"]["since"]["examples"] == ["2024-05-01"]
