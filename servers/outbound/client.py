@@ -122,14 +122,17 @@ async def guarded_request(
     max_bytes: int = 5 * 1024 * 1024,
     follow_redirects: bool = True,
     max_redirects: int = MAX_REDIRECTS,
+    reuse_connections: bool = True,
 ) -> GuardedResponse:
     """One request; raises BlockedDestination, or OutboundError for timeouts and network failures.
 
     The body is read up to `max_bytes` (after decompression); more sets `truncated`.
+    `reuse_connections=False` uses a client of its own, closed before returning (for callers
+    whose event loop lives for one call only).
     """
     check_url(url)
     started = time.perf_counter()
-    own = networks is not None
+    own = networks is not None or not reuse_connections
     client = (
         guarded_client(organization_id, networks=networks)
         if own
@@ -278,4 +281,5 @@ def guarded_request_sync(method: str, url: str, **kwargs) -> GuardedResponse:
     """guarded_request for synchronous callers (management commands, sync views)."""
     from asgiref.sync import async_to_sync
 
+    kwargs.setdefault("reuse_connections", False)  # each call runs on an event loop of its own
     return async_to_sync(guarded_request)(method, url, **kwargs)

@@ -5,6 +5,7 @@ import os
 import socket
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 from .addresses import IPAddress, IPNetwork, parse_ip_literal, parse_networks
 
@@ -31,7 +32,10 @@ def deployment_networks() -> list[IPNetwork]:
         configured = os.environ.get("OUTBOUND_ALLOWED_NETWORKS", "")
     if isinstance(configured, str):
         configured = configured.split(",")
-    return parse_networks(configured)
+    try:
+        return parse_networks(configured)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"OUTBOUND_ALLOWED_NETWORKS: {exc}") from None
 
 
 def _organization_networks(organization_id: int) -> list[IPNetwork]:

@@ -317,3 +317,13 @@ async def test_a_closed_port_is_a_clear_error(allow_loopback):
         port = sock.getsockname()[1]
     with pytest.raises(OutboundError, match="could not connect to the server"):
         await guarded_request("GET", f"http://127.0.0.1:{port}/")
+
+
+def test_a_malformed_deployment_allow_list_is_a_configuration_error(settings):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from servers.outbound.resolver import deployment_networks
+
+    settings.OUTBOUND_ALLOWED_NETWORKS = ["10.0.0.0/8", "not-a-network"]
+    with pytest.raises(ImproperlyConfigured, match="OUTBOUND_ALLOWED_NETWORKS"):
+        deployment_networks()
