@@ -81,6 +81,50 @@ class ImportPreview:
             "operations": [op.to_dict() for op in self.operations],
         }
 
+    @classmethod
+    def from_dict(cls, data: dict) -> "ImportPreview":
+        """The preview `to_dict` gave (kept between the preview and the commit requests)."""
+        try:
+            operations = [
+                ImportedOperation(
+                    name=op["name"],
+                    source=op["source"],
+                    operation_id=op.get("operation_id"),
+                    title=op.get("title", ""),
+                    description=op.get("description", ""),
+                    method=op["method"],
+                    input_schema=op["input_schema"],
+                    config=op["config"],
+                    annotations=op.get("annotations") or {},
+                    problems=list(op.get("problems") or []),
+                    arguments=[
+                        Argument(
+                            name=a["name"],
+                            location=a["in"],
+                            wire_name=a.get("wireName"),
+                            schema=op["input_schema"].get("properties", {}).get(a["name"], {}),
+                            required=bool(a.get("required")),
+                        )
+                        for a in op.get("arguments") or []
+                    ],
+                )
+                for op in data["operations"]
+            ]
+            return cls(
+                format=data["format"],
+                title=data.get("title", ""),
+                version=data.get("version", ""),
+                base_url=data.get("baseUrl"),
+                operations=operations,
+                secrets=list(data.get("secrets") or []),
+                auth=list(data.get("auth") or []),
+                problems=list(data.get("problems") or []),
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ImportFailed(
+                f"preview: not a preview this importer made ({exc!r} missing)"
+            ) from None
+
     def find(self, key: str) -> ImportedOperation | None:
         """An operation by tool name, operationId or source ("GET /pets")."""
         for op in self.operations:

@@ -141,3 +141,17 @@ def test_a_spec_url_on_a_private_address_is_refused(data, httpserver, settings):
     with pytest.raises(ImportFailed, match="not allowed"):
         parse_openapi(httpserver.url_for("/specs/petstore.yaml"))
     assert len(httpserver.log) == 0
+
+
+def test_a_preview_survives_a_round_trip_through_json(server, petstore):
+    import orjson
+
+    from servers.importers import ImportPreview
+
+    kept = orjson.loads(orjson.dumps(petstore.to_dict()))
+    restored = ImportPreview.from_dict(kept)
+    assert restored.to_dict() == petstore.to_dict()
+    (tool,) = commit_import(server, restored, ["deletePet"])
+    assert tool.config == petstore.find("deletePet").config
+    with pytest.raises(ImportFailed, match="not a preview this importer made"):
+        ImportPreview.from_dict({"operations": [{"name": "x"}]})
