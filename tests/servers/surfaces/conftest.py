@@ -7,7 +7,7 @@ ADD_SCHEMA = {
     "properties": {"a": {"$ref": "#/$defs/number"}, "b": {"$ref": "#/$defs/number"}},
     "required": ["a", "b"],
     "additionalProperties": False,
-    "$defs": {"number": {"type": "number"}},
+    "$defs": {"number": {"type": "number", "minimum": -1e9, "maximum": 1e9}},
 }
 
 
