@@ -15,6 +15,7 @@ from mcp_protocol.pagination import paginate
 
 from . import kinds
 from .kinds.static import normalize_content
+from .kinds.workflow import run_steps
 from .templating import render_text
 
 PAGE_SIZE = 50
@@ -167,6 +168,9 @@ async def prompts_get(snapshot, params, ctx) -> dict:
     variables = {name: "" for name in prompt.argument_names}
     variables.update({key: value for key, value in arguments.items() if isinstance(key, str)})
     try:
+        if prompt.steps:
+            # Answers to the steps' questions become variables of the messages.
+            await run_steps(prompt.steps, variables, ctx)
         messages = prompt.render_messages(variables)
     except ToolError as exc:
         raise McpError(-32603, f"Prompt failed: {exc.message}") from None

@@ -15,6 +15,7 @@ from jsonschema.exceptions import SchemaError
 from mcp_protocol import uritemplate
 
 from . import kinds
+from .kinds import workflow
 from .templating import TemplateCompileError, compile_value
 
 
@@ -101,6 +102,8 @@ class CompiledPrompt:
     required_arguments: tuple[str, ...]
     render_messages: Callable[[dict], list]
     completions: Mapping[str, tuple[str, ...]]
+    # Workflow steps run before the messages render (a prompt that asks the client first).
+    steps: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +255,11 @@ def _compile_prompt(prompt: dict, where: str) -> CompiledPrompt:
         render = compile_value(prompt.get("messages") or [])
     except TemplateCompileError as exc:
         raise DefinitionError(f"{where}.messages: {exc}") from None
+    steps = prompt.get("steps") or []
+    if steps:
+        problems = workflow.validate_prompt_steps(steps, f"{where}.steps")
+        if problems:
+            raise DefinitionError("; ".join(problems))
     return CompiledPrompt(
         name=name,
         wire=freeze(wire),
@@ -260,6 +268,7 @@ def _compile_prompt(prompt: dict, where: str) -> CompiledPrompt:
         required_arguments=tuple(arg["name"] for arg in arguments if arg.get("required")),
         render_messages=render,
         completions=_completions(prompt, where),
+        steps=workflow.compile_steps(steps, prompt) if steps else (),
     )
 
 

@@ -334,10 +334,40 @@ def compile(tool_def: dict) -> tuple[Step, ...]:
     )
 
 
-async def call(compiled: tuple[Step, ...], arguments: dict, ctx) -> dict:
-    variables = dict(arguments)
+async def run_steps(compiled: tuple[Step, ...], variables: dict, ctx) -> dict | None:
+    """Run steps over `variables` (answers land there); the result of a `return` step, if any."""
     for step in compiled:
         result = await STEP_TYPES[step.kind].run(step, variables, ctx)
         if result is not None:
             return result
-    return {"content": [{"type": "text", "text": ""}]}
+    return None
+
+
+async def call(compiled: tuple[Step, ...], arguments: dict, ctx) -> dict:
+    result = await run_steps(compiled, dict(arguments), ctx)
+    return result if result is not None else {"content": [{"type": "text", "text": ""}]}
+
+
+# -- steps outside tools: a prompt asks the client before its messages are rendered ---------------
+
+PROMPT_STEPS = ("log", "progress", "sleep", "elicit", "sample", "roots", "fail", "all")
+
+
+def validate_prompt_steps(steps, path: str) -> list[str]:
+    """Problems of a prompt's `steps`, naming `path`; a prompt answers with its messages, so
+    `return` has no place there."""
+    if not isinstance(steps, list):
+        return [f"{path}: must be a list of steps"]
+    errors = [
+        message.replace("config.steps", path, 1) for message in validate_config({"steps": steps})
+    ]
+    for index, item in enumerate(steps):
+        if isinstance(item, dict) and len(item) == 1:
+            (name,) = item
+            if name in STEP_TYPES and name not in PROMPT_STEPS:
+                errors.append(f"{path}[{index}]: a prompt cannot use the {name!r} step")
+    return errors
+
+
+def compile_steps(steps: list, owner: dict) -> tuple[Step, ...]:
+    return compile({**owner, "config": {"steps": steps}})

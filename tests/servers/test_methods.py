@@ -591,3 +591,70 @@ async def test_string_formats_in_the_input_schema_are_checked(snapshot):
         snapshot, "tools/call", {"name": "schedule", "arguments": {"when": "2026-11-22"}}
     )
     assert good == {"content": [{"type": "text", "text": "on 2026-11-22"}]}
+
+
+ASKING_PROMPT = {
+    "slug": "asking",
+    "prompts": [
+        {
+            "name": "test_input_required_result_prompt",
+            "description": "Asks the user for context before it is rendered.",
+            "steps": [
+                {
+                    "elicit": {
+                        "message": "What context should the prompt use?",
+                        "requestedSchema": {
+                            "type": "object",
+                            "properties": {"context": {"type": "string"}},
+                            "required": ["context"],
+                        },
+                        "into": "user_context",
+                    }
+                }
+            ],
+            "messages": [
+                {
+                    "role": "user",
+                    "content": {
+                        "type": "text",
+                        "text": "Use this context: {{ user_context.content.context }}",
+                    },
+                }
+            ],
+        }
+    ],
+}
+
+
+async def test_a_prompt_with_steps_asks_before_it_renders():
+    from mcp_protocol.errors import InputRequired
+    from servers.endpoint.stateless_context import StatelessContext
+
+    snapshot = compile_definition(ASKING_PROMPT, server_id=1, organization_id=1, generation="1")
+    params = {"name": "test_input_required_result_prompt"}
+
+    def context(answers):
+        return StatelessContext(
+            protocol_version="2026-07-28",
+            client_capabilities={"elicitation": {}},
+            client_info=None,
+            credential="anon",
+            answers=answers,
+        )
+
+    with pytest.raises(InputRequired) as asked:
+        await call_method(snapshot, "prompts/get", params, context({}))
+    request = asked.value.input_requests["user_context"]
+    assert request["method"] == "elicitation/create"
+    assert request["params"]["message"] == "What context should the prompt use?"
+
+    answer = {"user_context": {"action": "accept", "content": {"context": "tests"}}}
+    result = await call_method(snapshot, "prompts/get", params, context(answer))
+    assert result["messages"][0]["content"]["text"] == "Use this context: tests"
+
+
+def test_a_prompt_cannot_end_in_a_return_step():
+    definition = orjson.loads(orjson.dumps(ASKING_PROMPT))
+    definition["prompts"][0]["steps"].append({"return": {"content": []}})
+    with pytest.raises(ValueError, match=r"prompts\[0\]\.steps\[1\]: a prompt cannot use"):
+        compile_definition(definition, server_id=1, organization_id=1, generation="1")
