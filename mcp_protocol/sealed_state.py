@@ -2,7 +2,8 @@
 
 The client holds the token, so it is attacker-controlled: it is encrypted and authenticated with
 AES-256-GCM (nothing inside is readable or changeable), carries its own expiry, and is bound to
-the server, tool and credential it was issued for. The bindings are the AEAD's associated data,
+the server, tool and credential it was issued for (and to any other binding the caller adds, such
+as the method). The bindings are the AEAD's associated data,
 never stored in the token, so a token replayed under another binding fails authentication.
 
 Token layout (URL-safe base64 without padding): version byte | 16-byte salt | 12-byte nonce |
@@ -39,10 +40,11 @@ def _key(secret: bytes, salt: bytes) -> bytes:
 
 
 def _associated_data(bind: dict) -> bytes:
+    """Every binding given (server, tool and credential at least), in a canonical form."""
     missing = [key for key in BIND_KEYS if key not in bind]
     if missing:
         raise ValueError(f"bind is missing {', '.join(missing)}")
-    return orjson.dumps({key: str(bind[key]) for key in BIND_KEYS}, option=orjson.OPT_SORT_KEYS)
+    return orjson.dumps({str(k): str(v) for k, v in bind.items()}, option=orjson.OPT_SORT_KEYS)
 
 
 def _refused(reason: str) -> McpError:

@@ -80,8 +80,13 @@ def test_it_refuses_an_expired_token(monkeypatch):
     assert exc.value.data == {"reason": "expired"}
 
 
-def test_extra_binding_keys_do_not_matter_but_missing_ones_are_a_programming_error():
-    token = seal({"x": 1}, secret=SECRET, bind=BIND, ttl_seconds=60)
-    assert unseal(token, secret=SECRET, bind={**BIND, "note": "ignored"}) == {"x": 1}
+def test_extra_bindings_are_bound_too_and_the_three_main_ones_are_required():
+    bind = {**BIND, "method": "tools/call"}
+    token = seal({"x": 1}, secret=SECRET, bind=bind, ttl_seconds=60)
+    assert unseal(token, secret=SECRET, bind=bind) == {"x": 1}
+    with pytest.raises(McpError):
+        unseal(token, secret=SECRET, bind={**bind, "method": "prompts/get"})
+    with pytest.raises(McpError):
+        unseal(token, secret=SECRET, bind=BIND)
     with pytest.raises(ValueError, match="credential"):
         seal({"x": 1}, secret=SECRET, bind={"server": "s", "tool": "t"}, ttl_seconds=60)
