@@ -33,7 +33,7 @@ def server_info(snapshot, base_url: str | None = None) -> dict:
         info["instructions"] = snapshot.instructions
     info.update(counts(snapshot))
     info["protocolVersions"] = list(SUPPORTED)
-    info["auth"] = "api_key" if snapshot.auth_mode != "none" else "none"
+    info["auth"] = snapshot.auth_mode
     if base_url:
         base = base_url.rstrip("/")
         info["endpoints"] = {
