@@ -57,6 +57,15 @@ class StructuredField(forms.CharField):
                 parsed = yaml.safe_load(text)
             except yaml.YAMLError:
                 raise not_json from None
+            try:
+                # YAML has types JSON lacks (dates, timestamps); the stored value must be JSON.
+                json.dumps(parsed)
+            except (TypeError, ValueError):
+                raise forms.ValidationError(
+                    "Only JSON values are allowed: quote dates and times as strings."
+                ) from None
+        except RecursionError:
+            raise forms.ValidationError("Nested too deeply.") from None
         if not isinstance(parsed, self.expect):
             names = " or ".join("an object" if t is dict else "a list" for t in self.expect)
             raise forms.ValidationError(f"Must be {names}.")
@@ -136,7 +145,11 @@ class PartForm(forms.ModelForm):
         item = self.as_definition_item(data)
         document = {"slug": "check", "name": "check", self.list_key: [item]}
         prefix = f"{self.list_key}[0]"
-        for message in validate_definition(document):
+        try:
+            problems = validate_definition(document)
+        except RecursionError:
+            problems = [f"{prefix}: nested too deeply"]
+        for message in problems:
             path, _, text = message.partition(": ")
             path = path.removeprefix(prefix).lstrip(".")
             top = re.split(r"[.\[]", path, maxsplit=1)[0]

@@ -21,7 +21,23 @@ ARGS = [
 
 
 @pytest.fixture(scope="session")
-def browser(asgi_server):
+def dashboard_server(live_database):
+    """The live server with the dashboard's CSP middleware on (see csp_settings.py)."""
+    from django.conf import settings
+
+    from tests.conftest import LiveServer
+
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        pytest.skip("browser tests need DATABASE_URL pointing at Postgres")
+    server = LiveServer(
+        live_database, extra_env={"DJANGO_SETTINGS_MODULE": "tests.browser.csp_settings"}
+    )
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser(dashboard_server):
     # The live server (and its test database) must exist before Playwright starts: Playwright's
     # sync API keeps an event loop in this thread, where Django refuses synchronous queries.
     if not shutil.which(CHROMIUM):
@@ -49,13 +65,13 @@ def track_errors(page):
 
 
 @pytest.fixture
-def new_page(browser, asgi_server):
+def new_page(browser, dashboard_server):
     """Pages in fresh browser contexts (one per person), pointed at the live server."""
     contexts = []
 
     def make():
         context = browser.new_context(
-            base_url=asgi_server.url, viewport={"width": 1360, "height": 900}
+            base_url=dashboard_server.url, viewport={"width": 1360, "height": 900}
         )
         context.set_default_timeout(15_000)
         contexts.append(context)

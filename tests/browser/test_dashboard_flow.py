@@ -44,6 +44,8 @@ def test_a_new_user_goes_from_sign_up_to_a_working_call(new_page, shoot, db_call
     email = f"grace-{unique}@example.com"
     slug = f"demo-{unique}"
 
+    response = page.goto("/signup/")
+    assert "script-src 'self'" in response.headers["content-security-policy"]
     sign_up(page, email)
     expect(page.get_by_role("heading", name="Create your first MCP server")).to_be_visible()
     shoot(page, "01-servers-empty")

@@ -19,10 +19,14 @@ def schema_problems(text: str, *, must_be_object: bool = True) -> list[dict]:
         schema = json.loads(text)
     except json.JSONDecodeError as exc:
         return [{"path": "", "message": f"{exc.msg} (line {exc.lineno}, column {exc.colno})"}]
+    except RecursionError:
+        return [{"path": "", "message": "The schema is nested too deeply."}]
     if not isinstance(schema, dict):
         return [{"path": "", "message": "A schema must be a JSON object."}]
     try:
         Draft202012Validator.check_schema(schema)
+    except RecursionError:
+        return [{"path": "", "message": "The schema is nested too deeply."}]
     except SchemaError as exc:
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in exc.path)
         return [{"path": where.lstrip("."), "message": exc.message}]

@@ -191,3 +191,20 @@ def test_a_prompt_message_with_a_bad_role_is_reported_on_messages(member_client,
 
 def test_an_unknown_part_type_is_404(member_client, server):
     assert member_client.get(f"/servers/{server.slug}/widgets/new/").status_code == 404
+
+
+def test_yaml_dates_in_a_config_are_refused_not_a_500(member_client, server):
+    config = "content:\n  - type: text\n    text: 2024-01-01\n"
+    response = member_client.post(f"/servers/{server.slug}/tools/new/", tool_post(config=config))
+    assert response.status_code == 400
+    assert "quote dates" in str(response.context["form"].errors["config"])
+
+
+def test_a_deeply_nested_schema_is_an_error_not_a_500(member_client, server):
+    deep = '{"type": "object", "not": ' * 3000 + "{}" + "}" * 3000
+    response = member_client.post(
+        f"/servers/{server.slug}/tools/new/", tool_post(input_schema=deep)
+    )
+    assert response.status_code == 400
+    check = member_client.post("/schema/check/", deep, content_type="application/json")
+    assert check.json()["valid"] is False
