@@ -125,7 +125,6 @@ class _Parser:
         """Problems the official validator sees; the import still goes on where it can."""
         try:
             from openapi_spec_validator import validate
-            from openapi_spec_validator.readers import read_from_filename  # noqa: F401
         except ImportError:
             return
         try:
@@ -266,14 +265,14 @@ class _Parser:
         arguments: list[Argument] = []
         arg_taken: set[str] = set()
         body_type = None
-        for param in self._parameters(item, op, source, problems):
-            arg = self._parameter_argument(param, source, problems, arg_taken)
+        for param in self._parameters(item, op, problems):
+            arg = self._parameter_argument(param, problems, arg_taken)
             if arg is not None:
                 arguments.append(arg)
         if self.dialect == "2.0":
-            body_args, body_type = self._swagger_body(op, source, problems, arg_taken)
+            body_args, body_type = self._swagger_body(op, problems, arg_taken)
         else:
-            body_args, body_type = self._request_body(op, source, problems, arg_taken)
+            body_args, body_type = self._request_body(op, problems, arg_taken)
         arguments.extend(body_args)
 
         declared = {a.wire_name for a in arguments if a.location == "path"}
@@ -334,7 +333,7 @@ class _Parser:
             arguments=arguments,
         )
 
-    def _parameters(self, item, op, source, problems) -> list[dict]:
+    def _parameters(self, item, op, problems) -> list[dict]:
         merged: dict[tuple, dict] = {}
         for level in (item.get("parameters"), op.get("parameters")):
             for raw in level or []:
@@ -347,7 +346,7 @@ class _Parser:
                     merged[(param["name"], param["in"])] = param  # the operation's wins
         return list(merged.values())
 
-    def _parameter_argument(self, param, source, problems, arg_taken) -> Argument | None:
+    def _parameter_argument(self, param, problems, arg_taken) -> Argument | None:
         location, wire = param["in"], str(param["name"])
         if location in ("body", "formData"):  # Swagger 2.0; handled with the body
             return None
@@ -421,7 +420,7 @@ class _Parser:
         elif location == "query" and is_object:
             problems.append(f"{where}: an object, sent as JSON text")
 
-    def _request_body(self, op, source, problems, arg_taken):
+    def _request_body(self, op, problems, arg_taken):
         raw = op.get("requestBody")
         if raw is None:
             return [], None
@@ -459,7 +458,7 @@ class _Parser:
             body_type,
         )
 
-    def _swagger_body(self, op, source, problems, arg_taken):
+    def _swagger_body(self, op, problems, arg_taken):
         params = []
         for raw in op.get("parameters") or []:
             try:

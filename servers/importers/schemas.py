@@ -62,7 +62,7 @@ class Resolver:
                 raise RefError(f"$ref {ref!r} does not resolve")
         return node
 
-    def resolve(self, node, problems: list[str] | None = None, where: str = ""):
+    def resolve(self, node):
         """`node` with refs followed (a parameter, a request body, a response...)."""
         seen = set()
         while isinstance(node, dict) and "$ref" in node:
