@@ -1148,3 +1148,79 @@ def test_a_tool_compiled_by_the_snapshot_finds_its_servers_secrets_and_settings(
     result = async_to_sync(methods.tools_call)(snapshot, {"name": "ping", "arguments": {}}, Ctx())
     assert result["structuredContent"] == {"pong": True}
     assert requests_of(httpserver)[0].headers["Authorization"] == "Bearer snapshot-token-1"
+
+
+# -- through the real endpoint --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def endpoint_with_loopback(live_database):
+    from django.conf import settings as django_settings
+
+    from tests.conftest import LiveServer
+
+    if django_settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        pytest.skip("live-server tests need DATABASE_URL pointing at Postgres")
+    live = LiveServer(live_database, extra_env={"OUTBOUND_ALLOWED_NETWORKS": "127.0.0.0/8"})
+    yield live
+    live.stop()
+
+
+def test_an_end_users_header_travels_from_the_mcp_client_to_the_api_and_no_further(
+    httpserver, endpoint_with_loopback, committed, unique
+):
+    from accounts.models import ApiKey, User
+    from servers.definition import import_definition
+    from tests.servers.endpoint.mcp_http import RawMcp
+
+    def make():
+        user = User.objects.create_user(f"http-{unique}@example.com", "long enough password 3")
+        org = user.personal_organization()
+        server = import_definition(
+            {
+                "slug": f"http-{unique}",
+                "name": "http",
+                "tools": [
+                    {
+                        "name": "whoami",
+                        "description": "Who am I upstream?",
+                        "inputSchema": {"type": "object"},
+                        "kind": "http",
+                        "config": {
+                            "url": httpserver.url_for("/whoami"),
+                            "headers": {"X-Service-Key": "{{ secrets.SERVICE_KEY }}"},
+                            "forwardHeaders": [
+                                {
+                                    "from": "x-github-token",
+                                    "to": "Authorization",
+                                    "prefix": "token ",
+                                }
+                            ],
+                        },
+                    }
+                ],
+            },
+            org,
+        )
+        Secret.store(org, "SERVICE_KEY", f"service-key-{unique}", server=server)
+        return server, ApiKey.issue(org, "k")[1]
+
+    server, raw_key = committed(make)
+    httpserver.expect_request("/whoami").respond_with_handler(
+        lambda r: Response(
+            json.dumps({"login": "octocat", "echo": r.headers["Authorization"]}),
+            content_type="application/json",
+        )
+    )
+    mcp = RawMcp(endpoint_with_loopback.mcp_url(server.slug), key=raw_key)
+    mcp.initialize()
+    response, messages = mcp.request(
+        "tools/call", {"name": "whoami", "arguments": {}}, x_github_token="gh-user-token-1"
+    )
+    assert response.status_code == 200, response.text
+    result = messages[-1]["result"]
+    assert json.loads(result["content"][0]["text"]) == {"login": "octocat", "echo": "token ***"}
+    upstream = requests_of(httpserver)[0].headers
+    assert upstream["Authorization"] == "token gh-user-token-1"
+    assert upstream["X-Service-Key"] == f"service-key-{unique}"
+    assert raw_key not in str(upstream)
