@@ -15,6 +15,7 @@ import binascii
 import hashlib
 import logging
 import re
+import time
 
 import orjson
 from django.conf import settings
@@ -31,7 +32,7 @@ from mcp_protocol.errors import (
 from mcp_protocol.jsonrpc import Notification, Request, error_message, result_message
 
 from .. import methods
-from . import listen
+from . import calllog, listen
 from .http import respond, respond_json, send_chunk, start_sse
 from .stateless_context import StatelessContext
 
@@ -424,14 +425,21 @@ async def handle(gate, send, parsed) -> None:
         await respond_json(send, 400, error_message(None, error), headers)
         return
     request = parsed
+    started = time.perf_counter()
     try:
         envelope = read_envelope(request, gate.request.headers)
-        if request.method == "subscriptions/listen":
-            await listen.serve(gate, send, request)
-            return
-        handler = _handler(gate, request)
     except McpError as exc:
         await respond_json(send, _http_status(exc), error_message(request.id, exc), headers)
+        return
+    if request.method == "subscriptions/listen":
+        await listen.serve(gate, send, request)
+        return
+    try:
+        handler = _handler(gate, request)
+    except McpError as exc:
+        reply = error_message(request.id, exc)
+        calllog.record(gate, request.method, request.params, reply, started, **_who(envelope))
+        await respond_json(send, _http_status(exc), reply, headers)
         return
     responder = Responder(send, headers, can_stream=gate.request.accepts("text/event-stream"))
     await run_until_done_or_gone(gate, request, envelope, handler, responder)
@@ -485,11 +493,7 @@ async def _run_mrtr(call: StatelessCall) -> dict:
 
 async def run_until_done_or_gone(gate, request, envelope, handler, responder: Responder) -> None:
     """Run the call; a client that closes the connection cancels it (2026-07-28 cancellation)."""
-    try:
-        answers = read_answers(gate, request) if request.method in MRTR_METHODS else {}
-    except McpError as exc:
-        await responder.finish(error_message(request.id, exc), _http_status(exc))
-        return
+    started = time.perf_counter()
     ctx = StatelessContext(
         protocol_version=envelope.protocol_version,
         client_capabilities=envelope.capabilities,
@@ -497,26 +501,27 @@ async def run_until_done_or_gone(gate, request, envelope, handler, responder: Re
         credential=gate.credential.ident,
         log_level=envelope.log_level,
         progress_token=envelope.progress_token,
-        answers=answers,
         emit=responder.notify,
         client_headers=gate.request.headers,
     )
     call = StatelessCall(gate, request, envelope, ctx)
+    reply = None
 
     async def run() -> None:
+        nonlocal reply
+        status = 200
         try:
+            if request.method in MRTR_METHODS:
+                ctx.answers = read_answers(gate, request)
             result = await handler(call)
+            reply = result_message(request.id, decorate(gate.snapshot, request.method, result))
         except McpError as exc:
-            await responder.finish(error_message(request.id, exc), _http_status(exc))
-            return
+            reply, status = error_message(request.id, exc), _http_status(exc)
         except Exception:
             log.exception("Internal error in %s on %s", request.method, gate.snapshot.slug)
             error = McpError(errors.INTERNAL_ERROR, "Internal error")
-            await responder.finish(error_message(request.id, error), 500)
-            return
-        await responder.finish(
-            result_message(request.id, decorate(gate.snapshot, request.method, result))
-        )
+            reply, status = error_message(request.id, error), 500
+        await responder.finish(reply, status)
 
     task = asyncio.create_task(run())
     gone = asyncio.create_task(listen.wait_for_disconnect(gate.request.receive))
@@ -538,3 +543,9 @@ async def run_until_done_or_gone(gate, request, envelope, handler, responder: Re
         gone.cancel()
         if not task.done():
             task.cancel()
+        # A call cancelled by its client is logged without a reply, as the session era does.
+        calllog.record(gate, request.method, request.params, reply, started, **_who(envelope))
+
+
+def _who(envelope: Envelope) -> dict:
+    return {"client_info": envelope.client_info}

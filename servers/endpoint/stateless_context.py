@@ -23,7 +23,6 @@ class StatelessContext:
         credential: str,
         log_level: str | None = None,
         progress_token=None,
-        answers: dict | None = None,
         emit=None,
         client_headers=None,
     ):
@@ -34,7 +33,8 @@ class StatelessContext:
         self.log_level = log_level
         self.progress_token = progress_token
         self.client_headers = client_headers or {}
-        self._answers = answers or {}
+        # The client's answers so far (this round's and those sealed in its requestState).
+        self.answers: dict = {}
         # The answers this run relied on: exactly what the next round's requestState must carry.
         self.used_answers: dict = {}
         self._emit = emit
@@ -70,9 +70,9 @@ class StatelessContext:
                 {"requiredCapabilities": {capability: {}}},
                 http_status=400,
             )
-        if key in self._answers:
-            self.used_answers[key] = self._answers[key]
-            return self._answers[key]
+        if key in self.answers:
+            self.used_answers[key] = self.answers[key]
+            return self.answers[key]
         raise InputRequired({key: {"method": method, "params": params}})
 
     async def sleep(self, seconds):

@@ -634,13 +634,14 @@ async def test_a_prompt_with_steps_asks_before_it_renders():
     params = {"name": "test_input_required_result_prompt"}
 
     def context(answers):
-        return StatelessContext(
+        ctx = StatelessContext(
             protocol_version="2026-07-28",
             client_capabilities={"elicitation": {}},
             client_info=None,
             credential="anon",
-            answers=answers,
         )
+        ctx.answers = answers
+        return ctx
 
     with pytest.raises(InputRequired) as asked:
         await call_method(snapshot, "prompts/get", params, context({}))

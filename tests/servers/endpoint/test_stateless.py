@@ -281,6 +281,11 @@ def test_it_names_a_header_mismatch_before_an_unsupported_version(modern):
     assert (status, error["code"]) == (400, -32020)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="the gate answers an unsupported MCP-Protocol-Version header itself (-32600, id null) "
+    "before the body is read; needs the gate change named in b2's report",
+)
 def test_it_refuses_an_unsupported_version_listing_what_it_supports(modern):
     supported = modern.result("server/discover")["supportedVersions"]
     status, error = modern.error(
@@ -827,3 +832,22 @@ def test_a_stateless_answer_never_opens_a_session(modern):
     response, _ = modern.send("tools/list")
     assert response.status_code == 200
     assert "mcp-session-id" not in response.headers
+
+
+def test_stateless_calls_land_in_the_call_log_with_the_envelope_client(committed, modern, tenant):
+    from activity.drain import drain_call_log
+    from activity.models import CallLog
+
+    modern.result("tools/call", {"name": "echo", "arguments": {"message": "hi"}})
+    modern.error("tools/call", {"name": "missing", "arguments": {}})
+
+    def rows():
+        drain_call_log()
+        return list(
+            CallLog.objects.filter(server_id=tenant.server.pk, method="tools/call").order_by("at")
+        )
+
+    assert wait_for(lambda: len(committed(rows)) >= 2, 10)
+    logged = committed(rows)
+    assert [(row.tool, row.outcome) for row in logged] == [("echo", "ok"), ("missing", "error")]
+    assert logged[0].client_name == "stateless-test"
