@@ -155,3 +155,27 @@ def test_a_preview_survives_a_round_trip_through_json(server, petstore):
     assert tool.config == petstore.find("deletePet").config
     with pytest.raises(ImportFailed, match="not a preview this importer made"):
         ImportPreview.from_dict({"operations": [{"name": "x"}]})
+
+
+def test_a_whole_body_argument_is_sent_as_the_body(server, data, httpserver, loopback_allowed):
+    import base64
+    import json
+
+    document = json.loads((data / "petstore-3.1.json").read_text())
+    document["servers"] = [{"url": httpserver.url_for("/clinic/v1")}]
+    preview = parse_openapi(document)
+    Secret.store(server.organization, "PETSTORE_CLINIC_BASIC_AUTH_USERNAME", "vet")
+    Secret.store(server.organization, "PETSTORE_CLINIC_BASIC_AUTH_PASSWORD", "s3cret")
+    (tool,) = commit_import(server, preview, ["PUT /vets/{vetId}/notes"])
+    credentials = base64.b64encode(b"vet:s3cret").decode()
+    httpserver.expect_request(
+        "/clinic/v1/vets/v7/notes",
+        method="PUT",
+        headers={"Authorization": f"Basic {credentials}", "If-Match": "etag-1"},
+        json=["limps a little", "likes carrots"],
+    ).respond_with_data("", status=204)
+    result = run_tool(
+        tool, {"vetId": "v7", "If-Match": "etag-1", "body": ["limps a little", "likes carrots"]}
+    )
+    assert result.get("isError") is not True, result
+    assert len(httpserver.log) == 1
