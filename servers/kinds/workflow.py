@@ -1,9 +1,11 @@
-"""`kind: workflow`: a list of steps (log, progress, sleep, elicit, sample, roots, fail, return).
+"""`kind: workflow`: a list of steps (log, progress, sleep, elicit, sample, roots, fail, return,
+notify, all, and those other modules register, such as http).
 
 Runs are deterministic given the same client answers: the stateless era re-runs a workflow from
 the top with the answers keyed by each step's `into` (or `step<index>`).
 """
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -199,6 +201,50 @@ async def _run_return(step, variables, ctx):
     return result_template.build(variables)
 
 
+# -- notify: tell connected clients that something outside the definition changed -----------------
+
+NOTIFY_LISTS = {
+    "tools": "notifications/tools/list_changed",
+    "prompts": "notifications/prompts/list_changed",
+    "resources": "notifications/resources/list_changed",
+}
+
+
+def _validate_notify(body, path):
+    lists, resources = body.get("lists", []), body.get("resources", [])
+    errors = []
+    if not isinstance(lists, list) or any(item not in NOTIFY_LISTS for item in lists):
+        errors.append(f"{path}.lists: must be a list of {', '.join(NOTIFY_LISTS)}")
+    if not isinstance(resources, list) or not all(isinstance(uri, str) for uri in resources):
+        errors.append(f"{path}.resources: must be a list of resource URIs")
+    if not errors and not lists and not resources:
+        errors.append(f"{path}: name at least one of lists or resources")
+    errors.extend(
+        f"{path}.{key}: unknown field" for key in sorted(set(body) - {"lists", "resources"})
+    )
+    return errors
+
+
+def _compile_notify(body, tool_def):
+    return (tool_def.get("_server") or {}).get("id")
+
+
+async def _run_notify(step, variables, ctx):
+    """A tool whose lists or resources depend on something getmcp cannot see (an upstream
+    server, an external system) tells every connected client to fetch them again."""
+    from .. import changes
+
+    server_id = step.extra
+    if server_id is None:
+        return
+    body = step.render(variables)
+    methods = [NOTIFY_LISTS[item] for item in body.get("lists") or ()]
+    if methods:
+        await asyncio.to_thread(changes.notify_sessions, server_id, methods)
+    for uri in body.get("resources") or ():
+        await asyncio.to_thread(changes.notify_resource_updated, server_id, render_text(uri))
+
+
 # -- all: several client requests asked together ----------------------------------------------------
 
 # In the stateless era each unanswered request ends a round trip; `all` lets a workflow ask for
@@ -254,6 +300,7 @@ register_step("elicit", _validate_elicit, _run_elicit)
 register_step("sample", _validate_sample, _run_sample)
 register_step("roots", _validate_roots, _run_roots)
 register_step("fail", _validate_fail, _run_fail)
+register_step("notify", _validate_notify, _run_notify, _compile_notify)
 register_step("return", _validate_return, _run_return, lambda body, tool_def: compile_result(body))
 # `all` compiles its inner steps itself (see _compile_step): their keys need its position.
 register_step("all", _validate_all, _run_all)

@@ -369,3 +369,52 @@ def test_a_registered_step_compiles_its_extra_from_the_body_and_the_tool_definit
         del workflow.STEP_TYPES["probe"]
     assert steps[0].extra == "precompiled"
     assert seen == [({"x": 1}, "t", {"id": 1})]
+
+
+async def test_notify_tells_the_servers_listeners_what_changed():
+    import orjson
+
+    from servers import keys
+    from servers.redis import sync_client
+
+    config = {
+        "steps": [
+            {"notify": {"lists": ["tools", "prompts"], "resources": ["note://{{ id }}"]}},
+            {"return": {"content": [{"type": "text", "text": "told"}]}},
+        ]
+    }
+    assert workflow.validate_config(config) == []
+    steps = workflow.compile({"config": config, "_server": {"id": 987654}})
+    pubsub = sync_client().pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(keys.server_events(987654))
+    try:
+        result = await workflow.call(steps, {"id": "7"}, NullContext())
+        assert result["content"][0]["text"] == "told"
+        seen = []
+        for _ in range(30):
+            message = pubsub.get_message(timeout=0.2)
+            if message:
+                seen.append(orjson.loads(message["data"]))
+            if len(seen) == 3:
+                break
+    finally:
+        pubsub.close()
+    assert seen == [
+        {"method": "notifications/tools/list_changed", "params": {}},
+        {"method": "notifications/prompts/list_changed", "params": {}},
+        {"method": "notifications/resources/updated", "params": {"uri": "note://7"}},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({}, "name at least one of lists or resources"),
+        ({"lists": ["widgets"]}, "lists: must be a list of tools, prompts, resources"),
+        ({"resources": "note://x"}, "resources: must be a list of resource URIs"),
+        ({"lists": ["tools"], "loud": True}, "loud: unknown field"),
+    ],
+)
+def test_notify_validates_what_it_names(body, message):
+    errors = workflow.validate_config({"steps": [{"notify": body}]})
+    assert any(message in error for error in errors), errors
