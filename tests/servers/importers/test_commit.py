@@ -179,3 +179,32 @@ def test_a_whole_body_argument_is_sent_as_the_body(server, data, httpserver, loo
     )
     assert result.get("isError") is not True, result
     assert len(httpserver.log) == 1
+
+
+def test_an_imported_multipart_operation_sends_its_parts(
+    server, data, httpserver, loopback_allowed
+):
+    import json
+
+    document = json.loads((data / "bookshelf-swagger-2.0.json").read_text())
+    document["host"] = f"127.0.0.1:{httpserver.port}"
+    document["schemes"] = ["http"]
+    preview = parse_openapi(document)
+    Secret.store(server.organization, "BOOKSHELF_API_KEY_QUERY", "bk-1")
+    (tool,) = commit_import(server, preview, ["uploadCover"])
+    seen = {}
+
+    def handler(request):
+        seen["args"] = dict(request.args)
+        seen["form"] = dict(request.form)
+        seen["files"] = {name: (f.filename, f.read()) for name, f in request.files.items()}
+        return Response("{}", content_type="application/json")
+
+    httpserver.expect_request("/api/books/978-0441478125/cover", method="PUT").respond_with_handler(
+        handler
+    )
+    result = run_tool(tool, {"isbn": "978-0441478125", "image": "PNGDATA", "credit": "J. Doe"})
+    assert result.get("isError") is not True, result
+    assert seen["args"] == {"api_key": "bk-1"}
+    assert seen["form"] == {"credit": "J. Doe"}
+    assert seen["files"] == {"image": ("image", b"PNGDATA")}
