@@ -11,6 +11,7 @@ from .views import (
     playground,
     schema,
     servers,
+    testrun,
 )
 
 app_name = "dashboard"
@@ -29,6 +30,7 @@ urlpatterns = [
     path("servers/<slug:slug>/import/", imports.import_tools, name="import_tools"),
     path("servers/<slug:slug>/analytics/", calls.server_analytics, name="server_analytics"),
     path("servers/<slug:slug>/tools/<int:pk>/toggle/", parts.tool_toggle, name="tool_toggle"),
+    path("servers/<slug:slug>/tools/<int:pk>/test/", testrun.tool_test, name="tool_test"),
     path("servers/<slug:slug>/<str:part>/new/", parts.part_create, name="part_create"),
     path("servers/<slug:slug>/<str:part>/<int:pk>/", parts.part_edit, name="part_edit"),
     path("servers/<slug:slug>/<str:part>/<int:pk>/delete/", parts.part_delete, name="part_delete"),

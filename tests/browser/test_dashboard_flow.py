@@ -79,6 +79,13 @@ def test_a_new_user_goes_from_sign_up_to_a_working_call(new_page, shoot, db_call
     expect(page.locator(".part", has_text="confirm_send")).to_be_visible()
     shoot(page, "04-server-detail")
 
+    page.click(".part:has-text('echo') a:has-text('Test')")
+    page.get_by_label("Message").fill("a test run")
+    page.click("#tr-run")
+    expect(page.locator("#tr-result")).to_contain_text("You said: a test run")
+    expect(page.locator("#tr-timing")).to_have_text(re.compile(r"ms"))
+    shoot(page, "04b-tool-test")
+
     page.goto("/keys/new/")
     page.fill("#id_name", "Browser key")
     page.get_by_label(slug).check()
