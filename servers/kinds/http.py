@@ -134,7 +134,10 @@ DEFAULT_CONCURRENCY = 10
 ERROR_EXCERPT = 500
 OAUTH_EXPIRY_MARGIN = 30
 PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
-SECRET_REFERENCE = re.compile(r"secrets\s*(?:\.\s*([A-Za-z_]\w*)|\[\s*['\"]([A-Za-z_]\w*)['\"])")
+# secrets.NAME or secrets["NAME"] (also as it looks inside JSON text, quotes escaped).
+SECRET_REFERENCE = re.compile(
+    r"\bsecrets\s*(?:\.\s*([A-Za-z_]\w*)|\[\s*\\?['\"]([A-Za-z_]\w*)\\?['\"])"
+)
 
 
 # -- validation -----------------------------------------------------------------------------------
@@ -224,6 +227,37 @@ def _validate_parameters(parameters, path: str) -> list[str]:
     return errors
 
 
+_ORIGIN = re.compile(r"^(?:https?://)?((?:\{\{.*?\}\}|\{%.*?%\}|[^/?#])*)")
+_EXPRESSION = re.compile(r"\{\{(.*?)\}\}|\{%")
+
+
+def _origin_from_arguments(url: str) -> bool:
+    """Whether the scheme-and-host part of a URL template depends on anything but secrets."""
+    origin = _ORIGIN.match(url).group(1)
+    if PLACEHOLDER.search(origin):
+        return True
+    for match in _EXPRESSION.finditer(origin):
+        expression = match.group(1)
+        if expression is None or not re.match(r"\s*secrets\s*[.\[]", expression):
+            return True
+    return False
+
+
+def _sends_credentials(config: dict) -> bool:
+    auth = config.get("auth")
+    return bool(
+        (isinstance(auth, dict) and auth.get("type") not in (None, "none"))
+        or config.get("forwardHeaders")
+        or referenced_secrets(config)
+    )
+
+
+def referenced_secrets(config) -> set[str]:
+    """The secret names a config uses (for the dashboard to warn about missing ones)."""
+    text = orjson.dumps(config).decode() if not isinstance(config, str) else config
+    return {a or b for a, b in SECRET_REFERENCE.findall(text)}
+
+
 def validate_server_settings(settings: dict, path: str = "http") -> list[str]:
     """Checks for a server's `http` settings (for the definition validator)."""
     if not isinstance(settings, dict):
@@ -263,6 +297,11 @@ def validate_config(config: dict, path: str = "config", *, extra_fields=()) -> l
         errors.append(f"{path}.url: must start with http://, https:// or /")
     else:
         errors += _templates(url, f"{path}.url")
+        if _origin_from_arguments(url) and _sends_credentials(config):
+            errors.append(
+                f"{path}.url: the host cannot come from arguments in a tool that sends "
+                "credentials (they could be sent anywhere); fix the host, or use a secret for it"
+            )
     if "parameters" in config:
         errors += _validate_parameters(config["parameters"], f"{path}.parameters")
     for key in ("headers", "query"):
@@ -436,8 +475,7 @@ def _forwards(items) -> tuple[Forward, ...]:
 
 
 def _secret_names(*values) -> frozenset:
-    text = orjson.dumps(values).decode()
-    return frozenset(a or b for a, b in SECRET_REFERENCE.findall(text))
+    return frozenset(referenced_secrets(list(values)))
 
 
 def compile_config(

@@ -161,6 +161,41 @@ def test_bad_configs_are_refused_naming_the_field(config, message):
     )
 
 
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"url": "https://{host}/x", "auth": {"type": "bearer", "token": "{{ secrets.T }}"}},
+        {"url": "https://{{ region }}.api.example.com/", "headers": {"K": "{{ secrets.K }}"}},
+        {"url": "{{ base }}/v1", "forwardHeaders": ["x-user-token"]},
+        {"url": "https://{{ secretsHost }}/", "auth": {"type": "basic", "username": "u"}},
+    ],
+)
+def test_a_tool_that_sends_credentials_cannot_take_its_host_from_arguments(config):
+    assert any("the host cannot come from arguments" in p for p in http.validate_config(config))
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"url": "https://{host}/x"},  # no credentials: the guard alone decides
+        {"url": "{{ secrets.BASE_URL }}/x", "auth": {"type": "bearer", "token": "{{ secrets.T }}"}},
+        {"url": "https://api.example.com/{{ path }}", "headers": {"K": "{{ secrets['K'] }}"}},
+    ],
+)
+def test_hosts_from_secrets_or_without_credentials_are_fine(config):
+    assert http.validate_config(config) == []
+
+
+def test_the_secrets_a_config_uses_can_be_listed():
+    config = {
+        "url": "{{ secrets.BASE }}/x",
+        "headers": {"A": "{{ secrets['KEY'] }}"},
+        "auth": {"type": "bearer", "token": "{{ secrets.TOKEN }}"},
+        "body": "{{ mysecrets.X }}",
+    }
+    assert http.referenced_secrets(config) == {"BASE", "KEY", "TOKEN"}
+
+
 def test_server_settings_are_validated_too():
     assert http.validate_server_settings({"baseUrl": "https://api.example.com"}) == []
     problems = http.validate_server_settings({"baseUrl": "api", "forwardHeaders": ["cookie"]})
