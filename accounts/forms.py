@@ -6,8 +6,15 @@ from .models import Membership, Organization, User
 
 
 class SignUpForm(forms.Form):
-    name = forms.CharField(max_length=150, required=False, label="Your name")
-    email = forms.EmailField(label="Work email")
+    name = forms.CharField(
+        max_length=150,
+        required=False,
+        label="Your name",
+        widget=forms.TextInput(attrs={"autocomplete": "name", "autofocus": True}),
+    )
+    email = forms.EmailField(
+        label="Work email", widget=forms.EmailInput(attrs={"autocomplete": "email"})
+    )
     password = forms.CharField(
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
         help_text="At least 8 characters.",
@@ -34,6 +41,9 @@ class SignUpForm(forms.Form):
 class LoginForm(AuthenticationForm):
     username = forms.EmailField(
         label="Email", widget=forms.EmailInput(attrs={"autofocus": True, "autocomplete": "email"})
+    )
+    password = forms.CharField(
+        strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "current-password"})
     )
 
 
