@@ -38,7 +38,10 @@ Arguments nobody mapped go to the query string (GET, HEAD, DELETE, OPTIONS) or t
 (POST, PUT, PATCH), unless the config has a `body` template, which then says what is sent.
 Strings in url, headers, query, body and auth are jinja templates over the arguments and
 `secrets` (the vault's values for the server; test values during a test run). Response
-templates see `response`, `status`, `headers` and `args`, never secrets.
+templates see `response`, `status`, `headers` and `args`, never secrets. A tool that sends
+credentials (auth, secrets, forwarded headers) must have a fixed host (or one from a secret):
+otherwise the model could choose where the credentials go. Every request goes through the SSRF
+guard (servers.outbound) with the server's organization allow-list.
 
 Auth (here or in the server's `http.auth`, the tool's wins; `{type: none}` turns it off):
 `bearer {token}`, `apiKey {in: header|query, name, value}`, `basic {username, password}`,
@@ -831,7 +834,8 @@ def _masker(secrets, outbound: Outbound):
 async def _secrets(tool: HttpTool, test: bool):
     from vault.resolve import SecretValues, asecrets_for
 
-    if tool.organization_id is None:
+    if tool.organization_id is None or not tool.secret_names:
+        # A config that names no secret cannot send one, so there is nothing to read or mask.
         values = SecretValues({})
     else:
         values = await asecrets_for(tool.organization_id, tool.server_id, test=test)
