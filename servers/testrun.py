@@ -9,6 +9,7 @@ argument and output validation behave as they will for clients; the tool may be 
 import time
 
 from asgiref.sync import async_to_sync, sync_to_async
+from django.db.models import Q
 
 from mcp_protocol.context import NullContext
 from mcp_protocol.errors import McpError
@@ -40,6 +41,29 @@ def _snapshot_for(server, definition: dict, tool: dict):
     return compile_definition(
         single, server_id=server.pk, organization_id=server.organization_id, generation="test-run"
     )
+
+
+def _secrets_used(server, tool: dict) -> list[dict]:
+    """Which secrets the tool names, and whether the run had a test value for each (without
+    one it used the live value) or none at all."""
+    from vault.models import Secret
+
+    from .kinds.http import referenced_secrets
+
+    names = referenced_secrets(tool.get("config") or {})
+    rows = Secret.objects.filter(organization_id=server.organization_id, name__in=names).filter(
+        Q(server__isnull=True) | Q(server=server)
+    )
+    has_test = {}
+    for row in sorted(rows, key=lambda r: r.server_id is not None):  # the server's own win
+        has_test[row.name] = bool(row.test_ciphertext)
+    return [
+        {
+            "name": name,
+            "value": "missing" if name not in has_test else ("test" if has_test[name] else "live"),
+        }
+        for name in sorted(names)
+    ]
 
 
 async def _masker(server):
@@ -79,6 +103,7 @@ async def test_run(server, tool_name: str, arguments: dict, *, client_headers=No
         "upstreamMs": round(sum(r.get("elapsedMs", 0) for r in responses), 1),
         "attempts": len(exchanges),
     }
+    report["secrets"] = await sync_to_async(_secrets_used)(server, tool)
     report["logs"] = ctx.logs
     report["progress"] = ctx.progress_events
     return masker.mask_data(report)

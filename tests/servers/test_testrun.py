@@ -82,6 +82,23 @@ def test_no_secret_value_appears_anywhere_in_the_report(httpserver, forecast):
     assert "401" in report["result"]["content"][0]["text"]
 
 
+def test_the_report_says_which_secrets_had_test_values(httpserver, forecast):
+    org = forecast.server.organization
+    Secret.store(org, "REGION", "eu-west")
+    forecast.config = {
+        **forecast.config,
+        "headers": {"X-Region": "{{ secrets.REGION }}", "X-Other": "{{ secrets.ABSENT }}"},
+    }
+    forecast.save()
+    report = test_run_sync(forecast.server, "forecast", {"city": "Utrecht"})
+    assert report["secrets"] == [
+        {"name": "ABSENT", "value": "missing"},
+        {"name": "API_TOKEN", "value": "test"},
+        {"name": "REGION", "value": "live"},
+    ]
+    assert "ABSENT is not set" in report["result"]["content"][0]["text"]
+
+
 def test_arguments_are_checked_against_the_input_schema(httpserver, forecast):
     report = test_run_sync(forecast.server, "forecast", {})
     assert report["result"]["isError"] is True
