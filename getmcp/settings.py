@@ -114,8 +114,13 @@ MCP_ALLOWED_ORIGINS = env_list("MCP_ALLOWED_ORIGINS")
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+CELERY_IMPORTS = ["servers.upstream.tasks"]
 CELERY_BEAT_SCHEDULE = {
     "flush-api-key-usage": {"task": "accounts.tasks.flush_key_usage", "schedule": 60.0},
+    "refresh-upstream-tools": {
+        "task": "servers.upstream.tasks.refresh_all_upstreams",
+        "schedule": 300.0,
+    },
 }
 
 REST_FRAMEWORK = {
@@ -127,6 +132,12 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # One INFO line per outbound request is noise in a server's log.
+    "loggers": {
+        "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
+        "mcp": {"level": "WARNING"},
+    },
 }
 
 if not DEBUG:

@@ -3,9 +3,14 @@
 from types import ModuleType
 
 # Importing http also registers the workflow `http` step.
-from . import http, static, workflow
+from . import http, static, upstream, workflow
 
-KINDS: dict[str, ModuleType] = {"static": static, "workflow": workflow, "http": http}
+KINDS: dict[str, ModuleType] = {
+    "static": static,
+    "workflow": workflow,
+    "http": http,
+    "upstream": upstream,
+}
 
 
 def get_kind(name: str) -> ModuleType:

@@ -115,6 +115,13 @@ def server_definition(slug: str, **overrides) -> dict:
                     ]
                 },
             },
+            {
+                "name": "always_fails",
+                "description": "Fails on purpose.",
+                "inputSchema": {"type": "object", "properties": {}},
+                "kind": "static",
+                "config": {"content": [{"type": "text", "text": "It broke"}], "isError": True},
+            },
         ],
         "resources": [
             {
