@@ -86,6 +86,20 @@ async def handle_post(gate: Gate, send) -> None:
     if stateless.is_modern(gate, parsed):
         await stateless.handle(gate, send, parsed)
         return
+    header_version = req.header("mcp-protocol-version")
+    if header_version and not versions.is_supported(header_version):
+        # The gate leaves this to the body for POSTs without a session (see stateless.py).
+        await respond_json(
+            send,
+            400,
+            error_body(
+                McpError(
+                    errors.INVALID_REQUEST, f"Unsupported MCP-Protocol-Version: {header_version}"
+                )
+            ),
+            gate.cors_headers(),
+        )
+        return
 
     if isinstance(parsed, Request) and parsed.method == "initialize":
         await initialize(gate, send, parsed)
