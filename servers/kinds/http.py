@@ -1168,6 +1168,8 @@ def build_result(tool: HttpTool, response: GuardedResponse, arguments: dict, mas
             f"The upstream API answered {response.status_code} (a redirect that was not followed)."
         )
     content_type = response.content_type
+    if tool.method == "HEAD" and tool.render_template is None:
+        return {"content": [{"type": "text", "text": masker.mask(_head_summary(response))}]}
     if not _is_textual(content_type):
         return _binary_result(tool, response, content_type)
     text = response.text
@@ -1217,6 +1219,17 @@ def build_result(tool: HttpTool, response: GuardedResponse, arguments: dict, mas
                 )
         result["structuredContent"] = structured
     return result
+
+
+HEAD_HEADERS = ("content-type", "content-length", "last-modified", "etag", "cache-control")
+
+
+def _head_summary(response: GuardedResponse) -> str:
+    lines = [f"{response.status_code} {response.reason_phrase}"]
+    lines += [
+        f"{name}: {response.headers[name]}" for name in HEAD_HEADERS if name in response.headers
+    ]
+    return "\n".join(lines)
 
 
 def _binary_result(tool: HttpTool, response: GuardedResponse, content_type: str) -> dict:

@@ -672,6 +672,17 @@ def test_plain_text_is_passed_through(httpserver):
     assert result == {"content": [{"type": "text", "text": "just text"}]}
 
 
+def test_a_head_request_reports_status_and_headers(httpserver):
+    httpserver.expect_request("/file", method="HEAD").respond_with_data(
+        "",
+        headers={"ETag": '"v1"', "Last-Modified": "Sun, 22 Nov 2026 01:00:00 GMT"},
+        content_type="application/pdf",
+    )
+    shown = text(call(make({"method": "HEAD", "url": httpserver.url_for("/file")})))
+    assert shown.startswith("200 OK")
+    assert 'etag: "v1"' in shown and "content-type: application/pdf" in shown
+
+
 def test_an_empty_204_says_so(httpserver):
     httpserver.expect_request("/d", method="DELETE").respond_with_data("", status=204)
     result = call(make({"method": "DELETE", "url": httpserver.url_for("/d")}))
