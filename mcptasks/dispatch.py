@@ -47,6 +47,11 @@ def _ensure_threads() -> None:
 
 
 def dispatch(task_id: str) -> None:
+    from django.utils import timezone
+
+    from .models import Task
+
+    Task.objects.filter(pk=task_id).update(dispatched_at=timezone.now())
     if in_process():
         _ensure_threads()
         _queue.put(task_id)

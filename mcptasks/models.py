@@ -46,6 +46,9 @@ class Task(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     expires_at = models.DateTimeField(db_index=True)
     celery_task_id = models.CharField(max_length=64, blank=True)
+    # When the task was last handed to a worker queue; a task never claimed long after this was
+    # lost with a worker that had taken it but not started it, and is handed out again.
+    dispatched_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     cancel_requested = models.BooleanField(default=False)

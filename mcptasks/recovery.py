@@ -13,7 +13,14 @@ from django.utils import timezone
 from mcp_protocol.errors import INTERNAL_ERROR
 
 from .models import Task
-from .runner import ACTIVE, end_locked, max_attempts, stale_after_seconds, worker_lost_error
+from .runner import (
+    ACTIVE,
+    end_locked,
+    max_attempts,
+    queue_patience_seconds,
+    stale_after_seconds,
+    worker_lost_error,
+)
 
 
 def _recover(task: Task, now) -> str:
@@ -57,12 +64,14 @@ def recover_if_stale(task: Task, stale_after: float | None = None) -> Task:
     return Task.objects.filter(pk=task.pk).first() or task
 
 
-def reap(stale_after: float | None = None) -> dict:
-    """Recover every task whose worker went silent, and delete every task past its TTL (a run
-    still going on a deleted task sees its row gone and stops). Returns counts."""
+def reap(stale_after: float | None = None, queue_patience: float | None = None) -> dict:
+    """Recover every task whose worker went silent, dispatch again the tasks no worker ever
+    started, and delete every task past its TTL (a run still going on a deleted task sees its
+    row gone and stops). Returns counts."""
     stale_after = stale_after_seconds() if stale_after is None else stale_after
+    queue_patience = queue_patience_seconds() if queue_patience is None else queue_patience
     now = timezone.now()
-    counts = {"retried": 0, "failed": 0, "expired": 0, "deleted": 0}
+    counts = {"retried": 0, "failed": 0, "expired": 0, "requeued": 0, "deleted": 0}
     counts["deleted"], _ = Task.objects.filter(expires_at__lte=now).delete()
     stale = Task.objects.filter(
         status__in=ACTIVE, heartbeat_at__lte=now - timedelta(seconds=stale_after)
@@ -72,4 +81,15 @@ def reap(stale_after: float | None = None) -> dict:
             row = Task.objects.select_for_update(skip_locked=True).filter(pk=task_id).first()
             if row is not None and _is_stale(row, now, stale_after):
                 counts[_recover(row, now)] += 1
+    # A duplicate delivery is harmless (only one run claims the row), a lost one is not.
+    unclaimed = Task.objects.filter(
+        status__in=ACTIVE,
+        heartbeat_at__isnull=True,
+        dispatched_at__lte=now - timedelta(seconds=queue_patience),
+    ).values_list("pk", flat=True)
+    from .dispatch import dispatch
+
+    for task_id in unclaimed:
+        transaction.on_commit(lambda task_id=task_id: dispatch(task_id))
+        counts["requeued"] += 1
     return counts

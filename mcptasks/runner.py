@@ -39,6 +39,11 @@ def stale_after_seconds() -> float:
     return float(getattr(settings, "MCP_TASK_STALE_SECONDS", 30.0))
 
 
+def queue_patience_seconds() -> float:
+    """A dispatched task no run has claimed after this long is dispatched again."""
+    return float(getattr(settings, "MCP_TASK_QUEUE_PATIENCE_SECONDS", 300.0))
+
+
 def max_attempts() -> int:
     return int(getattr(settings, "MCP_TASK_MAX_ATTEMPTS", 2))
 

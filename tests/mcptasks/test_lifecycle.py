@@ -200,3 +200,19 @@ def test_the_reaper_deletes_every_task_past_its_ttl(snapshot, task):
     keep = create_task(snapshot, "greet", {}, "key:1", None)
     assert reap()["deleted"] == 2
     assert list(Task.objects.values_list("pk", flat=True)) == [keep.pk]
+
+
+def test_the_reaper_hands_out_again_a_task_no_worker_ever_started(
+    task, django_capture_on_commit_callbacks
+):
+    long_ago = timezone.now() - timedelta(minutes=10)
+    Task.objects.filter(pk=task.pk).update(dispatched_at=long_ago)
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert reap(queue_patience=60)["requeued"] == 1
+    assert len(callbacks) == 1
+    # Just dispatched, or claimed by a run: left alone.
+    Task.objects.filter(pk=task.pk).update(dispatched_at=timezone.now())
+    assert reap(queue_patience=60)["requeued"] == 0
+    Task.objects.filter(pk=task.pk).update(dispatched_at=long_ago)
+    claim(task.id)
+    assert reap(queue_patience=60)["requeued"] == 0
