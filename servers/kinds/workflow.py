@@ -130,6 +130,24 @@ async def _run_sleep(step, variables, ctx):
     await ctx.sleep(min(max(seconds, 0.0), MAX_SLEEP_SECONDS))
 
 
+# -- reconnect: let the client's connection go while the work goes on -----------------------------
+
+
+def _validate_reconnect(body, path):
+    retry = body.get("retryMs", 1000)
+    if isinstance(retry, bool) or not isinstance(retry, int) or not 0 <= retry <= 60_000:
+        return [f"{path}.retryMs: must be a whole number of milliseconds from 0 to 60000"]
+    return []
+
+
+async def _run_reconnect(step, variables, ctx):
+    # Only a session-era client of 2025-11-25 or later can resume a stream; elsewhere the step
+    # is a no-op and the call simply goes on.
+    disconnect = getattr(ctx, "disconnect", None)
+    if disconnect is not None:
+        await disconnect(int(step.render(variables).get("retryMs", 1000)))
+
+
 # -- elicit, sample, roots: requests to the client --------------------------------------------------
 
 
@@ -296,6 +314,7 @@ async def _run_all(step, variables, ctx):
 register_step("log", _validate_log, _run_log)
 register_step("progress", _validate_progress, _run_progress)
 register_step("sleep", _validate_sleep, _run_sleep)
+register_step("reconnect", _validate_reconnect, _run_reconnect)
 register_step("elicit", _validate_elicit, _run_elicit)
 register_step("sample", _validate_sample, _run_sample)
 register_step("roots", _validate_roots, _run_roots)

@@ -116,6 +116,19 @@ def server_definition(slug: str, **overrides) -> dict:
                 },
             },
             {
+                "name": "takes_a_break",
+                "description": "Lets the connection go, then finishes in the background.",
+                "inputSchema": {"type": "object", "properties": {}},
+                "kind": "workflow",
+                "config": {
+                    "steps": [
+                        {"reconnect": {"retryMs": 200}},
+                        {"sleep": {"ms": 300}},
+                        {"return": {"content": [{"type": "text", "text": "finished"}]}},
+                    ]
+                },
+            },
+            {
                 "name": "always_fails",
                 "description": "Fails on purpose.",
                 "inputSchema": {"type": "object", "properties": {}},

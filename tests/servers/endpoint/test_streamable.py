@@ -384,3 +384,24 @@ def test_it_stops_a_running_workflow_when_the_client_cancels(client):
     caller.join(10)
     assert outcome["seconds"] < 5
     assert not any("result" in m for m in outcome["messages"])
+
+
+def test_it_lets_the_connection_go_and_delivers_the_result_on_resumption(client):
+    client.initialize()
+    response, messages = client.request("tools/call", {"name": "takes_a_break", "arguments": {}})
+    events = parse_sse(response.text)
+    assert not any("result" in m for m in messages)
+    last = events[-1]
+    assert last["id"] and last["retry"] == "200"
+    resumed = client.http.get(
+        client.url,
+        headers={**client.headers(accept="text/event-stream"), "last-event-id": last["id"]},
+    )
+    replayed = [e["data"] for e in parse_sse(resumed.text) if isinstance(e["data"], dict)]
+    assert replayed[-1]["result"]["content"][0]["text"] == "finished"
+
+
+def test_it_keeps_older_clients_on_one_connection(client):
+    client.initialize(version="2025-06-18")
+    _, messages = client.request("tools/call", {"name": "takes_a_break", "arguments": {}})
+    assert messages[-1]["result"]["content"][0]["text"] == "finished"

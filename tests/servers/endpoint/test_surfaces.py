@@ -17,7 +17,7 @@ def http(asgi_server, tenant):
 def test_it_describes_the_server_as_json_and_as_a_page(http, tenant):
     described = http.get(f"/mcp/{tenant.slug}", headers={"accept": "application/json"})
     assert described.status_code == 200
-    assert described.json()["tools"] == 6
+    assert described.json()["tools"] == 7
     page = http.get(f"/mcp/{tenant.slug}", headers={"accept": "text/html"})
     assert page.headers["content-type"].startswith("text/html")
     assert f"/mcp/{tenant.slug}" in page.text
