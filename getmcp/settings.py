@@ -121,7 +121,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "servers.upstream.tasks.refresh_all_upstreams",
         "schedule": 300.0,
     },
+    "reap-mcp-tasks": {"task": "mcptasks.reap_tasks", "schedule": 30.0},
 }
+# A worker that dies must not take tasks it never started down with it.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
