@@ -10,6 +10,7 @@ from .views import (
     parts,
     playground,
     schema,
+    secrets,
     servers,
     testrun,
 )
@@ -39,6 +40,8 @@ urlpatterns = [
     path("keys/", keys.key_list, name="key_list"),
     path("keys/new/", keys.key_create, name="key_create"),
     path("keys/<int:pk>/revoke/", keys.key_revoke, name="key_revoke"),
+    path("secrets/", secrets.secret_list, name="secret_list"),
+    path("secrets/<int:pk>/delete/", secrets.secret_delete, name="secret_delete"),
     path("calls/", calls.call_log, name="call_log"),
     path("calls/export.csv", calls.call_log_csv, name="call_log_csv"),
     path("analytics/", calls.organization_analytics, name="analytics"),
