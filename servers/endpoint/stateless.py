@@ -101,12 +101,16 @@ def _meta_of(params) -> dict | None:
 
 
 def is_modern(gate, parsed) -> bool:
-    """A request naming 2026-07-28 in its _meta, or any message without a session whose
-    MCP-Protocol-Version header names it."""
+    """A request with the modern `_meta` envelope (whatever version it names: the stateless
+    path answers -32022 for one it does not serve), or any message but `initialize` without a
+    session whose MCP-Protocol-Version header names 2026-07-28."""
     if isinstance(parsed, Request):
         meta = _meta_of(parsed.params)
         if meta is not None and META_VERSION in meta:
             return True
+        if parsed.method == "initialize":
+            # The handshake itself selects the session era, whatever the header says.
+            return False
     if gate.session_id:
         return False
     return gate.request.header("mcp-protocol-version", "").strip() in MODERN_VERSIONS

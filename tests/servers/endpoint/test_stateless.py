@@ -23,7 +23,7 @@ from servers.endpoint import stateless
 from servers.endpoint.app import McpApp
 from servers.models import Tool
 from tests.servers.endpoint.conftest import server_definition
-from tests.servers.endpoint.mcp_http import ACCEPT_BOTH, messages_of, parse_sse
+from tests.servers.endpoint.mcp_http import ACCEPT_BOTH, RawMcp, messages_of, parse_sse
 
 MODERN = "2026-07-28"
 NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
@@ -851,3 +851,29 @@ def test_stateless_calls_land_in_the_call_log_with_the_envelope_client(committed
     logged = committed(rows)
     assert [(row.tool, row.outcome) for row in logged] == [("echo", "ok"), ("missing", "error")]
     assert logged[0].client_name == "stateless-test"
+
+
+def test_initialize_selects_the_session_era_even_with_a_modern_header(asgi_server, tenant):
+    raw = RawMcp(asgi_server.mcp_url(tenant.slug), key=tenant.raw)
+    response = raw.post(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {}},
+        },
+        mcp_protocol_version=MODERN,
+    )
+    assert response.status_code == 200
+    assert response.headers["mcp-session-id"]
+    assert response.json()["result"]["protocolVersion"] == "2025-11-25"
+
+
+def test_a_modern_post_that_is_not_one_request_is_refused(modern):
+    headers = modern.headers("tools/list", {})
+    batch = [{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta()}}]
+    response = modern.http.post(modern.url, content=json.dumps(batch), headers=headers)
+    assert response.status_code == 400
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    response = modern.http.post(modern.url, content=json.dumps(note), headers=headers)
+    assert response.status_code == 202
