@@ -91,4 +91,5 @@ worker: install
 	$(BIN)/celery -A $(CELERY_APP) worker --loglevel=$${LOG_LEVEL:-INFO}
 
 beat: install
+	@mkdir -p var
 	$(BIN)/celery -A $(CELERY_APP) beat --loglevel=$${LOG_LEVEL:-INFO} --schedule=var/celerybeat-schedule
