@@ -8,6 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 CELERY_APP := getmcp.celery:app
+PYTEST_ARGS ?=
 
 # The test suite talks to a real Postgres and Redis; these are the local defaults.
 TEST_DATABASE_URL := postgres://postgres@127.0.0.1:5432/test
@@ -18,8 +19,8 @@ TEST_REDIS_URL := redis://127.0.0.1:6379/0
 
 help:
 	@echo "make run          serve getmcp on http://$(HOST):$(PORT) (SQLite + in-process Redis unless DATABASE_URL/REDIS_URL are set)"
-	@echo "make test         run the whole test suite against Postgres and Redis"
-	@echo "make lint         ruff check and ruff format --check"
+	@echo "make test         run the whole test suite against Postgres and Redis (PYTEST_ARGS=... to narrow)"
+	@echo "make lint         ruff check and ruff format --check (make format fixes)"
 	@echo "make conformance  run the MCP conformance suite against a local server"
 	@echo "make bench        compare tools/call throughput with a FastMCP server"
 	@echo "make worker       run a Celery worker (needs REDIS_URL)"
@@ -70,7 +71,7 @@ chromium:
 	fi
 
 test: install-dev services chromium
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: install-dev
 	$(BIN)/ruff check .
