@@ -14,7 +14,7 @@ from jsonschema.exceptions import SchemaError
 
 from mcp_protocol import uritemplate
 
-from . import kinds
+from . import kinds, resources
 from .kinds import workflow
 from .templating import TemplateCompileError, compile_value
 
@@ -77,7 +77,10 @@ class CompiledTool:
 class CompiledResource:
     uri: str
     wire: dict
-    contents: dict  # one entry of resources/read `contents`
+    contents: dict  # one entry of resources/read `contents` (static resources)
+    kind: str = "static"
+    # Other kinds read their content on each read: servers.resources.<kind>.read(compiled, ...)
+    compiled: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,12 +194,29 @@ def _compile_tool(tool: dict, where: str, server: dict) -> CompiledTool:
 _RESOURCE_WIRE = ("title", "description", "mimeType", "size", "icons", "annotations", "_meta")
 
 
-def _compile_resource(resource: dict, where: str) -> CompiledResource:
+def _compile_resource(resource: dict, where: str, server: dict) -> CompiledResource:
     uri, name = resource.get("uri"), resource.get("name")
     if not uri or not name:
         raise DefinitionError(f"{where}: uri and name are required")
     wire = {"uri": uri, "name": name, **_optional(resource, _RESOURCE_WIRE)}
     contents = {"uri": uri, **_optional(resource, ("mimeType",))}
+    kind_name = resource.get("kind") or "static"
+    if kind_name != "static":
+        try:
+            kind = resources.get_kind(kind_name)
+        except ValueError as exc:
+            raise DefinitionError(f"{where}.kind: {exc}") from None
+        config = resource.get("config") or {}
+        problems = kind.validate_config(config)
+        if problems:
+            raise DefinitionError("; ".join(f"{where}.{problem}" for problem in problems))
+        try:
+            compiled = kind.compile({**resource, "config": config, "_server": server})
+        except TemplateCompileError as exc:
+            raise DefinitionError(f"{where}.config: {exc}") from None
+        return CompiledResource(
+            uri=uri, wire=freeze(wire), contents=freeze(contents), kind=kind_name, compiled=compiled
+        )
     if resource.get("blob") is not None:
         contents["blob"] = resource["blob"]
     else:
@@ -295,7 +315,7 @@ def compile_definition(
 
     resources: dict[str, CompiledResource] = {}
     for index, resource in enumerate(definition.get("resources") or []):
-        compiled = _compile_resource(resource, f"resources[{index}]")
+        compiled = _compile_resource(resource, f"resources[{index}]", server)
         resources.setdefault(compiled.uri, compiled)
 
     templates = tuple(
@@ -342,21 +362,29 @@ def compile_definition(
 # -- loading and the per-process cache ----------------------------------------------------------
 
 
-def definition_for(server) -> dict:
-    """The definition a server serves (later: its published version, when it has one)."""
-    from .definition import export_definition
+def definition_for(server, version: str | None = None) -> dict | None:
+    """The definition a server serves: its latest published version (its draft while it has
+    none), or the pinned `version`; None when that version does not exist."""
+    from .publishing import definition_to_serve
 
-    return export_definition(server)
+    return definition_to_serve(server, version)
 
 
-def _load(slug: str, generation: str) -> Snapshot | None:
+def _cache_key(slug: str, version: str | None) -> str:
+    return slug if version is None else f"{slug}@{version}"
+
+
+def _load(slug: str, generation: str, version: str | None = None) -> Snapshot | None:
     from .models import Server
 
     server = Server.objects.filter(slug=slug).first()
     if server is None:
         return None
+    definition = definition_for(server, version)
+    if definition is None:
+        return None
     return compile_definition(
-        definition_for(server),
+        definition,
         server_id=server.pk,
         organization_id=server.organization_id,
         generation=generation,
@@ -369,8 +397,8 @@ def _load(slug: str, generation: str) -> Snapshot | None:
 _cache: dict[str, tuple[str, Snapshot | None, DefinitionError | None]] = {}
 
 
-def _cached(slug: str, generation: str):
-    entry = _cache.get(slug)
+def _cached(key: str, generation: str):
+    entry = _cache.get(key)
     if entry is None or entry[0] != generation:
         return False, None
     if entry[2] is not None:
@@ -378,41 +406,46 @@ def _cached(slug: str, generation: str):
     return True, entry[1]
 
 
-def _load_into_cache(slug: str, generation: str) -> Snapshot | None:
+def _load_into_cache(slug: str, generation: str, version: str | None = None) -> Snapshot | None:
+    key = _cache_key(slug, version)
     try:
-        snapshot = _load(slug, generation)
+        snapshot = _load(slug, generation, version)
     except DefinitionError as exc:
-        _cache[slug] = (generation, None, exc)
+        _cache[key] = (generation, None, exc)
         raise
-    _cache[slug] = (generation, snapshot, None)
+    _cache[key] = (generation, snapshot, None)
     return snapshot
 
 
-async def get_snapshot(slug: str, generation: str | None) -> Snapshot | None:
-    """The snapshot of `slug` at `generation` (the Redis value; None when the key is absent).
+async def get_snapshot(
+    slug: str, generation: str | None, version: str | None = None
+) -> Snapshot | None:
+    """The snapshot of `slug` (or of its published `version`) at `generation` (the Redis value;
+    None when the key is absent).
 
-    None for an unknown slug; DefinitionError when the stored definition cannot be served.
+    None for an unknown slug or version; DefinitionError when the stored definition cannot be
+    served. Publishing bumps the generation, so a pinned entry is checked the same way.
     """
     generation = "0" if generation is None else generation
-    hit, snapshot = _cached(slug, generation)
+    hit, snapshot = _cached(_cache_key(slug, version), generation)
     if hit:
         return snapshot
     from asgiref.sync import sync_to_async
 
-    return await sync_to_async(_load_into_cache)(slug, generation)
+    return await sync_to_async(_load_into_cache)(slug, generation, version)
 
 
-def load_snapshot(slug: str) -> Snapshot | None:
+def load_snapshot(slug: str, version: str | None = None) -> Snapshot | None:
     """For sync callers (REST, management commands): the current snapshot, through the cache."""
     from . import keys
     from .redis import sync_client
 
     raw = sync_client().get(keys.server_generation(slug))
     generation = "0" if raw is None else raw.decode()
-    hit, snapshot = _cached(slug, generation)
+    hit, snapshot = _cached(_cache_key(slug, version), generation)
     if hit:
         return snapshot
-    return _load_into_cache(slug, generation)
+    return _load_into_cache(slug, generation, version)
 
 
 def clear_cache() -> None:

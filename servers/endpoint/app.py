@@ -10,7 +10,9 @@ from .http import HttpRequest, respond, respond_json
 
 log = logging.getLogger(__name__)
 
-MCP_PATH = re.compile(r"^/mcp/(?P<slug>[a-z0-9][a-z0-9-]{0,62})(?P<rest>/.*)?$")
+MCP_PATH = re.compile(
+    r"^/mcp/(?P<slug>[a-z0-9][a-z0-9-]{0,62})(?:@(?P<version>\d+\.\d+\.\d+))?(?P<rest>/.*)?$"
+)
 WEBTOOLS_PATH = re.compile(r"^/webtools/(?P<slug>[a-z0-9][a-z0-9-]{0,62})/(?P<version>[^/]+)?$")
 TOOL_REST = "/tools/"
 WEBTOOL_CODES = {401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "WEBTOOL_NOT_FOUND"}
@@ -51,7 +53,7 @@ class McpApp:
             await respond_json(send, 404, {"error": "Not found"})
             return
         req = HttpRequest(scope, receive)
-        gate = Gate(req, match["slug"])
+        gate = Gate(req, match["slug"], match["version"])
         started = False
 
         async def tracking_send(message):
@@ -124,19 +126,22 @@ class McpApp:
             )
             return
         req = HttpRequest(scope, receive)
-        gate = Gate(req, match["slug"])
         version = match["version"]
+        gate = Gate(req, match["slug"], version)
         try:
             await gate.admit()
             if req.method == "GET":
-                await surfaces.webtools_metadata(gate, send, version)
+                await surfaces.webtools_metadata(gate, send)
             elif req.method == "POST" and version is None:
                 await surfaces.webtools_call(gate, send)
             else:
                 await respond(send, 405, headers=[("allow", "GET" if version else "GET, POST")])
         except Refused as refused:
             code = WEBTOOL_CODES.get(refused.status, "INTERNAL_ERROR")
-            body = {"status": "error", "error": {"code": code, "message": refused.error.message}}
+            message = refused.error.message
+            if refused.status == 404 and version:
+                message = f"No webtool {match['slug']} at version {version}"
+            body = {"status": "error", "error": {"code": code, "message": message}}
             await respond_json(send, refused.status, body, refused.headers)
         except Exception:
             log.exception("Unhandled error on %s %s", req.method, req.path)

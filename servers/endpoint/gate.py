@@ -66,6 +66,7 @@ class Gate:
         "request",
         "redis",
         "slug",
+        "version",
         "snapshot",
         "credential",
         "session_id",
@@ -74,9 +75,10 @@ class Gate:
         "background",
     )
 
-    def __init__(self, request, slug: str):
+    def __init__(self, request, slug: str, version: str | None = None):
         self.request = request
         self.slug = slug
+        self.version = version
         self.redis = async_client()
         self.snapshot = None
         self.credential = auth.ANONYMOUS
@@ -130,7 +132,7 @@ class Gate:
         session_data = replies[-2] if self.session_id and not preflight else None
 
         try:
-            snapshot = await get_snapshot(self.slug, server_generation)
+            snapshot = await get_snapshot(self.slug, server_generation, self.version)
         except DefinitionError:
             # A stored definition that no longer compiles: the owner has to fix it.
             raise Refused(503, -32603, "This MCP server's definition is invalid") from None

@@ -11,13 +11,19 @@ from mcp_protocol.jsonrpc import dumps
 
 from ..surfaces import discovery, info, openapi, rest, webtools
 from . import calllog
-from .gate import Gate
+from .gate import Gate, Refused
 from .http import BodyTooLarge, respond, respond_json
+
+
+def mount(gate: Gate) -> str:
+    return f"/mcp/{gate.slug}" + (f"@{gate.version}" if gate.version else "")
 
 
 def base_url(gate: Gate) -> str:
     scope = gate.request.scope
-    return f"{scope.get('scheme', 'http')}://{gate.request.header('host', 'localhost')}/mcp/{gate.slug}"
+    return (
+        f"{scope.get('scheme', 'http')}://{gate.request.header('host', 'localhost')}{mount(gate)}"
+    )
 
 
 def rest_context(gate: Gate) -> NullContext:
@@ -72,14 +78,11 @@ async def openapi_document(gate: Gate, send) -> None:
 
 
 async def discovery_document(gate: Gate, send) -> None:
-    await respond_json(send, 200, discovery.discovery_document(gate.snapshot), gate.cors_headers())
+    document = discovery.discovery_document(gate.snapshot, mount(gate))
+    await respond_json(send, 200, document, gate.cors_headers())
 
 
-async def webtools_metadata(gate: Gate, send, version: str | None) -> None:
-    if version is not None and version != gate.snapshot.server_info["version"]:
-        status, payload = webtools.not_found(gate.slug, version)
-        await respond_json(send, status, payload, gate.cors_headers())
-        return
+async def webtools_metadata(gate: Gate, send) -> None:
     await respond(
         send, 200, dumps(webtools.metadata(gate.snapshot)), "application/json", gate.cors_headers()
     )
@@ -89,6 +92,15 @@ async def webtools_call(gate: Gate, send) -> None:
     body, ok = await read_json(gate, send)
     if not ok:
         return
+    pinned = webtools.requested_version(body)
+    if pinned and pinned != gate.snapshot.server_info["version"]:
+        # The body asks for another published version: serve that one, or say it is not there.
+        gate.version = pinned
+        gate.snapshot = await get_pinned(gate)
+        if gate.snapshot is None:
+            status, payload = webtools.not_found(gate.slug, pinned)
+            await respond_json(send, status, payload, gate.cors_headers())
+            return
     started = time.perf_counter()
     status, payload = await webtools.execute(gate.snapshot, body, rest_context(gate))
     action = body.get("action") if isinstance(body, dict) else None
@@ -104,3 +116,13 @@ async def webtools_call(gate: Gate, send) -> None:
         surface="webtools",
     )
     await respond_json(send, status, payload, gate.cors_headers())
+
+
+async def get_pinned(gate: Gate):
+    try:
+        await gate.admit()
+    except Refused as refused:
+        if refused.status == 404:
+            return None
+        raise
+    return gate.snapshot
