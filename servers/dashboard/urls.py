@@ -13,6 +13,7 @@ from .views import (
     secrets,
     servers,
     testrun,
+    versions,
 )
 
 app_name = "dashboard"
@@ -29,6 +30,12 @@ urlpatterns = [
     path("servers/<slug:slug>/playground/", playground.playground, name="playground"),
     path("servers/<slug:slug>/playground/key/", playground.playground_key, name="playground_key"),
     path("servers/<slug:slug>/import/", imports.import_tools, name="import_tools"),
+    path("servers/<slug:slug>/versions/", versions.version_list, name="version_list"),
+    path(
+        "servers/<slug:slug>/versions/<str:version>/rollback/",
+        versions.version_rollback,
+        name="version_rollback",
+    ),
     path("servers/<slug:slug>/analytics/", calls.server_analytics, name="server_analytics"),
     path("servers/<slug:slug>/tools/<int:pk>/toggle/", parts.tool_toggle, name="tool_toggle"),
     path("servers/<slug:slug>/tools/<int:pk>/test/", testrun.tool_test, name="tool_test"),

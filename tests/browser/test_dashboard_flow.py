@@ -86,6 +86,11 @@ def test_a_new_user_goes_from_sign_up_to_a_working_call(new_page, shoot, db_call
     expect(page.locator("#tr-timing")).to_have_text(re.compile(r"ms"))
     shoot(page, "04b-tool-test")
 
+    page.goto(f"/servers/{slug}/versions/")
+    page.click("button:has-text('Publish')")
+    expect(page.locator(".message-success")).to_contain_text("Published 1.0.0")
+    shoot(page, "04c-versions")
+
     page.goto("/keys/new/")
     page.fill("#id_name", "Browser key")
     page.get_by_label(slug).check()

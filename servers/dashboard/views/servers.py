@@ -9,6 +9,7 @@ from .. import stats
 from ..forms import ServerForm
 from ..scoping import server_or_404
 from .base import dashboard_view, page
+from .versions import pending_changes
 
 
 @dashboard_view
@@ -50,6 +51,7 @@ def server_detail(request, slug):
             "templates": server.resource_templates.all(),
             "prompts": server.prompts.all(),
             "resource_count": server.resources.count() + server.resource_templates.count(),
+            "published": pending_changes(server),
             "calls_today": stats.calls_today(server.organization, [server]).get(server.pk, 0),
         },
     )
