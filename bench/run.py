@@ -124,6 +124,7 @@ def prepare_getmcp(env: dict) -> dict:
         check="BENCH_DATABASE_URL" not in os.environ,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL if "BENCH_DATABASE_URL" in os.environ else None,
     )
     definition = str(BENCH / "getmcp_server.yaml")
     run([*manage, "server", "import", definition, "--owner", OWNER, "--replace"], env)
