@@ -81,6 +81,13 @@ def _row(server, part_type: PartType, pk: int):
     return get_object_or_404(getattr(server, part_type.related), pk=pk)
 
 
+def _changed(request, server, text: str) -> None:
+    """A success message that says when the change waits for a publish to reach clients."""
+    if server.versions.exists():
+        text += " Publish a new version to make it live."
+    messages.success(request, text)
+
+
 def _back(server, part_type: PartType):
     return redirect(f"/servers/{server.slug}/#{part_type.anchor}")
 
@@ -108,7 +115,7 @@ def part_create(request, slug, part):
     form = part_type.form(request.POST or None, server=server)
     if request.method == "POST" and form.is_valid():
         row = form.save()
-        messages.success(request, f"{part_type.singular.capitalize()} “{row.name}” created.")
+        _changed(request, server, f"{part_type.singular.capitalize()} “{row.name}” created.")
         return _back(server, part_type)
     return _editor(request, server, part, part_type, form)
 
@@ -122,7 +129,7 @@ def part_edit(request, slug, part, pk):
     form = part_type.form(request.POST or None, instance=row, server=server)
     if request.method == "POST" and form.is_valid():
         row = form.save()
-        messages.success(request, f"{part_type.singular.capitalize()} “{row.name}” saved.")
+        _changed(request, server, f"{part_type.singular.capitalize()} “{row.name}” saved.")
         return _back(server, part_type)
     return _editor(request, server, part, part_type, form, row)
 
@@ -135,7 +142,7 @@ def part_delete(request, slug, part, pk):
     row = _row(server, part_type, pk)
     if request.method == "POST":
         row.delete()
-        messages.success(request, f"{part_type.singular.capitalize()} “{row.name}” deleted.")
+        _changed(request, server, f"{part_type.singular.capitalize()} “{row.name}” deleted.")
         return _back(server, part_type)
     return page(
         request,
@@ -152,7 +159,7 @@ def tool_toggle(request, slug, pk):
     tool.enabled = not tool.enabled
     tool.save(update_fields=["enabled"])
     state = "enabled" if tool.enabled else "disabled"
-    messages.success(request, f"Tool “{tool.name}” {state}.")
+    _changed(request, server, f"Tool “{tool.name}” {state}.")
     return _back(server, PART_TYPES["tools"])
 
 

@@ -49,3 +49,9 @@ def test_an_outsider_cannot_publish(client, outsider, server):
     client.force_login(outsider)
     assert client.post(f"/servers/{server.slug}/versions/").status_code == 404
     assert not server.versions.exists()
+
+
+def test_edits_after_a_publish_say_they_wait_for_the_next_one(member_client, server, tool):
+    member_client.post(f"/servers/{server.slug}/versions/", {"version": "1.0.0"})
+    response = member_client.post(f"/servers/{server.slug}/tools/{tool.pk}/toggle/", follow=True)
+    assert "Publish a new version to make it live." in response.content.decode()
