@@ -37,6 +37,8 @@ SIDES = ("getmcp", "fastmcp", "fastmcp-json")
 @dataclass
 class Result:
     name: str
+    # CPU time of the server process per call: unlike req/s, barely moved by other load.
+    cpu_ms_per_call: float
     requests: int
     seconds: float
     errors: int
@@ -240,10 +242,19 @@ def wrk(url: str, session: str, args: argparse.Namespace, seconds: int) -> dict:
     raise SystemExit(f"wrk printed no result:\n{out}")
 
 
-def measure(name: str, url: str, session: str, args: argparse.Namespace) -> Result:
-    raw = wrk(url, session, args, args.duration)
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(name: str, server: Server, session: str, args: argparse.Namespace) -> Result:
+    before = cpu_seconds(server.process.pid)
+    raw = wrk(server.url, session, args, args.duration)
+    cpu = cpu_seconds(server.process.pid) - before
     return Result(
         name=name,
+        cpu_ms_per_call=cpu * 1000 / raw["requests"] if raw["requests"] else 0.0,
         requests=raw["requests"],
         seconds=raw["duration_us"] / 1e6,
         errors=raw["bad_responses"] + raw["socket_errors"],
@@ -273,15 +284,16 @@ def print_table(
     )
     print(
         f"{'server':<14}{'req/s':>8}{'rounds req/s':>16}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}"
-        f"{'errors':>8}"
+        f"{'errors':>8}{'CPU ms/call':>13}"
     )
     for r in results:
         each = sorted(found.rps for found in rounds[r.name])
         spread = f"{each[0]:.0f}-{each[-1]:.0f}"
         errors = sum(found.errors for found in rounds[r.name])
+        cpu = sorted(found.cpu_ms_per_call for found in rounds[r.name])[len(each) // 2]
         print(
             f"{r.name:<14}{r.rps:>8.0f}{spread:>16}{r.p50_ms:>9.2f}{r.p95_ms:>9.2f}"
-            f"{r.p99_ms:>9.2f}{errors:>8}"
+            f"{r.p99_ms:>9.2f}{errors:>8}{cpu:>13.2f}"
         )
     by_name = {r.name: r for r in results}
     ours = by_name.get("getmcp")
@@ -291,7 +303,8 @@ def print_table(
             print(
                 f"getmcp / {other}: throughput {ours.rps / theirs.rps:.2f}x, "
                 f"p50 latency {ours.p50_ms / theirs.p50_ms:.2f}x, "
-                f"p99 latency {ours.p99_ms / theirs.p99_ms:.2f}x"
+                f"p99 latency {ours.p99_ms / theirs.p99_ms:.2f}x, "
+                f"CPU per call {ours.cpu_ms_per_call / theirs.cpu_ms_per_call:.2f}x"
             )
 
 
@@ -328,7 +341,7 @@ def main() -> None:
         for number in range(1, args.rounds + 1):
             for name, server in servers.items():
                 print(f"round {number}/{args.rounds}: {name}", flush=True)
-                rounds[name].append(measure(name, server.url, sessions[name], args))
+                rounds[name].append(measure(name, server, sessions[name], args))
     finally:
         for server in servers.values():
             server.stop()
