@@ -111,6 +111,11 @@ MCP_CLIENT_REQUEST_TIMEOUT_SECONDS = float(os.environ.get("MCP_CLIENT_REQUEST_TI
 # Origins accepted on every server in addition to same-origin requests.
 MCP_ALLOWED_ORIGINS = env_list("MCP_ALLOWED_ORIGINS")
 
+# Secrets at rest: Fernet keys, newest first (older ones still decrypt; see vault/README.md).
+SECRETS_KEYS = env_list("SECRETS_KEYS")
+# Networks outbound fetches may reach although private (self-hosted upstreams), as CIDRs.
+OUTBOUND_ALLOWED_NETWORKS = env_list("OUTBOUND_ALLOWED_NETWORKS")
+
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL

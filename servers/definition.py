@@ -148,6 +148,7 @@ SERVER_FIELDS = [
     ("auth", "auth_mode", Server.AUTH_API_KEY),
     ("status", "status", Server.ACTIVE),
     ("allowedOrigins", "allowed_origins", []),
+    ("http", "http", {}),
 ]
 SERVER_ALWAYS = {"slug", "name", "version", "auth", "status"}
 LISTS = ["tools", "resources", "resourceTemplates", "prompts"]
@@ -180,6 +181,8 @@ RESOURCE_FIELDS = [
     ("annotations", "annotations", {}),
     ("icons", "icons", []),
     ("_meta", "meta", {}),
+    ("kind", "kind", "static"),
+    ("config", "config", {}),
 ]
 RESOURCE_ALWAYS = {"uri", "name"}
 
@@ -336,6 +339,10 @@ def validate_definition(data: dict) -> list[str]:
         for i, origin in enumerate(data["allowedOrigins"]):
             if not isinstance(origin, str) or not _ORIGIN.match(origin):
                 c.add(f"allowedOrigins[{i}]", "must be an origin like https://app.example.com")
+    if "http" in data:
+        from .kinds.http import validate_server_settings
+
+        c.errors.extend(validate_server_settings(data["http"], "http"))
     for key in LISTS:
         if key in data and data[key] is not None and not isinstance(data[key], list):
             c.add(key, f"must be a list, not {_type_name(data[key])}")
@@ -450,7 +457,8 @@ def _validate_resources(c: _Checker, resources) -> None:
             _unique(c, uris, f"{path}.uri", res["uri"], "resource uri")
         for key in ("name", "title", "description", "mimeType"):
             c.string(path, res, key)
-        _validate_contents(c, path, res, template_ok=False)
+        if _validate_resource_kind(c, path, res):
+            _validate_contents(c, path, res, template_ok=False)
         if res.get("size") is not None and (
             not isinstance(res["size"], int) or isinstance(res["size"], bool) or res["size"] < 0
         ):
@@ -460,6 +468,33 @@ def _validate_resources(c: _Checker, resources) -> None:
                 c.kind_of(f"{path}.{key}", res[key], dict, "a mapping")
         if "icons" in res:
             c.icons(f"{path}.icons", res["icons"])
+
+
+def _validate_resource_kind(c: _Checker, path: str, res: dict) -> bool:
+    """Checks `kind` and `config`; True when the resource keeps its content in the definition."""
+    kind = res.get("kind", "static")
+    if not isinstance(kind, str):
+        c.add(f"{path}.kind", f"must be a string, not {_type_name(kind)}")
+        return True
+    config = res.get("config", {})
+    if kind == "static":
+        if config not in ({}, None):
+            c.add(f"{path}.config", "only resources of kind fetched or upstream have a config")
+        return True
+    from . import resources
+
+    try:
+        module = resources.get_kind(kind)
+    except ValueError:
+        c.add(f"{path}.kind", f"unknown kind {kind!r} (known kinds: fetched, static, upstream)")
+        return False
+    for key in ("text", "blob"):
+        if res.get(key) is not None:
+            c.add(f"{path}.{key}", f"a {kind} resource reads its content; it has no {key}")
+    if c.kind_of(f"{path}.config", config, dict, "a mapping"):
+        for message in module.validate_config(config):
+            c.errors.append(f"{path}.{message}")
+    return False
 
 
 def _completions(c: _Checker, path: str, completions, names: set) -> None:

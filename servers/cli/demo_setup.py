@@ -10,6 +10,7 @@ from django.db import transaction
 
 from accounts.models import ApiKey, User
 from servers.definition import import_definition, load_file
+from servers.publishing import publish_import
 
 EXAMPLES = Path(settings.BASE_DIR) / "examples"
 DEMO_FILES = ["demo.yaml", "conformance.yaml"]
@@ -42,6 +43,8 @@ def set_up_demo(email: str, password: str | None = None) -> DemoSetup:
             import_definition(load_file(EXAMPLES / name), org, replace=True, user=user)
             for name in DEMO_FILES
         ]
+        for server in servers:
+            publish_import(server, user=user)
         key, raw = ApiKey.issue(org, "demo key", [servers[0]], created_by=user)
     return DemoSetup(user, created, generated, servers, key, raw)
 

@@ -3,6 +3,7 @@ import sys
 from django.core.management.base import CommandError
 
 from servers.definition import DefinitionError, import_definition, load_file, load_text
+from servers.publishing import publish_import
 
 from .owners import resolve_owner
 
@@ -17,6 +18,11 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--replace", action="store_true", help="replace the definition of an existing server"
     )
+    parser.add_argument(
+        "--draft",
+        action="store_true",
+        help="only update the draft; by default the import is also published and served",
+    )
 
 
 def handle(command, options) -> None:
@@ -27,6 +33,7 @@ def handle(command, options) -> None:
         else:
             data = load_file(options["file"])
         server = import_definition(data, org, replace=options["replace"], user=user)
+        published = None if options["draft"] else publish_import(server, user=user)
     except DefinitionError as exc:
         for error in exc.errors:
             command.stderr.write(error)
@@ -42,3 +49,5 @@ def handle(command, options) -> None:
         ]
     )
     command.stdout.write(f"Imported server {server.slug!r} into {org.slug}: {counts}")
+    if published is not None:
+        command.stdout.write(f"Published version {published.version}")

@@ -426,3 +426,16 @@ def test_a_user_cannot_import_into_an_organization_they_do_not_belong_to(org, ou
     with pytest.raises(DefinitionError, match="not a member"):
         import_definition(minimal(), org, user=outsider)
     assert not Server.objects.exists()
+
+
+def test_it_checks_and_round_trips_the_servers_shared_http_settings(org):
+    from servers.definition import export_definition, import_definition, validate_definition
+
+    base = {"slug": "with-http", "name": "with http", "tools": []}
+    bad = validate_definition({**base, "http": {"baseUrl": "ftp://x", "nope": 1}})
+    assert "http.baseUrl: must be an http(s) URL" in bad
+    assert "http.nope: unknown field" in bad
+    good = {**base, "http": {"baseUrl": "https://api.example.com"}}
+    assert validate_definition(good) == []
+    server = import_definition(good, org)
+    assert export_definition(server)["http"] == {"baseUrl": "https://api.example.com"}

@@ -129,3 +129,18 @@ def test_export_writes_json_to_a_file(tmp_path, user, examples_yaml):
 def test_export_of_an_unknown_slug_fails():
     with pytest.raises(CommandError, match="no server 'nope'"):
         run("export", "nope")
+
+
+def test_import_publishes_what_it_imports_unless_told_draft(tmp_path, user):
+    path = tmp_path / "s.yaml"
+    path.write_text(GOOD)
+    out, _ = run("import", str(path), "--owner", user.email)
+    assert "Published version 1.0.0" in out
+    server = Server.objects.get(slug="cli-server")
+    assert list(server.versions.values_list("version", flat=True)) == ["1.0.0"]
+
+    path.write_text(GOOD.replace("Say hello.", "Say hello twice."))
+    out, _ = run("import", str(path), "--owner", user.email, "--replace", "--draft")
+    assert "Published" not in out
+    assert server.versions.count() == 1
+    assert server.tools.get().description == "Say hello twice."
