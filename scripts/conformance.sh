@@ -155,8 +155,10 @@ export REDIS_URL=${CONFORMANCE_REDIS_URL:-${REDIS_URL:-redis://127.0.0.1:6379/0}
 prepare_database
 log "database $DATABASE_URL, redis $REDIS_URL"
 "$PY" manage.py migrate --noinput >"$RESULTS/migrate.log"
+# On a database given by CONFORMANCE_DATABASE_URL the owner may exist already.
 GETMCP_PASSWORD=$("$PY" -c 'import secrets; print(secrets.token_urlsafe(24))') \
-  "$PY" manage.py createuser "$CONFORMANCE_OWNER" </dev/null
+  "$PY" manage.py createuser "$CONFORMANCE_OWNER" </dev/null ||
+  [ -n "${CONFORMANCE_DATABASE_URL:-}" ]
 "$PY" manage.py server import "$SERVER_DEFINITION" --owner "$CONFORMANCE_OWNER" --replace
 start_server
 
