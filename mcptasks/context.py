@@ -3,6 +3,10 @@
 Nobody holds a connection to the client while a task runs: requests to the client are parked
 on the task row (status input_required, `inputRequests`) until tasks/update brings the answers,
 and progress and log messages go to the task's Redis channel for whoever listens.
+
+An unanswered request parks and ends the run with InputRequired, as a stateless round does; the
+runner waits for the answers and runs the tool again from the top, where they are found. So a
+workflow's `all` step puts all its questions to the client at once, here as in the stateless era.
 """
 
 import asyncio
@@ -14,6 +18,7 @@ from mcp_protocol.errors import (
     INVALID_PARAMS,
     MISSING_CLIENT_CAPABILITY,
     Cancelled,
+    InputRequired,
     McpError,
 )
 
@@ -73,13 +78,17 @@ class TaskContext:
         self._check_cancelled()
         if key not in self.responses:
             await self._park(key, method, params)
-            while key not in self.responses:
-                self._check_cancelled()
-                self._poke.clear()
-                await self._poke.wait()
-        self._check_cancelled()
+            raise InputRequired({key: {"method": method, "params": params}})
         await self._settle(key)
         return self.responses[key]
+
+    async def wait_for_answers(self, keys) -> None:
+        """Until the client has answered every one of `keys` (Cancelled when the task is)."""
+        while not all(key in self.responses for key in keys):
+            self._check_cancelled()
+            self._poke.clear()
+            await self._poke.wait()
+        self._check_cancelled()
 
     async def sleep(self, seconds: float) -> None:
         self._check_cancelled()

@@ -58,9 +58,13 @@ def create_task(
     protocol_version: str = "",
     client_capabilities: dict | None = None,
     server_version: str = "",
+    input_responses: dict | None = None,
 ) -> Task:
     """Store a task for a tools/call and hand it to a worker once it is committed. Returns when
-    the row is durable, so a tasks/get for its id resolves at once (as the spec requires)."""
+    the row is durable, so a tasks/get for its id resolves at once (as the spec requires).
+    `server_version` pins the task to that published version (ignored when it is not one, as
+    for a server that serves its draft); `input_responses` are answers the client gave before
+    the task began (MRTR rounds of the call that created it)."""
     tool = snapshot.tools.get(tool_name)
     if tool is None:
         raise McpError(INVALID_PARAMS, f"Unknown tool: {tool_name}")
@@ -71,7 +75,17 @@ def create_task(
     if not isinstance(arguments, dict):
         raise McpError(INVALID_PARAMS, "Tool arguments must be an object")
     ttl = effective_ttl_ms(ttl_ms)
+    from servers.models import ServerVersion
+
     from .dispatch import dispatch
+
+    if (
+        server_version
+        and not ServerVersion.objects.filter(
+            server_id=snapshot.server_id, version=server_version
+        ).exists()
+    ):
+        server_version = ""
 
     with transaction.atomic():
         task = Task.objects.create(
@@ -83,6 +97,7 @@ def create_task(
             arguments=arguments,
             protocol_version=protocol_version or "",
             client_capabilities=client_capabilities or {},
+            input_responses=input_responses or {},
             status=Task.WORKING,
             ttl_ms=ttl,
             poll_interval_ms=poll_interval_ms(),
@@ -92,14 +107,16 @@ def create_task(
     return task
 
 
-def get_task(task_id, organization_id: int, credential: str) -> Task:
+def get_task(task_id, organization_id: int, credential: str, server_id: int | None = None) -> Task:
     """The caller's task, or McpError(-32602) when it does not exist, has expired or belongs to
-    someone else (all three answer the same, so nothing leaks)."""
+    someone else (all three answer the same, so nothing leaks). With `server_id`, only a task
+    of that server."""
     if not isinstance(task_id, str) or not task_id or len(task_id) > 64:
         raise _not_found()
-    task = Task.objects.filter(
-        pk=task_id, organization_id=organization_id, credential=credential
-    ).first()
+    tasks = Task.objects.filter(pk=task_id, organization_id=organization_id, credential=credential)
+    if server_id is not None:
+        tasks = tasks.filter(server_id=server_id)
+    task = tasks.first()
     if task is None:
         raise _not_found()
     if task.expires_at <= timezone.now():
@@ -110,17 +127,17 @@ def get_task(task_id, organization_id: int, credential: str) -> Task:
     return recover_if_stale(task)
 
 
-def list_tasks(organization_id: int, credential: str, cursor: str | None = None) -> dict:
-    """2025-11-25 `tasks/list`: the caller's own live tasks, newest first."""
-    ids = list(
-        Task.objects.filter(
-            organization_id=organization_id,
-            credential=credential,
-            expires_at__gt=timezone.now(),
-        )
-        .order_by("-created_at", "id")
-        .values_list("id", flat=True)
+def list_tasks(
+    organization_id: int, credential: str, cursor: str | None = None, server_id: int | None = None
+) -> dict:
+    """2025-11-25 `tasks/list`: the caller's own live tasks (of one server, with `server_id`),
+    newest first."""
+    tasks = Task.objects.filter(
+        organization_id=organization_id, credential=credential, expires_at__gt=timezone.now()
     )
+    if server_id is not None:
+        tasks = tasks.filter(server_id=server_id)
+    ids = list(tasks.order_by("-created_at", "id").values_list("id", flat=True))
     page, next_cursor = paginate(ids, cursor, LIST_PAGE_SIZE)
     by_id = Task.objects.in_bulk(page)
     result = {"tasks": [by_id[task_id] for task_id in page if task_id in by_id]}

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import connections, transaction
 from django.utils import timezone
 
-from mcp_protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, Cancelled, McpError
+from mcp_protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, Cancelled, InputRequired, McpError
 from servers.redis import async_client, is_embedded
 
 from . import events
@@ -244,7 +244,16 @@ async def _run_tool(task: Task, redis) -> tuple[str, dict]:
 
     ctx = TaskContext(task, redis, park, settle)
     params = {"name": task.tool_name, "arguments": task.arguments}
-    call = asyncio.ensure_future(call_method(snapshot, "tools/call", params, ctx))
+
+    async def rounds() -> dict:
+        # Each round runs the tool from the top with every answer so far, as MRTR does.
+        while True:
+            try:
+                return await call_method(snapshot, "tools/call", params, ctx)
+            except InputRequired as exc:
+                await ctx.wait_for_answers(exc.input_requests)
+
+    call = asyncio.ensure_future(rounds())
     watcher = asyncio.ensure_future(_watch(task.id, ctx, call, redis))
     try:
         return Task.COMPLETED, {"result": await call}

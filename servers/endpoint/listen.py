@@ -77,18 +77,26 @@ def tagged(method: str, params: dict | None, subscription_id) -> dict:
 
 
 async def serve(gate, send, request: Request) -> None:
+    # Imported here: the tasks module registers itself with stateless.py, which imports this one.
+    from . import tasks
+
     headers = gate.cors_headers()
     requested = request.params.get("notifications", {})
     try:
         if not isinstance(requested, dict):
             raise errors.invalid_params("notifications must be an object (the listen filter)")
         honoured = honoured_filter(requested, gate.snapshot.capabilities)
+        task_ids = await tasks.listen_task_ids(gate, request, requested)
+        if task_ids:
+            honoured["taskIds"] = task_ids
     except errors.McpError as exc:
         await respond_json(send, 400, error_message(request.id, exc), headers)
         return
 
     pubsub = gate.redis.pubsub(ignore_subscribe_messages=True)
-    await pubsub.subscribe(rkeys.server_events(gate.snapshot.server_id))
+    await pubsub.subscribe(
+        rkeys.server_events(gate.snapshot.server_id), *tasks.task_channels(task_ids)
+    )
     gone = asyncio.create_task(wait_for_disconnect(gate.request.receive))
     keepalive = settings.MCP_SSE_KEEPALIVE_SECONDS
     try:
@@ -108,6 +116,11 @@ async def serve(gate, send, request: Request) -> None:
                 await send_chunk(send, sse.comment())
                 continue
             event = orjson.loads(message["data"])
+            status = tasks.listen_notification(event)
+            if status is not None:
+                note = tagged(status["method"], status["params"], request.id)
+                await send_chunk(send, sse.event(orjson.dumps(note)))
+                continue
             method, params = event.get("method"), event.get("params") or {}
             if isinstance(method, str) and wanted(honoured, method, params):
                 note = tagged(method, params, request.id)

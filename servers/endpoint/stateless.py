@@ -84,7 +84,6 @@ HTTP_STATUS = {
 BASE64_WORD = re.compile(r"^=\?base64\?(.*)\?=$", re.DOTALL)
 # Visible ASCII, space and tab: what a literal (not base64-wrapped) header value may hold.
 LITERAL_HEADER = re.compile(r"^[\x20-\x7e\t]*$")
-REQUEST_STATE_INFO = b"getmcp stateless requestState"
 
 # Handlers other apps add for methods of their own (an extension's methods):
 # `async handler(call: StatelessCall) -> dict`.
@@ -451,14 +450,15 @@ async def handle(gate, send, parsed) -> None:
 
 def _handler(gate, request: Request):
     method = request.method
+    if method == "tools/call":
+        _check_tool_headers(gate, request)
+    # An extension may also take over a core method (the tasks extension: discover, tools/call).
+    if method in EXTRA_METHODS:
+        return EXTRA_METHODS[method]
     if method == "server/discover":
         return _run_discover
     if method in MRTR_METHODS:
-        if method == "tools/call":
-            _check_tool_headers(gate, request)
         return _run_mrtr
-    if method in EXTRA_METHODS:
-        return EXTRA_METHODS[method]
     if method in methods.METHODS:
         return _run_method
     if method in REMOVED_METHODS:

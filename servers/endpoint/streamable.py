@@ -22,7 +22,7 @@ from mcp_protocol.jsonrpc import (
 
 from .. import keys as rkeys
 from .. import methods
-from . import calllog, sessions, stateless, streams
+from . import calllog, sessions, stateless, streams, tasks
 from .context import request_key
 from .gate import Gate, session_header
 from .http import BodyTooLarge, respond, respond_json
@@ -168,7 +168,7 @@ async def initialize(gate: Gate, send, request: Request) -> None:
     )
     result = {
         "protocolVersion": version,
-        "capabilities": snapshot.capabilities,
+        "capabilities": tasks.session_capabilities(snapshot, version),
         "serverInfo": snapshot.server_info,
     }
     if snapshot.instructions:
@@ -213,7 +213,9 @@ def may_talk_to_client(snapshot, request: Request) -> bool:
 
 
 def wants_stream(gate: Gate, request: Request) -> bool:
-    return gate.request.accepts("text/event-stream") and may_talk_to_client(gate.snapshot, request)
+    return gate.request.accepts("text/event-stream") and (
+        may_talk_to_client(gate.snapshot, request) or tasks.wants_stream(request)
+    )
 
 
 async def run_method(gate: Gate, request: Request, ctx) -> dict:
@@ -236,6 +238,10 @@ async def run_method(gate: Gate, request: Request, ctx) -> dict:
         else:
             await sessions.unsubscribe(gate.redis, session, uri)
         return {}
+    if method == "tools/call" or method in tasks.SESSION_METHODS:
+        result = await tasks.session_call(gate, request, ctx)
+        if result is not None:
+            return result
     if method in methods.METHODS:
         return await methods.call_method(gate.snapshot, method, request.params, ctx)
     raise errors.method_not_found(method)

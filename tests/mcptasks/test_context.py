@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from mcp_protocol.errors import Cancelled, McpError
+from mcp_protocol.errors import Cancelled, InputRequired, McpError
 from mcptasks.context import TaskContext
 from mcptasks.models import Task
 
@@ -34,20 +34,26 @@ def context(recorder, responses=None, capabilities=None, version="2026-07-28"):
     return TaskContext(task, recorder, recorder.park, recorder.settle)
 
 
-async def test_two_requests_at_once_are_both_outstanding_and_both_answered():
+async def test_an_unanswered_request_is_parked_and_ends_the_round():
     recorder = Recorder()
     ctx = context(recorder)
-    both = asyncio.gather(
-        ctx.request("a", "elicitation/create", {"message": "A?"}),
-        ctx.request("b", "elicitation/create", {"message": "B?"}),
-    )
-    await asyncio.sleep(0.01)
-    assert sorted(recorder.parked) == [("a", "elicitation/create"), ("b", "elicitation/create")]
+    with pytest.raises(InputRequired) as exc:
+        await ctx.request("a", "elicitation/create", {"message": "A?"})
+    assert recorder.parked == [("a", "elicitation/create")]
+    assert exc.value.input_requests == {
+        "a": {"method": "elicitation/create", "params": {"message": "A?"}}
+    }
+
+
+async def test_waiting_for_answers_ends_only_when_all_of_them_came():
+    ctx = context(Recorder())
+    waiting = asyncio.ensure_future(ctx.wait_for_answers(["a", "b"]))
     ctx.observe(responses={"b": {"action": "decline"}}, cancelled=False)
     await asyncio.sleep(0.01)
-    assert recorder.settled == ["b"]
+    assert not waiting.done()
     ctx.observe(responses={"a": {"action": "accept"}, "b": {"action": "decline"}}, cancelled=False)
-    assert await asyncio.wait_for(both, 1) == [{"action": "accept"}, {"action": "decline"}]
+    await asyncio.wait_for(waiting, 1)
+    assert await ctx.request("a", "elicitation/create", {}) == {"action": "accept"}
 
 
 async def test_an_answer_already_given_is_returned_without_asking_again():
@@ -57,9 +63,9 @@ async def test_an_answer_already_given_is_returned_without_asking_again():
     assert recorder.parked == []
 
 
-async def test_a_cancel_interrupts_a_waiting_request():
+async def test_a_cancel_interrupts_waiting_for_answers():
     ctx = context(Recorder())
-    waiting = asyncio.ensure_future(ctx.request("a", "elicitation/create", {}))
+    waiting = asyncio.ensure_future(ctx.wait_for_answers(["a"]))
     await asyncio.sleep(0.01)
     ctx.observe(responses={}, cancelled=True)
     with pytest.raises(Cancelled):

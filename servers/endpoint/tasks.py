@@ -1,0 +1,297 @@
+"""MCP Tasks on /mcp/<slug>, in both designs MCP has had (mcptasks holds the tasks themselves).
+
+- Session era, 2025-11-25 experimental core tasks: a `tools/call` with `params.task` answers
+  `CreateTaskResult {task}` at once; `tasks/get`, `tasks/result` (blocks; the task's questions go
+  to the client on the call's own stream), `tasks/list`, `tasks/cancel`.
+- Stateless era, 2026-07-28 extension io.modelcontextprotocol/tasks: the server decides; a call
+  whose request declares the extension, to a tool that allows tasks, answers `{resultType:
+  "task", ...}`; `tasks/get`, `tasks/update`, `tasks/cancel`; status via subscriptions/listen.
+
+Every lookup matches the server, organization and credential the task was created with, so
+another caller's task reads exactly like one that does not exist.
+"""
+
+from asgiref.sync import sync_to_async
+
+from mcp_protocol import errors
+from mcp_protocol.errors import MISSING_CLIENT_CAPABILITY, McpError
+from mcptasks import lifecycle
+from mcptasks.core import core_task_result
+from mcptasks.events import EXTENSION_ERA, events_channel
+from mcptasks.models import Task
+from mcptasks.steps import StartTask
+from mcptasks.wire import EXTENSION, RELATED_TASK, create_task_result, task_wire
+
+from . import stateless
+
+CORE_TASKS_VERSION = "2025-11-25"
+SESSION_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+TASK_IDS_LIMIT = 100
+
+
+def uses_tasks(snapshot) -> bool:
+    return any(tool.task_support != "forbidden" for tool in snapshot.tools.values())
+
+
+def _tool(snapshot, params: dict):
+    name = params.get("name")
+    return snapshot.tools.get(name) if isinstance(name, str) else None
+
+
+def _served_version(gate) -> str:
+    return str(gate.snapshot.server_info.get("version") or "")
+
+
+def _create(gate, tool, params: dict, *, era: str, capabilities: dict, ttl=None, answers=None):
+    return lifecycle.create_task(
+        gate.snapshot,
+        tool.name,
+        params.get("arguments"),
+        gate.credential.ident,
+        ttl,
+        protocol_version=era,
+        client_capabilities=capabilities,
+        server_version=_served_version(gate),
+        input_responses=answers or {},
+    )
+
+
+def _find(gate, task_id) -> Task:
+    return lifecycle.get_task(
+        task_id,
+        gate.snapshot.organization_id,
+        gate.credential.ident,
+        server_id=gate.snapshot.server_id,
+    )
+
+
+# -- session era (2025-11-25 core tasks) --------------------------------------------------------
+
+
+def session_capabilities(snapshot, protocol_version: str) -> dict:
+    """initialize's capabilities: the snapshot's, plus `tasks` for a 2025-11-25 session when a
+    tool of this server may run as a task."""
+    capabilities = dict(snapshot.capabilities)
+    if protocol_version >= CORE_TASKS_VERSION and uses_tasks(snapshot):
+        capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+    return capabilities
+
+
+def wants_stream(request) -> bool:
+    """tasks/result may put the task's questions to the client before it answers."""
+    return request.method == "tasks/result"
+
+
+async def session_call(gate, request, ctx) -> dict | None:
+    """The answer to a session-era tasks/* request or task-augmented tools/call; None for a
+    tools/call that runs the ordinary way."""
+    params = request.params
+    if request.method == "tools/call":
+        return await _session_tools_call(gate, params)
+    task_id = params.get("taskId")
+    if request.method == "tasks/list":
+        cursor = params.get("cursor")
+        if cursor is not None and not isinstance(cursor, str):
+            raise errors.invalid_params("cursor must be a string")
+        page = await sync_to_async(lifecycle.list_tasks)(
+            gate.snapshot.organization_id,
+            gate.credential.ident,
+            cursor,
+            server_id=gate.snapshot.server_id,
+        )
+        page["tasks"] = [task_wire(task, CORE_TASKS_VERSION) for task in page["tasks"]]
+        return page
+    task = await sync_to_async(_find)(gate, task_id)
+    if request.method == "tasks/get":
+        return task_wire(task, CORE_TASKS_VERSION)
+    if request.method == "tasks/cancel":
+        task = await sync_to_async(lifecycle.cancel_task)(task, CORE_TASKS_VERSION)
+        return {**task_wire(task, CORE_TASKS_VERSION), "_meta": _related(task)}
+    return await core_task_result(
+        task.id, gate.snapshot.organization_id, gate.credential.ident, ctx
+    )
+
+
+def _related(task: Task) -> dict:
+    return {RELATED_TASK: {"taskId": task.id}}
+
+
+async def _session_tools_call(gate, params: dict) -> dict | None:
+    tool = _tool(gate.snapshot, params)
+    if tool is None:
+        return None
+    augmented = gate.session.protocol_version >= CORE_TASKS_VERSION and "task" in params
+    if not augmented:
+        if tool.task_support == "required":
+            raise McpError(
+                errors.METHOD_NOT_FOUND,
+                f"Tool {tool.name} must be called as a task (params.task)",
+            )
+        return None
+    hint = params["task"]
+    if not isinstance(hint, dict):
+        raise errors.invalid_params("params.task must be an object")
+    if tool.task_support == "forbidden":
+        raise McpError(errors.METHOD_NOT_FOUND, f"Tool {tool.name} does not support task execution")
+    task = await sync_to_async(_create)(
+        gate,
+        tool,
+        params,
+        era=gate.session.protocol_version,
+        capabilities=gate.session.capabilities,
+        ttl=hint.get("ttl"),
+    )
+    return {**create_task_result(task, CORE_TASKS_VERSION), "_meta": _related(task)}
+
+
+# -- stateless era (extension io.modelcontextprotocol/tasks) ------------------------------------
+
+
+def declares_extension(capabilities) -> bool:
+    extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
+    return isinstance(extensions, dict) and isinstance(extensions.get(EXTENSION), dict)
+
+
+def missing_extension() -> McpError:
+    return McpError(
+        MISSING_CLIENT_CAPABILITY,
+        "Missing required client capability",
+        {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+        http_status=400,
+    )
+
+
+def _require_extension(call) -> None:
+    if not declares_extension(call.envelope.capabilities):
+        raise missing_extension()
+
+
+def discover_capabilities(snapshot) -> dict:
+    capabilities = dict(snapshot.capabilities)
+    if uses_tasks(snapshot):
+        extensions = dict(capabilities.get("extensions") or {})
+        extensions[EXTENSION] = {}
+        capabilities["extensions"] = extensions
+    return capabilities
+
+
+async def stateless_discover(call) -> dict:
+    result = stateless.discover(call.gate.snapshot)
+    result["capabilities"] = discover_capabilities(call.gate.snapshot)
+    return result
+
+
+async def stateless_tools_call(call) -> dict:
+    """tools/call: a task when the request declares the extension and the tool allows one; a
+    `task` step in a workflow first runs what comes before it here, asking through MRTR."""
+    tool = _tool(call.gate.snapshot, call.request.params)
+    if tool is None or tool.task_support == "forbidden":
+        return await stateless._run_mrtr(call)
+    if not declares_extension(call.envelope.capabilities):
+        if tool.task_support == "required":
+            raise missing_extension()
+        return await stateless._run_mrtr(call)
+    answers = {}
+    if _has_task_step(tool):
+        ctx = call.context
+
+        def start_task():
+            raise StartTask(dict(ctx.used_answers))
+
+        ctx.start_task = start_task
+        try:
+            return await stateless._run_mrtr(call)
+        except StartTask as started:
+            answers = started.answers
+    task = await sync_to_async(_create)(
+        call.gate,
+        tool,
+        call.request.params,
+        era=call.envelope.protocol_version,
+        capabilities=call.envelope.capabilities,
+        answers=answers,
+    )
+    return create_task_result(task, EXTENSION_ERA)
+
+
+def _has_task_step(tool) -> bool:
+    if tool.kind != "workflow" or not isinstance(tool.compiled, tuple):
+        return False
+    return any(getattr(step, "kind", None) == "task" for step in tool.compiled)
+
+
+async def stateless_get(call) -> dict:
+    _require_extension(call)
+    task = await sync_to_async(_find)(call.gate, call.request.params.get("taskId"))
+    return task_wire(task, EXTENSION_ERA)
+
+
+async def stateless_update(call) -> dict:
+    _require_extension(call)
+    responses = call.request.params.get("inputResponses")
+    if not isinstance(responses, dict):
+        raise errors.invalid_params("inputResponses must be an object")
+    task = await sync_to_async(_find)(call.gate, call.request.params.get("taskId"))
+    await sync_to_async(lifecycle.update_task)(task, responses)
+    return {}
+
+
+async def stateless_cancel(call) -> dict:
+    _require_extension(call)
+    task = await sync_to_async(_find)(call.gate, call.request.params.get("taskId"))
+    await sync_to_async(lifecycle.cancel_task)(task, EXTENSION_ERA)
+    return {}
+
+
+for _method, _handler in {
+    "server/discover": stateless_discover,
+    "tools/call": stateless_tools_call,
+    "tasks/get": stateless_get,
+    "tasks/update": stateless_update,
+    "tasks/cancel": stateless_cancel,
+}.items():
+    stateless.register_method(_method, _handler)
+
+
+# -- subscriptions/listen {notifications: {taskIds}} --------------------------------------------
+
+
+def _own_task_ids(gate, task_ids: list[str]) -> list[str]:
+    found = set(
+        Task.objects.filter(
+            pk__in=task_ids,
+            server_id=gate.snapshot.server_id,
+            organization_id=gate.snapshot.organization_id,
+            credential=gate.credential.ident,
+        ).values_list("pk", flat=True)
+    )
+    return [task_id for task_id in task_ids if task_id in found]
+
+
+async def listen_task_ids(gate, request, requested: dict) -> list[str]:
+    """The task ids of a listen filter this caller may follow; -32021 when the request asks
+    for some without declaring the extension, -32602 for a malformed list."""
+    task_ids = requested.get("taskIds")
+    if task_ids is None:
+        return []
+    if not isinstance(task_ids, list) or not all(isinstance(item, str) for item in task_ids):
+        raise errors.invalid_params("notifications.taskIds must be a list of task ids")
+    if len(task_ids) > TASK_IDS_LIMIT:
+        raise errors.invalid_params(f"notifications.taskIds takes at most {TASK_IDS_LIMIT} ids")
+    meta = request.params.get("_meta") or {}
+    if not declares_extension(meta.get(stateless.META_CAPABILITIES)):
+        raise missing_extension()
+    if not task_ids:
+        return []
+    return await sync_to_async(_own_task_ids)(gate, list(dict.fromkeys(task_ids)))
+
+
+def task_channels(task_ids: list[str]) -> list[str]:
+    return [events_channel(task_id) for task_id in task_ids]
+
+
+def listen_notification(event: dict) -> dict | None:
+    """The notifications/tasks message of a task status event (None for other events)."""
+    if event.get("type") != "status":
+        return None
+    return (event.get("notifications") or {}).get(EXTENSION_ERA)
