@@ -1,0 +1,95 @@
+"""`kind: upstream`: a resource of a remote MCP server, read from it on every resources/read.
+
+```yaml
+resources:
+  - uri: notes://welcome          # our uri, name, title, description, mimeType: free to choose
+    name: welcome
+    kind: upstream
+    config:
+      url: https://mcp.example.com/mcp
+      transport: streamable-http    # streamable-http | sse
+      headers: {Authorization: "Bearer {{ secrets.EXAMPLE_MCP_TOKEN }}"}   # secrets only
+      uri: notes://welcome          # the upstream's uri for it (default: the same as ours)
+      timeoutSeconds: 30            # the whole read, connecting included
+```
+
+The connection follows the upstream tool kind (servers.kinds.upstream): one session per read
+through the SSRF guard, health recorded, secrets only in the outbound headers and masked out of
+messages. Contents the upstream returns under its uri are returned under ours.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_protocol.errors import INTERNAL_ERROR, McpError, ToolError
+
+from ..kinds import upstream as upstream_kind
+
+CONFIG_FIELDS = frozenset({"url", "transport", "headers", "uri", "timeoutSeconds"})
+DEFAULT_TIMEOUT = 30.0
+
+
+def validate_config(config: dict, path: str = "config") -> list[str]:
+    if not isinstance(config, dict):
+        return [f"{path}: must be a mapping"]
+    errors = [f"{path}.{key}: unknown field" for key in sorted(set(config) - CONFIG_FIELDS)]
+    errors += upstream_kind.validate_connection(config, path)
+    uri = config.get("uri")
+    if uri is not None and (not isinstance(uri, str) or ":" not in uri):
+        errors.append(f"{path}.uri: must be the upstream's absolute URI for the resource")
+    return errors
+
+
+@dataclass(frozen=True)
+class UpstreamResource:
+    uri: str
+    upstream_uri: str
+    url: str
+    transport: str
+    render_headers: Any
+    secret_names: frozenset
+    timeout: float
+    server_id: int | None
+    organization_id: int | None
+
+
+def compile(resource_def: dict) -> UpstreamResource:
+    config = resource_def.get("config") or {}
+    connection = upstream_kind.compile_connection(
+        {"timeoutSeconds": DEFAULT_TIMEOUT, **config}, resource_def.get("_server")
+    )
+    uri = resource_def["uri"]
+    return UpstreamResource(uri=uri, upstream_uri=config.get("uri") or uri, **connection)
+
+
+def _failure(uri: str, reason: str) -> McpError:
+    return McpError(INTERNAL_ERROR, f"Resource {uri} could not be read: {reason}", {"uri": uri})
+
+
+async def read(compiled: UpstreamResource, uri: str, ctx) -> list[dict]:
+    from ..upstream.connection import UpstreamRequestFailed, UpstreamUnreachable
+    from ..upstream.relay import read_resource
+
+    test = bool(getattr(ctx, "use_test_secrets", False))
+    try:
+        upstream = await upstream_kind.upstream_for(compiled, test=test, timeout=compiled.timeout)
+    except ToolError as exc:  # a secret the headers name is not set
+        raise _failure(uri, exc.message) from None
+    try:
+        result = await read_resource(upstream, compiled.upstream_uri, ctx)
+    except UpstreamUnreachable as exc:
+        raise _failure(
+            uri, f"upstream MCP server {upstream.label} is unreachable: {exc.reason.rstrip('.')}."
+        ) from None
+    except UpstreamRequestFailed as exc:
+        raise _failure(
+            uri,
+            f"upstream MCP server {upstream.label} answered {exc.code}: "
+            f"{upstream.mask(exc.message)}",
+        ) from None
+    contents = []
+    for item in result.get("contents") or []:
+        if item.get("uri") == compiled.upstream_uri:
+            item = {**item, "uri": uri}
+        contents.append(item)
+    return contents
