@@ -13,7 +13,7 @@ from mcp_protocol.errors import (
 )
 from mcp_protocol.pagination import paginate
 
-from . import kinds
+from . import kinds, resources
 from .kinds.static import normalize_content
 from .kinds.workflow import run_steps
 from .templating import render_text
@@ -126,6 +126,9 @@ async def resources_read(snapshot, params, ctx) -> dict:
     uri = _string_param(params, "uri")
     resource = snapshot.resources.get(uri)
     if resource is not None:
+        if resource.compiled is not None:
+            kind = resources.get_kind(resource.kind)
+            return {"contents": await kind.read(resource.compiled, uri, ctx)}
         return {"contents": [dict(resource.contents)]}
     for template in snapshot.resource_templates:
         variables = template.match(uri)

@@ -54,6 +54,19 @@ def validate_config(config: dict, path: str = "config") -> list[str]:
     if not isinstance(config, dict):
         return [f"{path}: must be a mapping"]
     errors = [f"{path}.{key}: unknown field" for key in sorted(set(config) - CONFIG_FIELDS)]
+    errors += validate_connection(config, path)
+    tool = config.get("tool")
+    if not isinstance(tool, str) or not tool or len(tool) > 128:
+        errors.append(f"{path}.tool: required, the upstream tool's name")
+    if "synced" in config and not isinstance(config["synced"], dict):
+        errors.append(f"{path}.synced: must be a mapping")
+    return errors
+
+
+def validate_connection(config: dict, path: str = "config") -> list[str]:
+    """The fields that say where an upstream is and how to reach it: url, transport, headers,
+    timeoutSeconds (shared by upstream tools and upstream resources)."""
+    errors = []
     url = config.get("url")
     if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
         errors.append(f"{path}.url: required, the upstream's http(s) MCP endpoint")
@@ -64,9 +77,6 @@ def validate_config(config: dict, path: str = "config") -> list[str]:
     transport = config.get("transport", "streamable-http")
     if transport not in TRANSPORTS:
         errors.append(f"{path}.transport: must be one of {', '.join(TRANSPORTS)}")
-    tool = config.get("tool")
-    if not isinstance(tool, str) or not tool or len(tool) > 128:
-        errors.append(f"{path}.tool: required, the upstream tool's name")
     headers = config.get("headers", {})
     if not isinstance(headers, dict):
         errors.append(f"{path}.headers: must be a mapping of header -> value")
@@ -93,8 +103,6 @@ def validate_config(config: dict, path: str = "config") -> list[str]:
         errors.append(
             f"{path}.timeoutSeconds: must be a number of seconds, at most {MAX_TIMEOUT:g}"
         )
-    if "synced" in config and not isinstance(config["synced"], dict):
-        errors.append(f"{path}.synced: must be a mapping")
     return errors
 
 
@@ -111,21 +119,28 @@ class UpstreamTool:
     organization_id: int | None
 
 
-def compile(tool_def: dict) -> UpstreamTool:
-    config = tool_def.get("config") or {}
-    server = tool_def.get("_server") or {}
+def compile_connection(config: dict, server: dict | None) -> dict:
+    """The compiled connection fields of UpstreamTool (and of upstream resources)."""
+    server = server or {}
     headers = config.get("headers") or {}
     text = " ".join(str(v) for v in headers.values())
+    return {
+        "url": config["url"],
+        "transport": config.get("transport", "streamable-http"),
+        "render_headers": compile_value(headers),
+        "secret_names": frozenset(a or b for a, b in SECRET_REFERENCE.findall(text)),
+        "timeout": float(config.get("timeoutSeconds", DEFAULT_TIMEOUT)),
+        "server_id": server.get("id"),
+        "organization_id": server.get("organizationId"),
+    }
+
+
+def compile(tool_def: dict) -> UpstreamTool:
+    config = tool_def.get("config") or {}
     return UpstreamTool(
         name=tool_def.get("name", ""),
         tool=config["tool"],
-        url=config["url"],
-        transport=config.get("transport", "streamable-http"),
-        render_headers=compile_value(headers),
-        secret_names=frozenset(a or b for a, b in SECRET_REFERENCE.findall(text)),
-        timeout=float(config.get("timeoutSeconds", DEFAULT_TIMEOUT)),
-        server_id=server.get("id"),
-        organization_id=server.get("organizationId"),
+        **compile_connection(config, tool_def.get("_server")),
     )
 
 
@@ -194,7 +209,7 @@ async def call(compiled: UpstreamTool, arguments: dict, ctx) -> dict:
                 return await call_tool(client, compiled.tool, arguments, relay)
     except UpstreamUnreachable as exc:
         await health.arecord(compiled.server_id, compiled.url, ok=False, error=exc.reason)
-        raise ToolError(f"{unreachable}: {exc.reason}.") from None
+        raise ToolError(f"{unreachable}: {exc.reason.rstrip('.')}.") from None
     except UpstreamRequestFailed as exc:
         raise ToolError(
             f"Upstream MCP server {upstream.label} refused the call of {compiled.tool!r}: "
@@ -213,4 +228,4 @@ async def call(compiled: UpstreamTool, arguments: dict, ctx) -> dict:
             raise relay.pending from None
         reason = describe(exc, upstream)
         await health.arecord(compiled.server_id, compiled.url, ok=False, error=reason)
-        raise ToolError(f"{unreachable}: {reason}.") from None
+        raise ToolError(f"{unreachable}: {reason.rstrip('.')}.") from None

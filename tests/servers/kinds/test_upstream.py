@@ -232,10 +232,10 @@ def test_config_validation_names_the_field():
         "config.colour: unknown field",
         "config.url: required, the upstream's http(s) MCP endpoint",
         "config.transport: must be one of streamable-http, sse",
-        "config.tool: required, the upstream tool's name",
         "config.headers.Mcp-Session-Id: set by the MCP transport itself",
         "config.headers.X-Ok: Template syntax error in '{{ broken': unexpected end of template, expected 'end of print statement'.",
         "config.timeoutSeconds: must be a number of seconds, at most 3600",
+        "config.tool: required, the upstream tool's name",
     ]
     assert kind.validate_config({"url": "https://user:pw@mcp.example.com/", "tool": "t"}) == [
         "config.url: credentials in the URL are not allowed; use headers and secrets"
