@@ -490,7 +490,8 @@ def _validate_resource_kind(c: _Checker, path: str, res: dict) -> bool:
         return False
     for key in ("text", "blob"):
         if res.get(key) is not None:
-            c.add(f"{path}.{key}", f"a {kind} resource reads its content; it has no {key}")
+            article = "an" if kind[0] in "aeiou" else "a"
+            c.add(f"{path}.{key}", f"{article} {kind} resource reads its content; it has no {key}")
     if c.kind_of(f"{path}.config", config, dict, "a mapping"):
         for message in module.validate_config(config):
             c.errors.append(f"{path}.{message}")

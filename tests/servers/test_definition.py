@@ -439,3 +439,86 @@ def test_it_checks_and_round_trips_the_servers_shared_http_settings(org):
     assert validate_definition(good) == []
     server = import_definition(good, org)
     assert export_definition(server)["http"] == {"baseUrl": "https://api.example.com"}
+
+
+STATIC_NOTE = {"uri": "note://hello", "name": "hello", "mimeType": "text/plain", "text": "Hi"}
+FETCHED = {
+    "uri": "docs://changelog",
+    "name": "changelog",
+    "mimeType": "text/markdown",
+    "kind": "fetched",
+    "config": {
+        "url": "https://example.com/CHANGELOG.md",
+        "headers": {"Authorization": "Bearer {{ secrets.DOCS_TOKEN }}"},
+        "cacheTtlSeconds": 60,
+        "maxBytes": 4096,
+    },
+}
+UPSTREAM_NOTE = {
+    "uri": "notes://welcome",
+    "name": "welcome",
+    "kind": "upstream",
+    "config": {
+        "url": "https://mcp.example.com/mcp",
+        "transport": "sse",
+        "headers": {"Authorization": "Bearer {{ secrets.NOTES_TOKEN }}"},
+        "uri": "upstream://welcome",
+    },
+}
+
+
+@pytest.mark.django_db
+def test_fetched_and_upstream_resources_round_trip_exactly(org):
+    data = minimal(resources=copy.deepcopy([STATIC_NOTE, FETCHED, UPSTREAM_NOTE]))
+    assert errors_of(data) == []
+    canonical = normalize_definition(data)
+    assert canonical["resources"] == data["resources"]
+    exported = export_definition(import_definition(data, org))
+    assert exported == canonical
+    assert load_text(dump_text(exported)) == canonical
+    assert load_text(dump_text(exported, "json"), "x.json") == canonical
+
+
+@pytest.mark.django_db
+def test_a_static_resource_exports_as_before_without_kind_or_config(org):
+    data = minimal(resources=[{**STATIC_NOTE, "kind": "static", "config": {}}])
+    exported = export_definition(import_definition(data, org))
+    assert exported["resources"] == [STATIC_NOTE]
+    assert exported == normalize_definition(data)
+
+
+def test_a_fetched_or_upstream_resource_has_no_text_or_blob():
+    errors = errors_of(
+        minimal(resources=[{**FETCHED, "text": "x"}, {**UPSTREAM_NOTE, "blob": "eA=="}])
+    )
+    assert errors == [
+        "resources[0].text: a fetched resource reads its content; it has no text",
+        "resources[1].blob: an upstream resource reads its content; it has no blob",
+    ]
+
+
+def test_a_static_resource_takes_no_config_and_kinds_must_be_known():
+    errors = errors_of(
+        minimal(
+            resources=[
+                {**STATIC_NOTE, "config": {"url": "https://x.test"}},
+                {"uri": "x://y", "name": "y", "kind": "magic"},
+            ]
+        )
+    )
+    assert errors == [
+        "resources[0].config: only resources of kind fetched or upstream have a config",
+        "resources[1].kind: unknown kind 'magic' (known kinds: fetched, static, upstream)",
+    ]
+
+
+def test_resource_config_errors_are_placed_under_the_resource():
+    bad_fetch = {**FETCHED, "config": {"url": "https://x.test/{id}", "verb": "POST"}}
+    bad_upstream = {**UPSTREAM_NOTE, "config": {"transport": "ws"}}
+    errors = errors_of(minimal(resources=[bad_fetch, bad_upstream]))
+    assert errors[0] == "resources[0].config.verb: unknown field"
+    assert errors[1].startswith("resources[0].config.url: a fetched resource has no arguments")
+    assert errors[2:] == [
+        "resources[1].config.url: required, the upstream's http(s) MCP endpoint",
+        "resources[1].config.transport: must be one of streamable-http, sse",
+    ]
