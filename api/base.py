@@ -3,7 +3,7 @@
 Set per view so the API behaves the same whatever the project-wide REST_FRAMEWORK settings are.
 """
 
-from rest_framework import authentication, permissions, viewsets
+from rest_framework import authentication, parsers, permissions, viewsets
 from rest_framework.views import APIView
 
 from .authentication import PersonalTokenAuthentication
@@ -16,6 +16,7 @@ from .scoping import scoped
 class ApiMixin:
     authentication_classes = [PersonalTokenAuthentication, authentication.SessionAuthentication]
     permission_classes = [permissions.IsAuthenticated]
+    parser_classes = [parsers.JSONParser]
     pagination_class = Pages
     schema = ApiSchema()
 

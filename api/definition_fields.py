@@ -11,6 +11,7 @@ from servers import definition as d
 from servers.models import Server
 
 from .scoping import DefaultOrganization, MemberOrganizationField
+from .text import check_json
 
 REQUIRED = {
     "server": {"slug", "name"},
@@ -19,6 +20,7 @@ REQUIRED = {
     "resourceTemplates": {"uriTemplate", "name"},
     "prompts": {"name", "description"},
 }
+MAX_INTEGER = {models.PositiveIntegerField: 2**31 - 1, models.PositiveBigIntegerField: 2**63 - 1}
 _PATH_HEAD = re.compile(r"^([^.\[]+)(.*)$")
 
 
@@ -28,11 +30,13 @@ def wire_field(model, wire: str, attr: str, required: bool) -> serializers.Field
     if wire != attr:
         options["source"] = attr
     if isinstance(field, models.JSONField):
-        return serializers.JSONField(allow_null=field.null, **options)
+        return serializers.JSONField(allow_null=field.null, validators=[check_json], **options)
     if isinstance(field, models.BooleanField):
         return serializers.BooleanField(**options)
     if isinstance(field, models.IntegerField):
-        return serializers.IntegerField(min_value=0, allow_null=field.null, **options)
+        return serializers.IntegerField(
+            min_value=0, max_value=MAX_INTEGER[type(field)], allow_null=field.null, **options
+        )
     return serializers.CharField(
         allow_blank=not required,
         allow_null=field.null,
@@ -131,7 +135,7 @@ class PartSerializer(serializers.Serializer):
     list_key = ""
 
     id = serializers.IntegerField(read_only=True)
-    position = serializers.IntegerField(min_value=0, required=False)
+    position = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False)
 
     @property
     def part(self):

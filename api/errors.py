@@ -2,6 +2,7 @@
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, serializers
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -61,6 +62,7 @@ def _flatten(detail, prefix: str = "") -> dict[str, list[str]]:
     return {prefix: [str(detail)]}
 
 
+@csrf_exempt
 def not_found(request, *args, **kwargs):
     """Unknown paths under /api/ answer in the API's shape, not Django's HTML page."""
     return JsonResponse(error_body("not_found", "Not found."), status=404)

@@ -10,6 +10,7 @@ ERRORS = {
     "401": "Missing, invalid, expired or revoked token.",
     "403": "CSRF check failed (session authentication only).",
     "404": "Not found, or not in one of your organizations.",
+    "415": "The request body is not JSON.",
 }
 
 

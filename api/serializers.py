@@ -51,8 +51,8 @@ class ApiKeySerializer(serializers.ModelSerializer):
     )
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
     expiresAt = serializers.DateTimeField(source="expires_at", required=False, allow_null=True)
-    revokedAt = serializers.DateTimeField(source="revoked_at", read_only=True)
-    lastUsedAt = serializers.DateTimeField(source="last_used_at", read_only=True)
+    revokedAt = serializers.DateTimeField(source="revoked_at", read_only=True, allow_null=True)
+    lastUsedAt = serializers.DateTimeField(source="last_used_at", read_only=True, allow_null=True)
     active = serializers.BooleanField(source="is_active", read_only=True)
 
     class Meta:
@@ -129,8 +129,8 @@ class NewApiKeySerializer(ApiKeySerializer):
 class TokenSerializer(serializers.ModelSerializer):
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
     expiresAt = serializers.DateTimeField(source="expires_at", required=False, allow_null=True)
-    revokedAt = serializers.DateTimeField(source="revoked_at", read_only=True)
-    lastUsedAt = serializers.DateTimeField(source="last_used_at", read_only=True)
+    revokedAt = serializers.DateTimeField(source="revoked_at", read_only=True, allow_null=True)
+    lastUsedAt = serializers.DateTimeField(source="last_used_at", read_only=True, allow_null=True)
     active = serializers.BooleanField(source="is_active", read_only=True)
 
     class Meta:
@@ -216,7 +216,7 @@ class CallLogSerializer(serializers.ModelSerializer):
 class VersionSerializer(serializers.ModelSerializer):
     publishedAt = serializers.DateTimeField(source="published_at", read_only=True)
     publishedBy = serializers.SlugRelatedField(
-        source="published_by", slug_field="email", read_only=True
+        source="published_by", slug_field="email", read_only=True, allow_null=True
     )
 
     class Meta:

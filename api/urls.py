@@ -48,5 +48,5 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("calls.csv", CallCsvView.as_view(), name="calls-csv"),
     *router.urls,
-    re_path(r"^.*$", not_found),
+    re_path(r"^", not_found),
 ]

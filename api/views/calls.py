@@ -11,12 +11,13 @@ from ..base import ApiView, ScopedViewSet
 from ..pagination import CallCursor
 from ..scoping import scoped
 from ..serializers import CallLogSerializer
+from ..text import query_text
 from .filters import CALL_PARAMETERS, call_filters
 
 
 def filtered_calls(request):
     queryset = scoped(CallLog.objects.all(), request.user)
-    organization = request.query_params.get("organization")
+    organization = query_text(request, "organization")
     if organization:
         queryset = queryset.filter(organization__slug=organization)
     return call_filters(request).apply(queryset)

@@ -6,6 +6,8 @@ from rest_framework import serializers
 
 from activity.queries import BUCKETS, CallFilters, FilterError
 
+from ..text import query_text
+
 
 def _param(name, description, type_=str, enum=None):
     return OpenApiParameter(name, type_, OpenApiParameter.QUERY, description=description, enum=enum)
@@ -15,8 +17,10 @@ CALL_PARAMETERS = [
     _param("organization", "Organization slug."),
     _param("server", "Server slug."),
     _param("tool", "Tool name."),
-    _param("outcome", "ok, tool_error or error.", enum=["ok", "tool_error", "error"]),
-    _param("surface", "mcp, rest or webtools.", enum=["mcp", "rest", "webtools"]),
+    _param(
+        "outcome", "ok, tool_error or error (empty: any).", enum=["", "ok", "tool_error", "error"]
+    ),
+    _param("surface", "mcp, rest or webtools (empty: any).", enum=["", "mcp", "rest", "webtools"]),
     _param("client", "Client name (clientInfo.name)."),
     _param("key", "API key id.", OpenApiTypes.INT),
     _param("from", "From this ISO 8601 date or datetime (inclusive)."),
@@ -24,11 +28,13 @@ CALL_PARAMETERS = [
 ]
 ANALYTICS_PARAMETERS = [
     *(p for p in CALL_PARAMETERS if p.name not in {"organization", "server"}),
-    _param("bucket", "Width of the calls-over-time buckets.", enum=list(BUCKETS)),
+    _param("bucket", "Width of the calls-over-time buckets (empty: hour).", enum=["", *BUCKETS]),
 ]
 
 
 def call_filters(request) -> CallFilters:
+    for name in ("organization", "server", "tool", "client", "from", "to", "key", "bucket"):
+        query_text(request, name)
     try:
         return CallFilters.from_params(request.query_params)
     except FilterError as exc:

@@ -7,6 +7,7 @@ from accounts.models import ApiKey
 from ..base import ScopedViewSet
 from ..models import PersonalAccessToken
 from ..serializers import ApiKeySerializer, NewApiKeySerializer, NewTokenSerializer, TokenSerializer
+from ..text import query_text
 
 
 class KeyViewSet(
@@ -29,7 +30,7 @@ class KeyViewSet(
 
     def get_queryset(self):
         queryset = super().get_queryset()
-        organization = self.request.query_params.get("organization")
+        organization = query_text(self.request, "organization")
         return queryset.filter(organization__slug=organization) if organization else queryset
 
     @extend_schema(

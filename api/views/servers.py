@@ -20,6 +20,7 @@ from ..serializers import (
     VersionDetailSerializer,
     VersionSerializer,
 )
+from ..text import check_json, query_text
 from .filters import ANALYTICS_PARAMETERS, analytics_filters
 
 SLUG_PATTERN = r"[a-z0-9][a-z0-9-]*"
@@ -45,7 +46,7 @@ class ServerViewSet(
 
     def get_queryset(self):
         queryset = super().get_queryset()
-        organization = self.request.query_params.get("organization")
+        organization = query_text(self.request, "organization")
         return queryset.filter(organization__slug=organization) if organization else queryset
 
     @extend_schema(
@@ -72,6 +73,7 @@ class ServerViewSet(
     def import_(self, request):
         """Create (or with replace=true rewrite) a server from a definition document."""
         organization = self._import_organization(request)
+        check_json(request.data)
         replace = request.query_params.get("replace", "").lower() in {"1", "true", "yes"}
         existed = Server.objects.filter(
             slug=str(request.data.get("slug", "")) if isinstance(request.data, dict) else "",
@@ -87,7 +89,7 @@ class ServerViewSet(
         return Response(ServerSerializer(server, context=self.get_serializer_context()).data, code)
 
     def _import_organization(self, request):
-        slug = request.query_params.get("organization")
+        slug = query_text(request, "organization")
         if not slug:
             return request.user.personal_organization()
         organization = member_organizations(request.user).filter(slug=slug).first()

@@ -9,6 +9,7 @@ from servers.models import Prompt, Resource, ResourceTemplate, Server, Tool
 def client_for(user) -> APIClient:
     _, raw = PersonalAccessToken.issue(user, "tests")
     client = APIClient()
+    client.default_format = "json"
     client.credentials(HTTP_AUTHORIZATION=f"Token {raw}")
     client.raw_token = raw
     return client

@@ -40,3 +40,9 @@ def test_a_session_without_csrf_token_is_refused_in_the_same_shape(user):
     response = client.post("/api/tokens/", {"name": "x"}, format="json")
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "permission_denied"
+
+
+def test_request_bodies_must_be_json(api):
+    response = api.post("/api/tokens/", {"name": "x"}, format="multipart")
+    assert response.status_code == 415
+    assert response.json()["error"]["code"] == "unsupported_media_type"
