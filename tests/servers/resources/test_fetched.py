@@ -224,3 +224,16 @@ def test_a_good_config_is_valid():
         )
         == []
     )
+
+
+def test_a_snapshot_refuses_a_resource_it_cannot_serve_naming_the_field(server):
+    from servers.snapshot import DefinitionError
+
+    with pytest.raises(DefinitionError, match=r"resources\[0\]\.config\.url: required"):
+        snapshot_of(server, {"uri": "docs://x", "name": "x", "kind": "fetched", "config": {}})
+    with pytest.raises(DefinitionError, match=r"resources\[1\]\.kind: Unknown resource kind"):
+        snapshot_of(
+            server,
+            {"uri": "docs://a", "name": "a", "text": "fine"},
+            {"uri": "docs://b", "name": "b", "kind": "ftp"},
+        )
