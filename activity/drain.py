@@ -2,6 +2,8 @@
 
 import logging
 
+from django.db import DataError, IntegrityError, transaction
+
 from accounts.models import ApiKey, Organization
 from servers.models import Server
 from servers.redis import sync_client
@@ -25,15 +27,34 @@ def drain_call_log(max_rows: int = 5000) -> int:
         log.warning("call log: dropped %d unreadable rows", len(raw) - len(rows))
     rows = _attach_to_existing(rows)
     try:
-        CallLog.objects.bulk_create(
-            [CallLog(**{k: v for k, v in row.items() if k in _FIELDS}) for row in rows],
-            batch_size=1000,
-        )
+        with transaction.atomic():
+            CallLog.objects.bulk_create([_call(row) for row in rows], batch_size=1000)
+    except DataError:
+        # Some row Postgres will not take: write the others one by one, drop that one.
+        return _insert_one_by_one(rows)
     except Exception:
         # Back into the queue so the next run retries them instead of losing them.
         client.rpush(CALL_LOG_KEY, *raw)
         raise
     return len(rows)
+
+
+def _call(row: dict) -> CallLog:
+    return CallLog(**{k: v for k, v in row.items() if k in _FIELDS})
+
+
+def _insert_one_by_one(rows: list[dict]) -> int:
+    written = 0
+    for row in rows:
+        try:
+            with transaction.atomic():
+                _call(row).save(force_insert=True)
+            written += 1
+        except (DataError, IntegrityError):
+            log.warning(
+                "call log: dropped a row Postgres refused (%s %s)", row.get("method"), row.get("at")
+            )
+    return written
 
 
 def _attach_to_existing(rows: list[dict]) -> list[dict]:

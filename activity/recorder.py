@@ -11,6 +11,7 @@ are cut. Error texts are truncated and scrubbed of anything shaped like a creden
 """
 
 import atexit
+import ipaddress
 import logging
 import os
 import re
@@ -98,7 +99,7 @@ def record_call(
             "client_name": (client_name or "")[:200],
             "client_version": (client_version or "")[:100],
             "user_agent": (user_agent or "")[:500],
-            "client_ip": client_ip or None,
+            "client_ip": _ip_or_none(client_ip),
             "outcome": outcome if outcome in OUTCOMES else "error",
             "error": scrub_error(error),
             "latency_ms": float(latency_ms or 0.0),
@@ -110,6 +111,14 @@ def record_call(
     if len(_buffer) >= BATCH_ROWS:
         _wake.set()
     _ensure_flusher()
+
+
+def _ip_or_none(value) -> str | None:
+    # One malformed address would make Postgres refuse the whole batch it lands in.
+    try:
+        return str(ipaddress.ip_address(value)) if value else None
+    except ValueError:
+        return None
 
 
 def redact_arguments(arguments, keep: bool = False):

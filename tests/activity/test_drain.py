@@ -47,3 +47,25 @@ def test_unreadable_rows_are_dropped_and_good_ones_kept(call_queue, org):
 
     assert drain_call_log() == 1
     assert CallLog.objects.get().method == "ping"
+
+
+def test_a_row_postgres_refuses_is_dropped_without_losing_its_batch(call_queue, org):
+    recorder.record_call(organization_id=org.pk, method="ping")
+    recorder.flush()
+    bad = orjson.loads(call_queue.lindex(recorder.CALL_LOG_KEY, 0))
+    bad["method"] = "x" * 500  # longer than the column
+    call_queue.rpush(recorder.CALL_LOG_KEY, orjson.dumps(bad))
+    recorder.record_call(organization_id=org.pk, method="pong")
+    recorder.flush()
+
+    assert drain_call_log() == 2
+    assert sorted(CallLog.objects.values_list("method", flat=True)) == ["ping", "pong"]
+    assert call_queue.llen(recorder.CALL_LOG_KEY) == 0
+
+
+def test_a_malformed_client_address_is_not_stored(call_queue, org):
+    recorder.record_call(organization_id=org.pk, method="ping", client_ip="unix:/tmp/sock")
+    recorder.record_call(organization_id=org.pk, method="pong", client_ip="::1")
+    recorder.flush()
+    drain_call_log()
+    assert dict(CallLog.objects.values_list("method", "client_ip")) == {"ping": None, "pong": "::1"}
