@@ -15,6 +15,8 @@ from servers.definition import validate_definition
 from servers.models import SLUG_RE, Prompt, Resource, ResourceTemplate, Server, Tool
 
 ORIGIN_RE = re.compile(r"^https?://[^/\s?#]+$")
+# Dashboard paths under /servers/ that a server slug would shadow.
+RESERVED_SLUGS = {"new"}
 
 
 def pretty(value) -> str:
@@ -109,6 +111,12 @@ class ServerForm(forms.ModelForm):
         ]
         if self.instance.pk and not self.is_bound:
             self.initial["allowed_origins"] = "\n".join(self.instance.allowed_origins or [])
+
+    def clean_slug(self):
+        slug = self.cleaned_data["slug"]
+        if slug in RESERVED_SLUGS:
+            raise forms.ValidationError(f"“{slug}” is reserved; pick another slug.")
+        return slug
 
     def clean_allowed_origins(self):
         origins = [

@@ -131,3 +131,10 @@ def test_the_detail_page_escapes_what_users_typed(member_client, server):
     assert "<script>alert(1)</script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<img src=x" not in page
+
+
+def test_a_slug_that_would_shadow_a_dashboard_page_is_refused(member_client):
+    response = member_client.post(
+        "/servers/new/", {"name": "x", "slug": "new", "auth_mode": "none", "status": "active"}
+    )
+    assert "reserved" in str(response.context["form"].errors["slug"])
