@@ -79,3 +79,10 @@ def test_pages_need_a_login(client, server):
     response = client.get("/servers/")
     assert response.status_code == 302
     assert response["Location"].startswith("/login/")
+
+
+def test_the_404_page_does_not_say_whether_the_server_exists(member_client, outsider_server):
+    theirs = member_client.get(f"/servers/{outsider_server.slug}/").content
+    nobodys = member_client.get("/servers/no-such-server/").content
+    assert theirs == nobodys
+    assert b"Page not found" in theirs
