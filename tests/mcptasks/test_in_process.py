@@ -12,6 +12,7 @@ from mcptasks.core import core_task_result
 from mcptasks.events import events_channel
 from mcptasks.lifecycle import cancel_task, create_task, update_task
 from mcptasks.models import Task
+from mcptasks.runner import load_task_snapshot
 from servers.publishing import publish
 from servers.redis import sync_client
 
@@ -162,10 +163,16 @@ def test_a_task_pinned_to_a_version_runs_that_versions_tool(snapshot, tasks_serv
     publish(tasks_server)
     pinned = create_task(snapshot, "greet", {"name": "Ann"}, "key:1", None, server_version="1.0.0")
     latest = create_task(snapshot, "greet", {"name": "Ann"}, "key:1", None, server_version="1.0.1")
-    gone = create_task(snapshot, "greet", {"name": "Ann"}, "key:1", None, server_version="7.0.0")
-    for task in (pinned, latest, gone):
+    # A version that was never published (a server serving its draft) pins nothing.
+    unpinned = create_task(
+        snapshot, "greet", {"name": "Ann"}, "key:1", None, server_version="7.0.0"
+    )
+    assert unpinned.server_version == ""
+    for task in (pinned, latest, unpinned):
         wait_until(lambda task=task: Task.objects.get(pk=task.pk).is_terminal, what="the end")
-    texts = [Task.objects.get(pk=t.pk).result["content"][0]["text"] for t in (pinned, latest)]
-    assert texts == ["Hello, Ann!", "Bonjour, Ann!"]
-    gone.refresh_from_db()
-    assert gone.status == Task.FAILED and gone.error["code"] == -32602
+    tasks = (pinned, latest, unpinned)
+    texts = [Task.objects.get(pk=t.pk).result["content"][0]["text"] for t in tasks]
+    assert texts == ["Hello, Ann!", "Bonjour, Ann!", "Bonjour, Ann!"]
+    # A pinned version that is gone by the time the task runs has no tool to run.
+    pinned.server_version = "7.0.0"
+    assert load_task_snapshot(pinned) is None
