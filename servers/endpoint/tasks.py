@@ -11,22 +11,36 @@ Every lookup matches the server, organization and credential the task was create
 another caller's task reads exactly like one that does not exist.
 """
 
+import asyncio
+
+import orjson
 from asgiref.sync import sync_to_async
+from django.conf import settings
 
 from mcp_protocol import errors
 from mcp_protocol.errors import MISSING_CLIENT_CAPABILITY, McpError
 from mcptasks import lifecycle
 from mcptasks.core import core_task_result
-from mcptasks.events import EXTENSION_ERA, events_channel
+from mcptasks.events import CORE_ERA, EXTENSION_ERA, events_channel
 from mcptasks.models import Task
 from mcptasks.steps import StartTask
-from mcptasks.wire import EXTENSION, RELATED_TASK, create_task_result, task_wire
+from mcptasks.wire import (
+    EXTENSION,
+    RELATED_TASK,
+    create_task_result,
+    status_notification,
+    task_wire,
+)
 
+from .. import keys as rkeys
 from . import stateless
+from .gate import start_background
 
 CORE_TASKS_VERSION = "2025-11-25"
 SESSION_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
 TASK_IDS_LIMIT = 100
+# A session hears of a task's status changes on its GET stream for at most this long.
+RELAY_SECONDS = 3600
 
 
 def uses_tasks(snapshot) -> bool:
@@ -141,7 +155,54 @@ async def _session_tools_call(gate, params: dict) -> dict | None:
         capabilities=gate.session.capabilities,
         ttl=hint.get("ttl"),
     )
+    start_background(relay_status(gate.redis, gate.session.sid, task.id))
     return {**create_task_result(task, CORE_TASKS_VERSION), "_meta": _related(task)}
+
+
+async def _queue_on_get_stream(redis, sid: str, note: dict) -> None:
+    note = {
+        **note,
+        "params": {**note["params"], "_meta": {RELATED_TASK: {"taskId": note["params"]["taskId"]}}},
+    }
+    key = rkeys.session_stream(sid, "get")
+    pipe = redis.pipeline(transaction=False)
+    pipe.xadd(key, {"d": orjson.dumps(note)}, maxlen=1000, approximate=True)
+    pipe.expire(key, settings.MCP_SESSION_IDLE_SECONDS)
+    await pipe.execute()
+
+
+async def relay_status(redis, sid: str, task_id: str) -> None:
+    """notifications/tasks/status on the session's GET stream until the task ends, the session
+    does, or RELAY_SECONDS pass. Best effort: a web worker that restarts stops relaying, and
+    the client's polling still sees every change."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + RELAY_SECONDS
+    pubsub = redis.pubsub(ignore_subscribe_messages=True)
+    await pubsub.subscribe(events_channel(task_id))
+    try:
+        # What happened before the subscription (a quick task may already have ended).
+        task = await sync_to_async(Task.objects.filter(pk=task_id).first)()
+        if task is None:
+            return
+        if task.status != Task.WORKING:
+            await _queue_on_get_stream(redis, sid, status_notification(task, CORE_ERA))
+            if task.is_terminal:
+                return
+        while loop.time() < deadline:
+            message = await pubsub.get_message(timeout=30)
+            if message is None:
+                if not await redis.exists(rkeys.session(sid)):
+                    return
+                continue
+            event = orjson.loads(message["data"])
+            note = (event.get("notifications") or {}).get(CORE_ERA)
+            if event.get("type") != "status" or note is None:
+                continue
+            await _queue_on_get_stream(redis, sid, note)
+            if note["params"]["status"] in Task.TERMINAL:
+                return
+    finally:
+        await pubsub.aclose()
 
 
 # -- stateless era (extension io.modelcontextprotocol/tasks) ------------------------------------

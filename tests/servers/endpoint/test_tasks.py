@@ -391,3 +391,26 @@ def test_a_task_created_in_a_session_is_served_to_the_same_key_statelessly(sessi
     task_id = created["result"]["task"]["taskId"]
     task = modern.poll(task_id, done)
     assert task["result"]["content"][0]["text"] == "quick x"
+
+
+def test_a_session_hears_the_status_of_its_task_on_the_get_stream(session, worker):
+    created = session.call("tools/call", {"name": "quick", "arguments": {"label": "g"}, "task": {}})
+    task_id = created["result"]["task"]["taskId"]
+    seen: list[dict] = []
+
+    def listen():
+        headers = {**session.headers(), "accept": "text/event-stream"}
+        with session.http.stream("GET", session.url, headers=headers) as response:
+            buffer = ""
+            for chunk in response.iter_text():
+                buffer += chunk
+                seen[:] = [e["data"] for e in parse_sse(buffer) if isinstance(e["data"], dict)]
+                if any(m.get("params", {}).get("status") == "completed" for m in seen):
+                    return
+
+    thread = threading.Thread(target=listen, daemon=True)
+    thread.start()
+    thread.join(30)
+    statuses = [m["params"] for m in seen if m.get("method") == "notifications/tasks/status"]
+    assert statuses[-1]["taskId"] == task_id and statuses[-1]["status"] == "completed"
+    assert statuses[-1]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
