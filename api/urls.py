@@ -8,6 +8,7 @@ from .views.docs import SchemaView
 from .views.keys import KeyViewSet, TokenViewSet
 from .views.organizations import OrganizationViewSet
 from .views.parts import PromptViewSet, ResourceTemplateViewSet, ResourceViewSet, ToolViewSet
+from .views.secrets import SecretViewSet
 from .views.servers import SLUG_PATTERN, ServerViewSet, VersionViewSet
 
 SCHEMA_SETTINGS = {
@@ -38,6 +39,7 @@ router.register(f"{server}/versions", VersionViewSet, basename="server-version")
 router.register("keys", KeyViewSet, basename="key")
 router.register("tokens", TokenViewSet, basename="token")
 router.register("calls", CallViewSet, basename="call")
+router.register("secrets", SecretViewSet, basename="secret")
 
 urlpatterns = [
     path(

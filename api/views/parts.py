@@ -12,6 +12,7 @@ from ..definition_fields import (
 )
 from ..scoping import server_of
 from .servers import SERVER_SLUG
+from .tooling import ToolActions
 
 
 class PartViewSet(
@@ -49,7 +50,7 @@ class PartViewSet(
 
 
 @extend_schema(parameters=[SERVER_SLUG])
-class ToolViewSet(PartViewSet):
+class ToolViewSet(ToolActions, PartViewSet):
     serializer_class = ToolSerializer
 
 

@@ -11,6 +11,7 @@ from schemathesis import GenerationMode
 from accounts.models import ApiKey
 from api.models import PersonalAccessToken
 from servers import publishing
+from vault.models import Secret
 
 
 @pytest.fixture
@@ -61,6 +62,7 @@ def test_the_api_honours_its_schema(api_schema, user, server, org):
         "prompts": server.prompts.get().pk,
         "keys": ApiKey.issue(org, "fuzzed")[0].pk,
         "tokens": PersonalAccessToken.issue(user, "fuzzed")[0].pk,
+        "secrets": Secret.store(org, "FUZZED", "v").pk,
     }
     publishing.publish(server)
     headers = {"Authorization": f"Token {raw}"}

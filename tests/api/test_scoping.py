@@ -9,6 +9,7 @@ from activity.models import CallLog
 from api.models import PersonalAccessToken
 from servers import publishing
 from servers.models import Server
+from vault.models import Secret
 
 
 @pytest.fixture
@@ -24,7 +25,9 @@ def alices(server, org, user):
         tool="echo",
     )
     publishing.publish(server)
+    secret = Secret.store(org, "ALICE_SECRET", "v")
     return {
+        "secret": secret.pk,
         "org": org.slug,
         "key": key.pk,
         "token": token.pk,
@@ -78,6 +81,13 @@ DETAIL_REQUESTS = [
     ("get", "/api/tokens/{token}/"),
     ("delete", "/api/tokens/{token}/"),
     ("get", "/api/calls/{call}/"),
+    ("get", "/api/secrets/{secret}/"),
+    ("patch", "/api/secrets/{secret}/"),
+    ("put", "/api/secrets/{secret}/"),
+    ("delete", "/api/secrets/{secret}/"),
+    ("post", "/api/servers/weather/tools/{tool}/test/"),
+    ("post", "/api/servers/weather/tools/import-api/preview/"),
+    ("post", "/api/servers/weather/tools/import-api/commit/"),
 ]
 
 
@@ -99,6 +109,7 @@ def test_the_outsiders_requests_changed_nothing(outsider_api, alices, server):
     assert server.tools.get().name == "echo"
     assert ApiKey.objects.get(pk=alices["key"]).is_active
     assert PersonalAccessToken.objects.get(pk=alices["token"]).is_active
+    assert Secret.objects.get(pk=alices["secret"]).reveal() == "v"
 
 
 @pytest.mark.parametrize(
@@ -111,6 +122,7 @@ def test_the_outsiders_requests_changed_nothing(outsider_api, alices, server):
         "/api/calls/",
         "/api/calls/?server=weather",
         "/api/calls.csv",
+        "/api/secrets/",
     ],
 )
 def test_lists_never_show_another_organizations_objects(outsider_api, alices, url):
@@ -118,7 +130,7 @@ def test_lists_never_show_another_organizations_objects(outsider_api, alices, ur
     assert response.status_code == 200
     body = b"".join(response.streaming_content) if response.streaming else response.content
     text = body.decode()
-    for needle in ("weather", "alice-key", "alice-token", alices["org"]):
+    for needle in ("weather", "alice-key", "alice-token", "ALICE_SECRET", alices["org"]):
         assert needle not in text
 
 

@@ -1,0 +1,129 @@
+"""Actions on a server's tools that run code: importing API descriptions and test runs."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from servers.importers import (
+    ImportFailed,
+    ImportPreview,
+    commit_import,
+    parse_openapi,
+    parse_postman,
+)
+from servers.importers.preview import validate_operations
+from servers.snapshot import DefinitionError
+from servers.testrun import UnknownTool, test_run_sync
+
+from ..definition_fields import ToolSerializer
+from ..text import check_json
+
+
+class ApiDescriptionSerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=["openapi", "postman"], default="openapi")
+    document = serializers.JSONField(
+        help_text="The OpenAPI/Swagger/Postman document: a JSON object, its text, or a URL."
+    )
+    baseUrl = serializers.URLField(required=False)
+    secretPrefix = serializers.CharField(required=False)
+    variables = serializers.DictField(
+        child=serializers.CharField(), required=False, help_text="Postman variables."
+    )
+
+    def preview(self, organization_id: int) -> ImportPreview:
+        data = self.validated_data
+        check_json(data["document"], "document")
+        if not isinstance(data["document"], dict | str):
+            raise serializers.ValidationError({"document": ["must be an object, text or a URL"]})
+        try:
+            if data["format"] == "postman":
+                preview = parse_postman(
+                    data["document"],
+                    variables=data.get("variables"),
+                    secret_prefix=data.get("secretPrefix"),
+                    organization_id=organization_id,
+                )
+            else:
+                preview = parse_openapi(
+                    data["document"],
+                    base_url=data.get("baseUrl"),
+                    secret_prefix=data.get("secretPrefix"),
+                    organization_id=organization_id,
+                )
+        except ImportFailed as exc:
+            raise serializers.ValidationError({"document": [str(exc)]}) from None
+        validate_operations(preview)
+        return preview
+
+
+class ApiImportCommitSerializer(serializers.Serializer):
+    preview = serializers.JSONField(help_text="The preview the preview step returned.")
+    selected = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Tool names, operationIds or sources to import; default: all.",
+    )
+
+
+class TestRunSerializer(serializers.Serializer):
+    arguments = serializers.DictField(required=False, default=dict)
+
+
+class ToolActions:
+    """Mixed into ToolViewSet."""
+
+    @extend_schema(request=ApiDescriptionSerializer, responses={200: OpenApiTypes.OBJECT})
+    @action(detail=False, methods=["post"], url_path="import-api/preview")
+    def import_api_preview(self, request, server_slug=None):
+        """Parse an OpenAPI 3, Swagger 2 or Postman 2.1 document; nothing is saved."""
+        server = self.server()
+        body = ApiDescriptionSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        return Response(body.preview(server.organization_id).to_dict())
+
+    @extend_schema(request=ApiImportCommitSerializer, responses={201: ToolSerializer(many=True)})
+    @action(detail=False, methods=["post"], url_path="import-api/commit")
+    def import_api_commit(self, request, server_slug=None):
+        """Create the selected operations of a preview as disabled (draft) http tools."""
+        server = self.server()
+        body = ApiImportCommitSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        check_json(body.validated_data["preview"], "preview")
+        try:
+            preview = ImportPreview.from_dict(body.validated_data["preview"])
+            validate_operations(preview)
+            broken = [op.source for op in preview.operations if op.problems and _chosen(op, body)]
+            if broken:
+                raise serializers.ValidationError(
+                    {"selected": [f"{source}: fix its problems first" for source in broken]}
+                )
+            tools = commit_import(server, preview, body.validated_data.get("selected"))
+        except ImportFailed as exc:
+            field, _, message = str(exc).partition(": ")
+            if not message or field not in {"selected", "preview"}:
+                field, message = "preview", str(exc)
+            raise serializers.ValidationError({field: [message]}) from None
+        data = ToolSerializer(tools, many=True, context=self.get_serializer_context()).data
+        return Response(data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=TestRunSerializer, responses={200: OpenApiTypes.OBJECT})
+    @action(detail=True, methods=["post"])
+    def test(self, request, server_slug=None, pk=None):
+        """Run this tool once with the server's test secrets: the outbound request (secrets
+        masked), the raw response, the MCP result and the timing."""
+        tool = self.get_object()
+        body = TestRunSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        check_json(body.validated_data["arguments"], "arguments")
+        try:
+            report = test_run_sync(self.server(), tool.name, body.validated_data["arguments"])
+        except (UnknownTool, DefinitionError) as exc:
+            raise serializers.ValidationError({"tool": [str(exc)]}) from None
+        return Response(report)
+
+
+def _chosen(op, body) -> bool:
+    selected = body.validated_data.get("selected")
+    return selected is None or any(key in (op.name, op.operation_id, op.source) for key in selected)
