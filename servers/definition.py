@@ -149,6 +149,7 @@ SERVER_FIELDS = [
     ("status", "status", Server.ACTIVE),
     ("allowedOrigins", "allowed_origins", []),
     ("http", "http", {}),
+    ("rateLimitPerMinute", "rate_limit_per_minute", 0),
 ]
 SERVER_ALWAYS = {"slug", "name", "version", "auth", "status"}
 LISTS = ["tools", "resources", "resourceTemplates", "prompts"]
@@ -339,6 +340,9 @@ def validate_definition(data: dict) -> list[str]:
         for i, origin in enumerate(data["allowedOrigins"]):
             if not isinstance(origin, str) or not _ORIGIN.match(origin):
                 c.add(f"allowedOrigins[{i}]", "must be an origin like https://app.example.com")
+    limit = data.get("rateLimitPerMinute", 0)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= 1_000_000:
+        c.add("rateLimitPerMinute", "must be a whole number from 0 (no limit) to 1000000")
     if "http" in data:
         from .kinds.http import validate_server_settings
 

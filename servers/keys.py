@@ -41,4 +41,8 @@ def server_events(server_id: int) -> str:
     return f"mcp:srv:{server_id}:events"
 
 
+def rate_window(server_id: int, credential: str, minute: int) -> str:
+    return f"mcp:rl:{server_id}:{credential}:{minute}"
+
+
 KEY_USAGE = "mcp:keys:used"

@@ -23,6 +23,8 @@ class Server(models.Model):
     auth_mode = models.CharField(max_length=10, choices=AUTH_MODES, default=AUTH_API_KEY)
     status = models.CharField(max_length=10, choices=STATUSES, default=ACTIVE)
     allowed_origins = models.JSONField(default=list, blank=True)
+    # Calls per minute for each key (or for all anonymous callers together); 0 means no limit.
+    rate_limit_per_minute = models.PositiveIntegerField(default=0)
     # Settings every http tool of the server shares: base URL, upstream auth, forwarded headers.
     http = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

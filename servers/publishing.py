@@ -147,6 +147,7 @@ def definition_to_serve(server: Server, version: str | None = None) -> dict | No
         "status": server.status,
         "auth": server.auth_mode,
         "allowedOrigins": list(server.allowed_origins or []),
+        "rateLimitPerMinute": server.rate_limit_per_minute,
     }
 
 

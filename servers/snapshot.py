@@ -132,6 +132,7 @@ class Snapshot:
     templates_by_uri: Mapping[str, CompiledResourceTemplate] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    rate_limit_per_minute: int = 0
 
 
 def _optional(source: dict, keys) -> dict:
@@ -356,6 +357,7 @@ def compile_definition(
         prompts=MappingProxyType(prompts),
         prompt_list=tuple(prompt.wire for prompt in prompts.values()),
         templates_by_uri=MappingProxyType(templates_by_uri),
+        rate_limit_per_minute=int(definition.get("rateLimitPerMinute") or 0),
     )
 
 

@@ -15,7 +15,12 @@ MCP_PATH = re.compile(
 )
 WEBTOOLS_PATH = re.compile(r"^/webtools/(?P<slug>[a-z0-9][a-z0-9-]{0,62})/(?P<version>[^/]+)?$")
 TOOL_REST = "/tools/"
-WEBTOOL_CODES = {401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "WEBTOOL_NOT_FOUND"}
+WEBTOOL_CODES = {
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "WEBTOOL_NOT_FOUND",
+    429: "RATE_LIMIT",
+}
 
 
 class McpApp:

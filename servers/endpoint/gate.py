@@ -149,6 +149,9 @@ class Gate:
         if snapshot.auth_mode != "none":
             self.credential = await self._authenticate(token, digest, cached, key_generation)
 
+        if snapshot.rate_limit_per_minute:
+            await self._count_against_limit(snapshot.rate_limit_per_minute)
+
         header_version = req.header("mcp-protocol-version")
         if header_version and not versions.is_supported(header_version):
             raise Refused(400, -32600, f"Unsupported MCP-Protocol-Version: {header_version}")
@@ -160,6 +163,24 @@ class Gate:
                 and session.credential == self.credential.ident
             ):
                 self.session = session
+
+    async def _count_against_limit(self, limit: int) -> None:
+        """A fixed one-minute window per server and credential, kept in Redis, so neither a
+        reconnect nor another worker resets it."""
+        now = time.time()
+        window = rkeys.rate_window(self.snapshot.server_id, self.credential.ident, int(now // 60))
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.incr(window)
+        pipe.expire(window, 120)
+        count, _ = await pipe.execute()
+        if count > limit:
+            retry_after = str(60 - int(now % 60))
+            raise Refused(
+                429,
+                -32000,
+                f"Rate limit of {limit} calls per minute reached; retry in {retry_after} s",
+                [("retry-after", retry_after)],
+            )
 
     async def _authenticate(self, token, digest, cached, key_generation) -> auth.Credential:
         challenge = [("www-authenticate", 'Bearer realm="getmcp"')]
