@@ -5,7 +5,7 @@ reads the generation from Redis (servers.keys.server_generation) in its one pipe
 """
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -337,7 +337,7 @@ def compile_definition(
     server_info["version"] = definition.get("version") or "1.0.0"
     server_info.update(_optional(definition, ("icons",)))
 
-    return Snapshot(
+    snapshot = Snapshot(
         server_id=server_id,
         organization_id=organization_id,
         slug=definition.get("slug", ""),
@@ -359,6 +359,13 @@ def compile_definition(
         templates_by_uri=MappingProxyType(templates_by_uri),
         rate_limit_per_minute=int(definition.get("rateLimitPerMinute") or 0),
     )
+    # Extensions are advertised only when the server uses them (MCP Apps, tasks).
+    from .surfaces.features import extensions
+
+    used = extensions(snapshot)
+    if used:
+        snapshot = replace(snapshot, capabilities=freeze({**CAPABILITIES, "extensions": used}))
+    return snapshot
 
 
 # -- loading and the per-process cache ----------------------------------------------------------

@@ -132,6 +132,8 @@ def test_it_compiles_the_server_identity_and_capabilities():
         "prompts": {"listChanged": True},
         "completions": {},
         "logging": {},
+        # One of its tools supports tasks, so the tasks extension is advertised.
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
     }
 
 
