@@ -102,6 +102,8 @@ async def session_call(gate, request, ctx) -> dict | None:
     params = request.params
     if request.method == "tools/call":
         return await _session_tools_call(gate, params)
+    if gate.session.protocol_version < CORE_TASKS_VERSION:
+        raise errors.method_not_found(request.method)
     task_id = params.get("taskId")
     if request.method == "tasks/list":
         cursor = params.get("cursor")

@@ -414,3 +414,12 @@ def test_a_session_hears_the_status_of_its_task_on_the_get_stream(session, worke
     statuses = [m["params"] for m in seen if m.get("method") == "notifications/tasks/status"]
     assert statuses[-1]["taskId"] == task_id and statuses[-1]["status"] == "completed"
     assert statuses[-1]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+
+
+def test_a_session_of_an_older_version_has_no_tasks(asgi_server, tasks_tenant):
+    client = RawMcp(asgi_server.mcp_url(tasks_tenant.tasks_slug), key=tasks_tenant.raw)
+    capabilities = client.initialize(version="2025-06-18")["capabilities"]
+    assert "tasks" not in capabilities
+    assert client.call("tasks/get", {"taskId": "x"})["error"]["code"] == -32601
+    result = client.call("tools/call", {"name": "quick", "arguments": {"label": "o"}, "task": {}})
+    assert result["result"]["content"] == [{"type": "text", "text": "quick o"}]
