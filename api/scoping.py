@@ -9,6 +9,8 @@ from rest_framework import serializers
 from accounts.models import Organization
 from servers.models import Server
 
+from .text import storable
+
 
 def member_organizations(user):
     return Organization.objects.filter(memberships__user=user)
@@ -36,6 +38,11 @@ class MemberOrganizationField(serializers.SlugRelatedField):
 
     def get_queryset(self):
         return member_organizations(self.context["request"].user)
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and not storable(data):
+            self.fail("invalid")
+        return super().to_internal_value(data)
 
 
 class DefaultOrganization:
