@@ -17,6 +17,7 @@ from .models import CallLog
 
 BUCKETS = {"hour": TruncHour, "day": TruncDay}
 TOP_N = 10
+MAX_FILLED_BUCKETS = 24 * 92
 
 
 class FilterError(ValueError):
@@ -169,10 +170,7 @@ def analytics(queryset: QuerySet, bucket: str = "hour") -> dict:
         "p95_latency_ms": _round(p95),
         "unique_clients": totals["unique_clients"],
         "bucket": bucket,
-        "series": [
-            {"at": row["bucket"].isoformat(), "calls": row["calls"], "failed": row["failed"]}
-            for row in series
-        ],
+        "series": _without_gaps(series, bucket),
         "top_tools": [
             {
                 "tool": row["tool"],
@@ -188,6 +186,27 @@ def analytics(queryset: QuerySet, bucket: str = "hour") -> dict:
             for row in clients
         ],
     }
+
+
+def _without_gaps(rows, bucket: str) -> list[dict]:
+    """Every bucket from the first call to the last, empty ones included, so charts are honest."""
+    found = {row["bucket"]: row for row in rows}
+    if not found:
+        return []
+    step = timedelta(hours=1) if bucket == "hour" else timedelta(days=1)
+    moment, last = min(found), max(found)
+    series = []
+    # A gap wider than this is drawn as-is rather than padded with thousands of zeros.
+    if (last - moment) / step > MAX_FILLED_BUCKETS:
+        return [
+            {"at": at.isoformat(), "calls": row["calls"], "failed": row["failed"]}
+            for at, row in sorted(found.items())
+        ]
+    while moment <= last:
+        row = found.get(moment, {"calls": 0, "failed": 0})
+        series.append({"at": moment.isoformat(), "calls": row["calls"], "failed": row["failed"]})
+        moment += step
+    return series
 
 
 def server_analytics(server, filters: CallFilters | None = None, bucket: str = "hour") -> dict:

@@ -109,6 +109,18 @@ def test_analytics_of_an_organization_span_its_servers_and_days(
     assert [row["calls"] for row in result["series"]] == [1, 1]
 
 
+def test_hours_without_calls_appear_in_the_series_as_zeros(server, make_call):
+    make_call(server, minutes_ago=0)
+    make_call(server, minutes_ago=180)
+    series = queries.server_analytics(server)["series"]
+    assert [(row["at"][11:16], row["calls"]) for row in series] == [
+        ("09:00", 1),
+        ("10:00", 0),
+        ("11:00", 0),
+        ("12:00", 1),
+    ]
+
+
 def test_analytics_of_no_calls_are_zeros_not_errors(server):
     result = queries.server_analytics(server)
     assert (result["calls"], result["error_rate"], result["p95_latency_ms"]) == (0, 0.0, None)
