@@ -117,6 +117,8 @@ class Prompt(ServerPart):
     completions = models.JSONField(default=dict, blank=True)
     icons = models.JSONField(default=list, blank=True)
     meta = models.JSONField(default=dict, blank=True)
+    kind = models.CharField(max_length=20, default="static")
+    config = models.JSONField(default=dict, blank=True)
 
     class Meta(ServerPart.Meta):
         constraints = [models.UniqueConstraint(fields=["server", "name"], name="prompt_name_per_server")]
