@@ -7,6 +7,7 @@ reach every listener on any worker through the server's Redis pub/sub channel
 """
 
 import asyncio
+import time
 
 import orjson
 from django.conf import settings
@@ -15,6 +16,8 @@ from mcp_protocol import errors, sse
 from mcp_protocol.jsonrpc import Request, error_message, notification_message
 
 from .. import keys as rkeys
+from ..snapshot import DefinitionError, get_snapshot
+from . import auth
 from .http import respond_json, send_chunk, start_sse
 
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
@@ -76,6 +79,41 @@ def tagged(method: str, params: dict | None, subscription_id) -> dict:
     return notification_message(method, params)
 
 
+async def still_admitted(gate) -> errors.McpError | None:
+    """Why a long-lived stream may no longer go on (its server paused, unpublished or deleted,
+    its key revoked, expired or narrowed), or None. Checked between events, on Redis only unless
+    a generation moved."""
+    pipe = gate.redis.pipeline(transaction=False)
+    pipe.get(rkeys.server_generation(gate.slug))
+    credential = gate.credential
+    token = auth.bearer_token(gate.request.header("authorization"))
+    digest = auth.digest(token) if token and credential.key_id is not None else None
+    if digest is not None:
+        pipe.get(rkeys.key_generation(digest))
+    replies = await pipe.execute()
+    server_generation = replies[0].decode() if replies[0] else "0"
+    if server_generation != gate.snapshot.generation:
+        try:
+            snapshot = await get_snapshot(gate.slug, server_generation, gate.version)
+        except DefinitionError:
+            snapshot = None
+        if snapshot is None or snapshot.status != "active":
+            return errors.McpError(errors.INVALID_REQUEST, "This MCP server is no longer available")
+    current = credential
+    if digest is not None:
+        key_generation = replies[1].decode() if replies[1] else "0"
+        if key_generation != credential.generation:
+            current = await auth.load_credential(gate.redis, digest)
+    if credential.key_id is not None and (
+        current is None
+        or not current.usable(time.time())
+        or current.organization_id != gate.snapshot.organization_id
+        or (current.server_ids and gate.snapshot.server_id not in current.server_ids)
+    ):
+        return errors.McpError(errors.INVALID_REQUEST, "API key revoked or expired")
+    return None
+
+
 async def serve(gate, send, request: Request) -> None:
     # Imported here: the tasks module registers itself with stateless.py, which imports this one.
     from . import tasks
@@ -99,6 +137,7 @@ async def serve(gate, send, request: Request) -> None:
     )
     gone = asyncio.create_task(wait_for_disconnect(gate.request.receive))
     keepalive = settings.MCP_SSE_KEEPALIVE_SECONDS
+    checked = time.monotonic()
     try:
         await start_sse(send, headers)
         ack = tagged(
@@ -112,6 +151,14 @@ async def serve(gate, send, request: Request) -> None:
                 reader.cancel()
                 return
             message = reader.result()
+            if time.monotonic() - checked >= keepalive:
+                checked = time.monotonic()
+                refusal = await still_admitted(gate)
+                if refusal is not None:
+                    # The stream ends with the listen request's own response, an error here.
+                    final = error_message(request.id, refusal)
+                    await send_chunk(send, sse.event(orjson.dumps(final)), more=False)
+                    return
             if message is None:
                 await send_chunk(send, sse.comment())
                 continue

@@ -877,3 +877,31 @@ def test_a_modern_post_that_is_not_one_request_is_refused(modern):
     note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     response = modern.http.post(modern.url, content=json.dumps(note), headers=headers)
     assert response.status_code == 202
+
+
+def test_a_listen_stream_ends_when_its_key_is_revoked(committed, modern, tenant):
+    listener = Listener(modern, {"toolsListChanged": True})
+    try:
+        committed(tenant.key.revoke)
+        assert wait_for(lambda: len(listener.events) > 1, 10)
+        final = listener.events[-1]
+        assert final["id"] == listener.id
+        assert final["error"]["message"] == "API key revoked or expired"
+        assert wait_for(lambda: not listener.thread.is_alive(), 5)
+    finally:
+        listener.close()
+
+
+def test_a_listen_stream_ends_when_its_server_is_paused(committed, modern, tenant):
+    listener = Listener(modern, {"toolsListChanged": True})
+    try:
+
+        def pause():
+            tenant.server.status = "paused"
+            tenant.server.save()
+
+        committed(pause)
+        assert wait_for(lambda: any("error" in event for event in listener.events), 10)
+        assert listener.events[-1]["error"]["message"] == "This MCP server is no longer available"
+    finally:
+        listener.close()
