@@ -33,6 +33,8 @@ BATCH_ROWS = 200
 # grow a worker's memory without bound.
 MAX_BUFFERED = 50_000
 MAX_ERROR_CHARS = 2000
+DRAIN_SECONDS = 5.0
+PURGE_SECONDS = 3600.0
 MAX_ARGUMENT_BYTES = 16_384
 REDACTED = "[redacted]"
 
@@ -209,6 +211,7 @@ def _ensure_flusher() -> None:
 
 
 def _flush_forever() -> None:
+    last = {"drain": 0.0, "purge": 0.0}
     while True:
         _wake.wait(FLUSH_SECONDS)
         _wake.clear()
@@ -217,6 +220,38 @@ def _flush_forever() -> None:
         except Exception:
             log.warning("call log: could not push %d rows to Redis", len(_buffer), exc_info=True)
             time.sleep(FLUSH_SECONDS)
+        if drains_in_process():
+            upkeep(last, time.monotonic())
+
+
+def drains_in_process() -> bool:
+    """Embedded mode (no REDIS_URL) has no Celery beat: this process drains its own rows."""
+    from django.conf import settings
+
+    from servers.redis import is_embedded
+
+    configured = getattr(settings, "CALL_LOG_DRAIN_IN_PROCESS", None)
+    return is_embedded() if configured is None else bool(configured)
+
+
+def upkeep(last: dict, now: float) -> None:
+    """What Celery beat does otherwise: drain every DRAIN_SECONDS, purge every PURGE_SECONDS."""
+    from django.db import close_old_connections
+
+    from .drain import drain_call_log
+    from .retention import purge_call_log
+
+    try:
+        if now - last["drain"] >= DRAIN_SECONDS:
+            last["drain"] = now
+            drain_call_log()
+        if now - last["purge"] >= PURGE_SECONDS:
+            last["purge"] = now
+            purge_call_log()
+    except Exception:
+        log.warning("call log: in-process drain failed", exc_info=True)
+    finally:
+        close_old_connections()
 
 
 def _forget_parent_rows() -> None:
