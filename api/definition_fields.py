@@ -35,7 +35,10 @@ def wire_field(model, wire: str, attr: str, required: bool) -> serializers.Field
         return serializers.BooleanField(**options)
     if isinstance(field, models.IntegerField):
         return serializers.IntegerField(
-            min_value=0, max_value=MAX_INTEGER[type(field)], allow_null=field.null, **options
+            min_value=0,
+            max_value=MAX_INTEGER.get(type(field), 2**31 - 1),
+            allow_null=field.null,
+            **options,
         )
     return serializers.CharField(
         allow_blank=not required,
@@ -54,7 +57,7 @@ def field_errors(errors: list[str], prefix: str) -> dict[str, list[str]]:
     """Messages like "tools[3].inputSchema.type: must be 'object'" under their top field."""
     out: dict[str, list[str]] = {}
     for error in errors:
-        if prefix and not error.startswith(prefix):
+        if prefix and not error.startswith((f"{prefix}.", f"{prefix}:")):
             continue
         path, _, message = error[len(prefix) :].lstrip(".").partition(": ")
         match = _PATH_HEAD.match(path)
