@@ -211,6 +211,8 @@ PROMPT_FIELDS = [
     ("completions", "completions", {}),
     ("icons", "icons", []),
     ("_meta", "meta", {}),
+    ("kind", "kind", "static"),
+    ("config", "config", {}),
 ]
 PROMPT_ALWAYS = {"name"}
 
@@ -567,6 +569,33 @@ def validate_content_block(c: _Checker, path: str, block) -> None:
         )
 
 
+def _validate_prompt_kind(c: _Checker, path: str, prompt: dict) -> bool:
+    """Checks `kind` and `config`; True when the prompt keeps its messages in the definition."""
+    kind = prompt.get("kind", "static")
+    if not isinstance(kind, str):
+        c.add(f"{path}.kind", f"must be a string, not {_type_name(kind)}")
+        return True
+    config = prompt.get("config", {})
+    if kind == "static":
+        if config not in ({}, None):
+            c.add(f"{path}.config", "only prompts of kind upstream have a config")
+        return True
+    from . import prompts
+
+    try:
+        module = prompts.get_kind(kind)
+    except ValueError:
+        c.add(f"{path}.kind", f"unknown kind {kind!r} (known kinds: static, upstream)")
+        return False
+    if prompt.get("messages") not in (None, []):
+        article = "an" if kind[0] in "aeiou" else "a"
+        c.add(f"{path}.messages", f"{article} {kind} prompt gets its messages; it has none here")
+    if c.kind_of(f"{path}.config", config, dict, "a mapping"):
+        for message in module.validate_config(config):
+            c.errors.append(f"{path}.{message}")
+    return False
+
+
 def _validate_prompts(c: _Checker, prompts) -> None:
     names: dict = {}
     for _, path, prompt in _items(c, "prompts", prompts):
@@ -588,7 +617,9 @@ def _validate_prompts(c: _Checker, prompts) -> None:
                 if "required" in arg:
                     c.kind_of(f"{p}.required", arg["required"], bool, "true or false")
         messages = prompt.get("messages", [])
-        if c.kind_of(f"{path}.messages", messages, list, "a list"):
+        if _validate_prompt_kind(c, path, prompt) and c.kind_of(
+            f"{path}.messages", messages, list, "a list"
+        ):
             if not messages:
                 c.add(f"{path}.messages", "needs at least one message")
             for i, msg in enumerate(messages):

@@ -13,7 +13,7 @@ from mcp_protocol.errors import (
 )
 from mcp_protocol.pagination import paginate
 
-from . import kinds, resources
+from . import kinds, prompts, resources
 from .kinds.static import normalize_content
 from .kinds.workflow import run_steps
 from .templating import render_text
@@ -168,6 +168,8 @@ async def prompts_get(snapshot, params, ctx) -> dict:
     missing = [arg for arg in prompt.required_arguments if arguments.get(arg) in (None, "")]
     if missing:
         raise _invalid(f"Missing required argument: {', '.join(missing)}", {"missing": missing})
+    if prompt.compiled is not None:
+        return await prompts.get_kind(prompt.kind).get(prompt.compiled, arguments, ctx)
     variables = {name: "" for name in prompt.argument_names}
     variables.update({key: value for key, value in arguments.items() if isinstance(key, str)})
     try:

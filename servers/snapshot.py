@@ -14,7 +14,7 @@ from jsonschema.exceptions import SchemaError
 
 from mcp_protocol import uritemplate
 
-from . import kinds, resources
+from . import kinds, prompts, resources
 from .kinds import workflow
 from .templating import TemplateCompileError, compile_value
 
@@ -107,6 +107,9 @@ class CompiledPrompt:
     completions: Mapping[str, tuple[str, ...]]
     # Workflow steps run before the messages render (a prompt that asks the client first).
     steps: tuple = ()
+    kind: str = "static"
+    # Other kinds produce the messages on each get: servers.prompts.<kind>.get(compiled, ...)
+    compiled: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,7 +267,22 @@ def _compile_template(template: dict, where: str) -> CompiledResourceTemplate:
     )
 
 
-def _compile_prompt(prompt: dict, where: str) -> CompiledPrompt:
+def _compile_prompt_kind(prompt: dict, where: str, server: dict) -> Any:
+    try:
+        kind = prompts.get_kind(prompt["kind"])
+    except ValueError as exc:
+        raise DefinitionError(f"{where}.kind: {exc}") from None
+    config = prompt.get("config") or {}
+    problems = kind.validate_config(config)
+    if problems:
+        raise DefinitionError("; ".join(f"{where}.{problem}" for problem in problems))
+    try:
+        return kind.compile({**prompt, "config": config, "_server": server})
+    except TemplateCompileError as exc:
+        raise DefinitionError(f"{where}.config: {exc}") from None
+
+
+def _compile_prompt(prompt: dict, where: str, server: dict | None = None) -> CompiledPrompt:
     name = prompt.get("name")
     if not name:
         raise DefinitionError(f"{where}.name: required")
@@ -272,6 +290,19 @@ def _compile_prompt(prompt: dict, where: str) -> CompiledPrompt:
     wire = {"name": name, **_optional(prompt, ("title", "description", "icons", "_meta"))}
     if arguments:
         wire["arguments"] = arguments
+    kind_name = prompt.get("kind") or "static"
+    if kind_name != "static":
+        return CompiledPrompt(
+            name=name,
+            wire=freeze(wire),
+            description=prompt.get("description") or None,
+            argument_names=tuple(arg["name"] for arg in arguments),
+            required_arguments=tuple(arg["name"] for arg in arguments if arg.get("required")),
+            render_messages=lambda variables: [],
+            completions=_completions(prompt, where),
+            kind=kind_name,
+            compiled=_compile_prompt_kind(prompt, where, server or {}),
+        )
     try:
         render = compile_value(prompt.get("messages") or [])
     except TemplateCompileError as exc:
@@ -329,7 +360,7 @@ def compile_definition(
 
     prompts: dict[str, CompiledPrompt] = {}
     for index, prompt in enumerate(definition.get("prompts") or []):
-        compiled = _compile_prompt(prompt, f"prompts[{index}]")
+        compiled = _compile_prompt(prompt, f"prompts[{index}]", server)
         prompts.setdefault(compiled.name, compiled)
 
     server_info = {"name": definition.get("name") or definition.get("slug", "")}
