@@ -452,7 +452,7 @@ def _handler(gate, request: Request):
     method = request.method
     if method == "tools/call":
         _check_tool_headers(gate, request)
-    # An extension may also take over a core method (the tasks extension: discover, tools/call).
+    # An extension may also take over a core method (the tasks extension: tools/call).
     if method in EXTRA_METHODS:
         return EXTRA_METHODS[method]
     if method == "server/discover":

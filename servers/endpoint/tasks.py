@@ -229,21 +229,6 @@ def _require_extension(call) -> None:
         raise missing_extension()
 
 
-def discover_capabilities(snapshot) -> dict:
-    capabilities = dict(snapshot.capabilities)
-    if uses_tasks(snapshot):
-        extensions = dict(capabilities.get("extensions") or {})
-        extensions[EXTENSION] = {}
-        capabilities["extensions"] = extensions
-    return capabilities
-
-
-async def stateless_discover(call) -> dict:
-    result = stateless.discover(call.gate.snapshot)
-    result["capabilities"] = discover_capabilities(call.gate.snapshot)
-    return result
-
-
 async def stateless_tools_call(call) -> dict:
     """tools/call: a task when the request declares the extension and the tool allows one; a
     `task` step in a workflow first runs what comes before it here, asking through MRTR."""
@@ -307,7 +292,6 @@ async def stateless_cancel(call) -> dict:
 
 
 for _method, _handler in {
-    "server/discover": stateless_discover,
     "tools/call": stateless_tools_call,
     "tasks/get": stateless_get,
     "tasks/update": stateless_update,
