@@ -522,3 +522,68 @@ def test_resource_config_errors_are_placed_under_the_resource():
         "resources[1].config.url: required, the upstream's http(s) MCP endpoint",
         "resources[1].config.transport: must be one of streamable-http, sse",
     ]
+
+
+STATIC_PROMPT = {
+    "name": "hello",
+    "description": "Say hello.",
+    "messages": [{"role": "user", "content": {"type": "text", "text": "Hello"}}],
+}
+UPSTREAM_PROMPT = {
+    "name": "greet",
+    "description": "Greet someone.",
+    "arguments": [{"name": "who", "required": True}],
+    "kind": "upstream",
+    "config": {
+        "url": "https://mcp.example.com/mcp",
+        "transport": "sse",
+        "headers": {"Authorization": "Bearer {{ secrets.PROMPTS_TOKEN }}"},
+        "prompt": "greet-someone",
+        "timeoutSeconds": 10,
+    },
+}
+
+
+@pytest.mark.django_db
+def test_upstream_prompts_round_trip_exactly(org):
+    data = minimal(prompts=copy.deepcopy([STATIC_PROMPT, UPSTREAM_PROMPT]))
+    assert errors_of(data) == []
+    canonical = normalize_definition(data)
+    assert canonical["prompts"] == data["prompts"]
+    exported = export_definition(import_definition(data, org))
+    assert exported == canonical
+    assert load_text(dump_text(exported)) == canonical
+
+
+@pytest.mark.django_db
+def test_a_static_prompt_exports_as_before_without_kind_or_config(org):
+    data = minimal(prompts=[{**STATIC_PROMPT, "kind": "static", "config": {}}])
+    exported = export_definition(import_definition(data, org))
+    assert exported["prompts"] == [STATIC_PROMPT]
+
+
+def test_an_upstream_prompt_has_no_messages_and_a_static_one_no_config():
+    errors = errors_of(
+        minimal(
+            prompts=[
+                {**UPSTREAM_PROMPT, "messages": STATIC_PROMPT["messages"]},
+                {**STATIC_PROMPT, "config": {"url": "https://x.test"}},
+                {"name": "odd", "description": "?", "kind": "magic"},
+            ]
+        )
+    )
+    assert errors == [
+        "prompts[0].messages: an upstream prompt gets its messages; it has none here",
+        "prompts[1].config: only prompts of kind upstream have a config",
+        "prompts[2].kind: unknown kind 'magic' (known kinds: static, upstream)",
+    ]
+
+
+def test_prompt_config_errors_are_placed_under_the_prompt():
+    bad = {**UPSTREAM_PROMPT, "config": {"transport": "ws", "prompt": 3, "tool": "x"}}
+    assert errors_of(minimal(prompts=[bad])) == [
+        "prompts[0].config.tool: unknown field",
+        "prompts[0].config.url: required, the upstream's http(s) MCP endpoint",
+        "prompts[0].config.transport: must be one of streamable-http, sse",
+        "prompts[0].config.prompt: must be the upstream's name for the prompt",
+    ]
