@@ -16,7 +16,7 @@ from asgiref.sync import async_to_sync
 from django.db import connections, transaction
 from django.db.models import Max
 
-from ..models import TOOL_NAME_RE, Server, Tool
+from ..models import TOOL_NAME_RE, Prompt, Resource, Server, Tool
 from ..redis import sync_client
 from . import health
 from .connection import Upstream, UpstreamUnreachable, connect, list_tools
@@ -202,6 +202,129 @@ def add_upstream_tools(
                     kind="upstream",
                     config=config,
                     enabled=enabled,
+                    position=position,
+                )
+            )
+            position += 1
+    return created
+
+
+def _offered(server: Server, url: str, transport: str, headers, list_items, key: str) -> dict:
+    from . import relay
+
+    _check_target(url, transport, headers)
+    upstream = upstream_of(server, url, transport, headers)
+    return {item[key]: item for item in async_to_sync(getattr(relay, list_items))(upstream)}
+
+
+def _chosen(offered: dict, selected, overrides, what: str) -> list[str]:
+    names = list(offered) if selected is None else list(selected)
+    unknown = [n for n in names if n not in offered]
+    if unknown:
+        raise UpstreamError(f"selected: the upstream has no {what} {', '.join(map(repr, unknown))}")
+    unknown = [n for n in overrides if n not in names]
+    if unknown:
+        raise UpstreamError(f"overrides: {', '.join(map(repr, unknown))} is not selected")
+    return names
+
+
+def _connection(url: str, transport: str, headers) -> dict:
+    config = {"url": url, "transport": transport}
+    if headers:
+        config["headers"] = dict(headers)
+    return config
+
+
+def add_upstream_prompts(
+    server: Server,
+    url: str,
+    *,
+    transport: str = "streamable-http",
+    headers: dict | None = None,
+    selected: list[str] | None = None,
+    overrides: dict[str, dict] | None = None,
+) -> list[Prompt]:
+    """Expose the `selected` prompts of an upstream (all when None) as `upstream` prompts of
+    `server`. `overrides` maps an upstream prompt name to {name, title, description}."""
+    offered = _offered(server, url, transport, headers, "list_prompts", "name")
+    overrides = overrides or {}
+    names = _chosen(offered, selected, overrides, "prompt")
+    created = []
+    with transaction.atomic():
+        Server.objects.select_for_update().filter(pk=server.pk).first()
+        taken = set(server.prompts.values_list("name", flat=True))
+        position = (server.prompts.aggregate(top=Max("position"))["top"] or 0) + 1
+        for upstream_name in names:
+            prompt, override = offered[upstream_name], overrides.get(upstream_name, {})
+            name = override.get("name", upstream_name)
+            if not isinstance(name, str) or not name.strip() or len(name) > 200:
+                raise UpstreamError(f"overrides.{upstream_name}.name: {name!r} is not a valid name")
+            if name in taken:
+                raise UpstreamError(
+                    f"overrides.{upstream_name}.name: the server already has a prompt {name!r}; "
+                    "rename it"
+                )
+            taken.add(name)
+            created.append(
+                Prompt.objects.create(
+                    server=server,
+                    name=name,
+                    title=str(override.get("title", prompt.get("title") or ""))[:200],
+                    description=override.get("description", prompt.get("description") or ""),
+                    arguments=prompt.get("arguments") or [],
+                    icons=prompt.get("icons") or [],
+                    kind="upstream",
+                    config={**_connection(url, transport, headers), "prompt": upstream_name},
+                    position=position,
+                )
+            )
+            position += 1
+    return created
+
+
+def add_upstream_resources(
+    server: Server,
+    url: str,
+    *,
+    transport: str = "streamable-http",
+    headers: dict | None = None,
+    selected: list[str] | None = None,
+    overrides: dict[str, dict] | None = None,
+) -> list[Resource]:
+    """Expose the `selected` resources of an upstream (by uri; all its listed resources when
+    None) as `upstream` resources of `server`. `overrides` maps an upstream uri to
+    {uri, name, title, description}."""
+    offered = _offered(server, url, transport, headers, "list_resources", "uri")
+    overrides = overrides or {}
+    uris = _chosen(offered, selected, overrides, "resource")
+    created = []
+    with transaction.atomic():
+        Server.objects.select_for_update().filter(pk=server.pk).first()
+        taken = set(server.resources.values_list("uri", flat=True))
+        position = (server.resources.aggregate(top=Max("position"))["top"] or 0) + 1
+        for upstream_uri in uris:
+            resource, override = offered[upstream_uri], overrides.get(upstream_uri, {})
+            uri = override.get("uri", upstream_uri)
+            if not isinstance(uri, str) or ":" not in uri or len(uri) > 2000:
+                raise UpstreamError(f"overrides.{upstream_uri}.uri: {uri!r} is not an absolute URI")
+            if uri in taken:
+                raise UpstreamError(
+                    f"overrides.{upstream_uri}.uri: the server already has a resource {uri!r}; "
+                    "give it another uri"
+                )
+            taken.add(uri)
+            created.append(
+                Resource.objects.create(
+                    server=server,
+                    uri=uri,
+                    name=str(override.get("name", resource.get("name") or uri))[:200],
+                    title=str(override.get("title", resource.get("title") or ""))[:200],
+                    description=override.get("description", resource.get("description") or ""),
+                    mime_type=str(resource.get("mimeType") or "")[:200],
+                    annotations=resource.get("annotations") or {},
+                    icons=resource.get("icons") or [],
+                    kind="upstream",
+                    config={**_connection(url, transport, headers), "uri": upstream_uri},
                     position=position,
                 )
             )

@@ -10,6 +10,8 @@ from servers.redis import sync_client
 from servers.upstream import health
 from servers.upstream.sync import (
     UpstreamError,
+    add_upstream_prompts,
+    add_upstream_resources,
     add_upstream_tools,
     discover,
     refresh_server,
@@ -212,3 +214,81 @@ def test_exposed_tools_are_served_through_a_snapshot(
     )
     assert counted["content"][0]["text"] == "counted to 2"
     assert len(ctx.progress_events) == 2
+
+
+def _served(server):
+    from servers.snapshot import compile_definition, definition_for
+
+    return compile_definition(
+        definition_for(server),
+        server_id=server.pk,
+        organization_id=server.organization_id,
+        generation="1",
+    )
+
+
+def test_chosen_prompts_are_exposed_renamed_and_served(server, upstream, loopback_allowed):
+    from servers import methods
+
+    (row,) = add_upstream_prompts(
+        server, upstream.url, selected=["greet"], overrides={"greet": {"name": "hello"}}
+    )
+    assert (row.name, row.kind, row.description) == ("hello", "upstream", "Greet someone by name.")
+    assert row.arguments == [{"name": "who", "required": True}]
+    assert row.config == {"url": upstream.url, "transport": "streamable-http", "prompt": "greet"}
+    snapshot = _served(server)
+    assert [p["name"] for p in snapshot.prompt_list] == ["hello"]
+    result = async_to_sync(methods.prompts_get)(
+        snapshot, {"name": "hello", "arguments": {"who": "Ada"}}, RecordingContext()
+    )
+    assert result["messages"][0]["content"]["text"] == "Please greet Ada warmly."
+
+
+def test_prompts_that_cannot_be_exposed_are_refused_with_the_field_named(
+    server, upstream, loopback_allowed
+):
+    with pytest.raises(UpstreamError, match="selected: the upstream has no prompt 'nope'"):
+        add_upstream_prompts(server, upstream.url, selected=["nope"])
+    add_upstream_prompts(server, upstream.url)
+    with pytest.raises(UpstreamError, match="already has a prompt 'greet'"):
+        add_upstream_prompts(server, upstream.url)
+    with pytest.raises(UpstreamError, match="overrides: 'other' is not selected"):
+        add_upstream_prompts(server, upstream.url, selected=[], overrides={"other": {"name": "x"}})
+    assert server.prompts.count() == 1
+
+
+def test_chosen_resources_are_exposed_under_our_uri_and_served(server, upstream, loopback_allowed):
+    from servers import methods
+
+    (row,) = add_upstream_resources(
+        server,
+        upstream.url,
+        selected=["notes://welcome"],
+        overrides={"notes://welcome": {"uri": "docs://welcome", "title": "Welcome"}},
+    )
+    assert (row.uri, row.name, row.title, row.mime_type) == (
+        "docs://welcome",
+        "welcome",
+        "Welcome",
+        "text/plain",
+    )
+    assert row.config["uri"] == "notes://welcome" and row.kind == "upstream"
+    snapshot = _served(server)
+    result = async_to_sync(methods.resources_read)(
+        snapshot, {"uri": "docs://welcome"}, RecordingContext()
+    )
+    assert result["contents"] == [
+        {"uri": "docs://welcome", "mimeType": "text/plain", "text": "Welcome aboard."}
+    ]
+    with pytest.raises(UpstreamError, match="already has a resource 'docs://welcome'"):
+        add_upstream_resources(
+            server,
+            upstream.url,
+            selected=["notes://welcome"],
+            overrides={"notes://welcome": {"uri": "docs://welcome"}},
+        )
+    with pytest.raises(UpstreamError, match="overrides.notes://welcome.uri: 'plain'"):
+        add_upstream_resources(
+            server, upstream.url, overrides={"notes://welcome": {"uri": "plain"}}
+        )
+    assert server.resources.count() == 1
