@@ -307,9 +307,10 @@ def _compile_prompt(prompt: dict, where: str, server: dict | None = None) -> Com
         render = compile_value(prompt.get("messages") or [])
     except TemplateCompileError as exc:
         raise DefinitionError(f"{where}.messages: {exc}") from None
-    steps = prompt.get("steps") or []
+    # A static prompt's config may hold workflow steps that run before its messages render.
+    steps = (prompt.get("config") or {}).get("steps") or []
     if steps:
-        problems = workflow.validate_prompt_steps(steps, f"{where}.steps")
+        problems = workflow.validate_prompt_steps(steps, f"{where}.config.steps")
         if problems:
             raise DefinitionError("; ".join(problems))
     return CompiledPrompt(

@@ -599,19 +599,21 @@ ASKING_PROMPT = {
         {
             "name": "test_input_required_result_prompt",
             "description": "Asks the user for context before it is rendered.",
-            "steps": [
-                {
-                    "elicit": {
-                        "message": "What context should the prompt use?",
-                        "requestedSchema": {
-                            "type": "object",
-                            "properties": {"context": {"type": "string"}},
-                            "required": ["context"],
-                        },
-                        "into": "user_context",
+            "config": {
+                "steps": [
+                    {
+                        "elicit": {
+                            "message": "What context should the prompt use?",
+                            "requestedSchema": {
+                                "type": "object",
+                                "properties": {"context": {"type": "string"}},
+                                "required": ["context"],
+                            },
+                            "into": "user_context",
+                        }
                     }
-                }
-            ],
+                ]
+            },
             "messages": [
                 {
                     "role": "user",
@@ -656,6 +658,6 @@ async def test_a_prompt_with_steps_asks_before_it_renders():
 
 def test_a_prompt_cannot_end_in_a_return_step():
     definition = orjson.loads(orjson.dumps(ASKING_PROMPT))
-    definition["prompts"][0]["steps"].append({"return": {"content": []}})
-    with pytest.raises(ValueError, match=r"prompts\[0\]\.steps\[1\]: a prompt cannot use"):
+    definition["prompts"][0]["config"]["steps"].append({"return": {"content": []}})
+    with pytest.raises(ValueError, match=r"prompts\[0\]\.config\.steps\[1\]: a prompt cannot"):
         compile_definition(definition, server_id=1, organization_id=1, generation="1")
