@@ -3,6 +3,8 @@ import time
 import orjson
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from activity import recorder
 from activity.drain import drain_call_log
@@ -115,7 +117,9 @@ def test_unknown_outcomes_and_surfaces_are_not_stored_as_they_came(call_queue, o
 
 
 def test_rows_stay_buffered_while_redis_is_unreachable(call_queue, org, monkeypatch):
-    unreachable = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
+    unreachable = redis.Redis(
+        host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0)
+    )
     monkeypatch.setattr(recorder, "sync_client", lambda: unreachable)
     recorder._wake.clear()
     recorder.record_call(organization_id=org.pk, method="tools/list")
