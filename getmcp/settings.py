@@ -129,12 +129,17 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 300.0,
     },
     "reap-mcp-tasks": {"task": "mcptasks.reap_tasks", "schedule": 30.0},
+    "drain-call-log": {"task": "activity.tasks.drain_call_log", "schedule": 5.0},
+    "purge-call-log": {"task": "activity.tasks.purge_call_log", "schedule": 3600.0},
 }
+CALL_LOG_RETENTION_DAYS = int(os.environ.get("CALL_LOG_RETENTION_DAYS", "30"))
 # A worker that dies must not take tasks it never started down with it.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "api.errors.exception_handler",
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
 
 LOGGING = {

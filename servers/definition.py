@@ -214,7 +214,7 @@ PROMPT_FIELDS = [
     ("kind", "kind", "static"),
     ("config", "config", {}),
 ]
-PROMPT_ALWAYS = {"name"}
+PROMPT_ALWAYS = {"name", "description"}
 
 PARTS = {
     # wire list -> (model, fields, always-written keys, related name on Server)
