@@ -45,6 +45,15 @@ class LoginForm(AuthenticationForm):
     password = forms.CharField(
         strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "current-password"})
     )
+    error_messages = {
+        **AuthenticationForm.error_messages,
+        "invalid_login": "Please enter a correct email and password. The password is "
+        "case-sensitive.",
+    }
+
+    def clean_username(self):
+        # Addresses are stored lower-cased at sign-up, so Grace@Example.com must still log in.
+        return self.cleaned_data["username"].strip().lower()
 
 
 class ProfileForm(forms.ModelForm):

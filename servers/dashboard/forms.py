@@ -12,7 +12,15 @@ from django.utils import timezone
 from accounts.models import ApiKey
 from servers import kinds
 from servers.definition import validate_definition
-from servers.models import SLUG_RE, Prompt, Resource, ResourceTemplate, Server, Tool
+from servers.models import (
+    SLUG_RE,
+    TOOL_NAME_RE,
+    Prompt,
+    Resource,
+    ResourceTemplate,
+    Server,
+    Tool,
+)
 
 ORIGIN_RE = re.compile(r"^https?://[^/\s?#]+$")
 # Dashboard paths under /servers/ that a server slug would shadow.
@@ -116,6 +124,9 @@ class ServerForm(forms.ModelForm):
         slug = self.cleaned_data["slug"]
         if slug in RESERVED_SLUGS:
             raise forms.ValidationError(f"“{slug}” is reserved; pick another slug.")
+        # Slugs are global (they are the endpoint URL), so the owner may be another organization.
+        if Server.objects.filter(slug=slug).exclude(pk=self.instance.pk).exists():
+            raise forms.ValidationError(f"“{slug}” is taken; pick another slug.")
         return slug
 
     def clean_allowed_origins(self):
@@ -209,6 +220,15 @@ class ToolForm(PartForm):
         "enabled": "enabled",
         "annotations": "read_only",
     }
+    name = forms.RegexField(
+        regex=TOOL_NAME_RE,
+        max_length=64,
+        help_text="What the model calls: letters, digits, _ . / - (at most 64).",
+        error_messages={
+            "invalid": "Use only letters, digits and _ . / - (no spaces or accents), "
+            "like get_weather."
+        },
+    )
     kind = forms.ChoiceField(
         choices=kind_choices, help_text="What happens when the tool is called."
     )
@@ -255,7 +275,6 @@ class ToolForm(PartForm):
         ]
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
         help_texts = {
-            "name": "What the model calls: letters, digits, _ . / - (at most 64).",
             "description": "Tells the model what the tool does and when to use it.",
         }
 

@@ -406,6 +406,8 @@
     $("pg-run-desc").textContent = item.description || (kind === "resource" ? item.uri : "");
     $("pg-form").hidden = false;
     $("pg-result").hidden = true;
+    // The last call's time belongs to the last item; a call still running keeps "Running…".
+    if (!state.busy) $("pg-timing").textContent = "";
     var schema = schemaFor(kind, item);
     var inputs = $("pg-inputs");
     inputs.dataset.empty = kind === "resource" ? "Nothing to fill in: press Run to read it." : "No arguments.";
@@ -470,19 +472,25 @@
       });
     }).then(function (reply) {
       var ms = Math.round(performance.now() - started);
-      $("pg-timing").textContent = ms + " ms";
-      showResult(method, reply);
+      // A person who picked another item meanwhile finds this call in the history instead.
+      if (state.selected === sel) {
+        $("pg-timing").textContent = ms + " ms";
+        showResult(method, reply);
+      }
       remember(sel, args, method, ms, !reply.error && !(reply.result && reply.result.isError));
     }).catch(function (e) {
       var ms = Math.round(performance.now() - started);
-      $("pg-timing").textContent = ms + " ms";
       logMessage("error", undefined, e.message);
-      showResult(method, { error: { message: e.message } });
+      if (state.selected === sel) {
+        $("pg-timing").textContent = ms + " ms";
+        showResult(method, { error: { message: e.message } });
+      }
       remember(sel, args, method, ms, false);
       if (e.status === 401 || e.status === 403) { state.session = null; setStatus("Refused: " + e.message, "bad"); }
     }).then(function () {
       state.busy = false;
       $("pg-run").disabled = false;
+      if (state.selected !== sel) $("pg-timing").textContent = "";
     });
   }
 

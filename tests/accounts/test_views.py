@@ -35,6 +35,23 @@ def test_log_in_and_out(client, user):
     assert client.get("/servers/").status_code == 302
 
 
+def test_an_email_typed_with_capitals_and_spaces_still_logs_in(client, user):
+    response = client.post(
+        "/login/",
+        {"username": "  Alice@Example.COM ", "password": "correct horse battery staple"},
+    )
+    assert response.status_code == 302
+    assert client.get("/servers/").status_code == 200
+
+
+def test_the_password_stays_case_sensitive(client, user):
+    response = client.post(
+        "/login/", {"username": user.email, "password": "Correct Horse Battery Staple"}
+    )
+    assert response.status_code == 200
+    assert "The password is case-sensitive." in response.content.decode()
+
+
 def test_a_wrong_password_is_refused_without_saying_which_part_was_wrong(client, user):
     response = client.post("/login/", {"username": user.email, "password": "nope"})
     assert response.status_code == 200

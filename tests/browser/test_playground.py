@@ -141,6 +141,11 @@ def test_the_playground_reads_gets_samples_and_remembers(new_page, shoot, db_cal
     page.fill("#pg-raw", '{"message": "raw mode"}')
     page.click("#pg-run")
     expect(page.locator("#pg-result-body")).to_contain_text("You said raw mode")
+    expect(page.locator("#pg-timing")).to_have_text(re.compile(r"^\d+ ms$"))
+    # Another item does not show the last call's time as if it were its own.
+    page.click(".pg-item:has-text('ask_model')")
+    expect(page.locator("#pg-timing")).to_have_text("")
+    page.click(".pg-item:has-text('echo')")
 
     # A required argument left empty is caught in the page, next to its input.
     page.get_by_label("Form").check()

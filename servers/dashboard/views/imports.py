@@ -17,6 +17,9 @@ from .base import dashboard_view, page
 
 
 def _parse(document: dict, organization_id: int):
+    if not isinstance(document, dict):
+        # Only a hand-edited preview form gets here: the preview step always sends a mapping.
+        raise ImportFailed("document: must be a JSON or YAML mapping at the top level")
     if "openapi" in document or "swagger" in document:
         return parse_openapi(document, organization_id=organization_id)
     schema = str((document.get("info") or {}).get("schema", ""))

@@ -54,6 +54,17 @@ def test_an_unknown_document_is_explained_not_a_500(member_client, server):
     assert "not an OpenAPI" in response.context["error"]
 
 
+def test_a_hand_edited_preview_that_is_not_a_mapping_is_explained_not_a_500(member_client, server):
+    for document in ("[]", '"openapi"', "42"):
+        response = member_client.post(
+            f"/servers/{server.slug}/import/",
+            {"step": "create", "document": document, "operation": "listPets"},
+        )
+        assert response.status_code == 400, document
+        assert "mapping at the top level" in response.context["error"]
+    assert not Tool.objects.exists()
+
+
 def test_nothing_given_is_explained(member_client, server):
     response = member_client.post(f"/servers/{server.slug}/import/", {"step": "preview"})
     assert response.status_code == 400

@@ -91,6 +91,27 @@ def test_a_bad_workflow_step_is_reported_and_nothing_is_saved(member_client, ser
     assert "config" in response.context["form"].errors
 
 
+def test_a_tool_name_with_spaces_or_accents_gets_an_error_that_says_what_to_use(
+    member_client, server
+):
+    for name in ("get weather", "météo"):
+        response = member_client.post(f"/servers/{server.slug}/tools/new/", tool_post(name=name))
+        assert response.status_code == 400
+        errors = response.context["form"].errors["name"]
+        assert errors == [
+            "Use only letters, digits and _ . / - (no spaces or accents), like get_weather."
+        ]
+    assert not Tool.objects.filter(server=server).exists()
+
+
+def test_a_tool_name_of_every_allowed_character_is_accepted(member_client, server):
+    response = member_client.post(
+        f"/servers/{server.slug}/tools/new/", tool_post(name="Ns.v2/get_weather-now")
+    )
+    assert response.status_code == 302
+    assert Tool.objects.filter(server=server, name="Ns.v2/get_weather-now").exists()
+
+
 def test_a_duplicate_tool_name_is_refused_next_to_the_name(member_client, server, tool):
     response = member_client.post(f"/servers/{server.slug}/tools/new/", tool_post(name="echo"))
     assert response.status_code == 400

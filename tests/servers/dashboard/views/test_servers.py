@@ -2,6 +2,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from accounts.models import ApiKey
 from activity.models import CallLog
 from servers.models import Server
 
@@ -77,7 +78,19 @@ def test_a_taken_slug_is_refused_even_if_another_organization_has_it(
         "/servers/new/",
         {"name": "x", "slug": outsider_server.slug, "auth_mode": "none", "status": "active"},
     )
-    assert "slug" in response.context["form"].errors
+    assert response.context["form"].errors["slug"] == [
+        f"“{outsider_server.slug}” is taken; pick another slug."
+    ]
+
+
+def test_saving_settings_keeps_the_servers_own_slug(member_client, server):
+    response = member_client.post(
+        f"/servers/{server.slug}/settings/",
+        {"name": "Renamed", "slug": server.slug, "auth_mode": "api_key", "status": "active"},
+    )
+    assert response.status_code == 302
+    server.refresh_from_db()
+    assert server.name == "Renamed"
 
 
 def test_editing_settings_saves_every_field(member_client, server):
@@ -115,6 +128,10 @@ def test_delete_needs_the_slug_typed(member_client, server):
     assert member_client.get(f"/servers/{server.slug}/delete/").status_code == 200
     response = member_client.post(f"/servers/{server.slug}/delete/", {"confirm_slug": "nope"})
     assert response.status_code == 400
+    page = response.content.decode()
+    # One explanation, next to the field, not a second one above the page.
+    assert page.count("That is not the slug of this server.") == 1
+    assert "message-error" not in page
     assert Server.objects.filter(pk=server.pk).exists()
     response = member_client.post(f"/servers/{server.slug}/delete/", {"confirm_slug": server.slug})
     assert response.status_code == 302
@@ -138,3 +155,38 @@ def test_a_slug_that_would_shadow_a_dashboard_page_is_refused(member_client):
         "/servers/new/", {"name": "x", "slug": "new", "auth_mode": "none", "status": "active"}
     )
     assert "reserved" in str(response.context["form"].errors["slug"])
+
+
+def test_deleting_a_server_revokes_the_keys_limited_to_it_alone(member_client, org, server):
+    other = Server.objects.create(organization=org, slug="other", name="Other")
+    only_this, _ = ApiKey.issue(org, "only this", servers=[server])
+    both, _ = ApiKey.issue(org, "both", servers=[server, other])
+    every, _ = ApiKey.issue(org, "every server")
+
+    response = member_client.post(
+        f"/servers/{server.slug}/delete/", {"confirm_slug": server.slug}, follow=True
+    )
+
+    assert "1 key limited to it was revoked" in response.content.decode()
+    for key in (only_this, both, every):
+        key.refresh_from_db()
+    # An empty server list means every server: the key must not widen when its server goes.
+    assert only_this.revoked_at is not None and not only_this.is_active
+    assert both.is_active and list(both.servers.all()) == [other]
+    assert both.allows(other)
+    assert every.is_active and every.allows(other)
+
+
+def test_a_deleted_servers_only_key_no_longer_reaches_another_server(member_client, org, server):
+    other = Server.objects.create(organization=org, slug="other", name="Other")
+    key, _ = ApiKey.issue(org, "connect", servers=[server])
+    member_client.post(f"/servers/{server.slug}/delete/", {"confirm_slug": server.slug})
+    key.refresh_from_db()
+    assert not (key.is_active and key.allows(other))
+
+
+def test_the_detail_page_clamps_long_instructions(member_client, server):
+    server.instructions = "Be brief. " * 3000
+    server.save()
+    page = member_client.get(f"/servers/{server.slug}/").content.decode()
+    assert '<p class="prewrap clamp-tall">Be brief.' in page

@@ -15,6 +15,7 @@ def test_publishing_then_editing_shows_the_pending_changes(member_client, server
     tool.save()
     detail = member_client.get(f"/servers/{server.slug}/").content.decode()
     assert "Unpublished changes" in detail
+    assert "1 change goes live when you publish" in detail
     versions = member_client.get(f"/servers/{server.slug}/versions/")
     assert any("echo" in line for line in versions.context["changes"])
 
@@ -55,3 +56,14 @@ def test_edits_after_a_publish_say_they_wait_for_the_next_one(member_client, ser
     member_client.post(f"/servers/{server.slug}/versions/", {"version": "1.0.0"})
     response = member_client.post(f"/servers/{server.slug}/tools/{tool.pk}/toggle/", follow=True)
     assert "Publish a new version to make it live." in response.content.decode()
+
+
+def test_the_banner_counts_several_pending_changes_in_the_plural(member_client, server, tool):
+    member_client.post(f"/servers/{server.slug}/versions/", {"version": ""})
+    tool.description = "Changed"
+    tool.save()
+    server.tools.create(
+        name="second", description="Another", input_schema={"type": "object"}, config={}
+    )
+    detail = member_client.get(f"/servers/{server.slug}/").content.decode()
+    assert "2 changes go live when you publish" in detail
