@@ -110,6 +110,10 @@ MCP_MAX_BODY_BYTES = int(os.environ.get("MCP_MAX_BODY_BYTES", str(4 * 1024 * 102
 MCP_SESSION_IDLE_SECONDS = int(os.environ.get("MCP_SESSION_IDLE_SECONDS", "3600"))
 MCP_SSE_KEEPALIVE_SECONDS = float(os.environ.get("MCP_SSE_KEEPALIVE_SECONDS", "15"))
 MCP_CLIENT_REQUEST_TIMEOUT_SECONDS = float(os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT_SECONDS", "300"))
+# Stateless era: cache hints on list/read results, and the sealed MRTR requestState.
+MCP_CACHE_TTL_MS = int(os.environ.get("MCP_CACHE_TTL_MS", "60000"))
+MCP_REQUEST_STATE_SECRET = os.environ.get("MCP_REQUEST_STATE_SECRET", SECRET_KEY)
+MCP_REQUEST_STATE_TTL_SECONDS = int(os.environ.get("MCP_REQUEST_STATE_TTL_SECONDS", "3600"))
 # Origins accepted on every server in addition to same-origin requests.
 MCP_ALLOWED_ORIGINS = env_list("MCP_ALLOWED_ORIGINS")
 

@@ -578,7 +578,14 @@ def _validate_prompt_kind(c: _Checker, path: str, prompt: dict) -> bool:
     config = prompt.get("config", {})
     if kind == "static":
         if config not in ({}, None):
-            c.add(f"{path}.config", "only prompts of kind upstream have a config")
+            if not isinstance(config, dict) or set(config) != {"steps"}:
+                c.add(f"{path}.config", "a static prompt's config may only hold steps")
+            else:
+                from .kinds import workflow
+
+                c.errors.extend(
+                    workflow.validate_prompt_steps(config["steps"], f"{path}.config.steps")
+                )
         return True
     from . import prompts
 

@@ -138,9 +138,11 @@ def definition_to_serve(server: Server, version: str | None = None) -> dict | No
     """
     definition = served_definition(server, version)
     if definition is None:
-        if version is not None or server.versions.exists():
+        if server.versions.exists():
             return None
-        return export_definition(server)
+        draft = export_definition(server)
+        # Never published: the draft is served, under the version it names.
+        return draft if version in (None, draft.get("version")) else None
     return {
         **definition,
         "slug": server.slug,

@@ -171,6 +171,8 @@ class McpApp:
             await respond(send, 405, headers=[("allow", "GET, POST, DELETE, OPTIONS")])
             return
         await gate.admit()
+        if req.method != "POST":
+            gate.check_protocol_version_header()
         if req.method == "POST":
             await streamable.handle_post(gate, send)
         elif req.method == "GET" and "text/event-stream" not in req.header("accept", ""):

@@ -152,9 +152,6 @@ class Gate:
         if snapshot.rate_limit_per_minute:
             await self._count_against_limit(snapshot.rate_limit_per_minute)
 
-        header_version = req.header("mcp-protocol-version")
-        if header_version and not versions.is_supported(header_version):
-            raise Refused(400, -32600, f"Unsupported MCP-Protocol-Version: {header_version}")
 
         if session_data:
             session = Session.from_hash(self.session_id, session_data)
@@ -163,6 +160,13 @@ class Gate:
                 and session.credential == self.credential.ident
             ):
                 self.session = session
+
+    def check_protocol_version_header(self) -> None:
+        """For GET and DELETE; a POST checks it after choosing its era, so a stateless request
+        gets the error its era defines (with its id)."""
+        header_version = self.request.header("mcp-protocol-version")
+        if header_version and not versions.is_supported(header_version):
+            raise Refused(400, -32600, f"Unsupported MCP-Protocol-Version: {header_version}")
 
     async def _count_against_limit(self, limit: int) -> None:
         """A fixed one-minute window per server and credential, kept in Redis, so neither a

@@ -205,6 +205,10 @@ async def deliver_client_response(gate: Gate, response: Response) -> None:
 def may_talk_to_client(snapshot, request: Request) -> bool:
     """Whether a call may send notifications or ask the client before it answers: every
     tool that is not static."""
+    if request.method == "prompts/get":
+        name = request.params.get("name")
+        prompt = snapshot.prompts.get(name) if isinstance(name, str) else None
+        return prompt is not None and bool(getattr(prompt, "steps", None))
     if request.method != "tools/call":
         return False
     name = request.params.get("name")

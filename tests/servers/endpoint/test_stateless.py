@@ -281,11 +281,6 @@ def test_it_names_a_header_mismatch_before_an_unsupported_version(modern):
     assert (status, error["code"]) == (400, -32020)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the gate answers an unsupported MCP-Protocol-Version header itself (-32600, id null) "
-    "before the body is read; needs the gate change named in b2's report",
-)
 def test_it_refuses_an_unsupported_version_listing_what_it_supports(modern):
     supported = modern.result("server/discover")["supportedVersions"]
     status, error = modern.error(
