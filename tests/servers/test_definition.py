@@ -574,7 +574,7 @@ def test_an_upstream_prompt_has_no_messages_and_a_static_one_no_config():
     )
     assert errors == [
         "prompts[0].messages: an upstream prompt gets its messages; it has none here",
-        "prompts[1].config: only prompts of kind upstream have a config",
+        "prompts[1].config: a static prompt's config may only hold steps",
         "prompts[2].kind: unknown kind 'magic' (known kinds: static, upstream)",
     ]
 

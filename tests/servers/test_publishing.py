@@ -275,7 +275,9 @@ def test_publishing_makes_every_process_drop_its_cached_snapshot(
 
 def test_a_never_published_server_serves_its_draft(server):
     assert definition_to_serve(server) == export_definition(server)
-    assert definition_to_serve(server, "1.0.0") is None
+    # ...also when pinned to the version the draft names, and to no other.
+    assert definition_to_serve(server, "1.0.0") == export_definition(server)
+    assert definition_to_serve(server, "2.0.0") is None
 
 
 def test_once_published_the_latest_version_is_served_not_the_draft(server):
