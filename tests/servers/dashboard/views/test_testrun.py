@@ -36,6 +36,13 @@ def test_the_test_page_renders_the_schema_for_the_form(member_client, server, to
     assert 'id="tool-schema"' in page and "message" in page
 
 
+def test_a_long_description_scrolls_in_place_on_the_test_page(member_client, server, tool):
+    tool.description = "Explains a lot. " * 2000
+    tool.save()
+    page = member_client.get(f"/servers/{server.slug}/tools/{tool.pk}/test/").content.decode()
+    assert '<p class="muted prewrap clamp-tall">Explains a lot.' in page
+
+
 def test_a_disabled_tool_runs_and_reports_result_logs_and_timing(
     member_client, server, workflow_tool
 ):
