@@ -16,6 +16,8 @@ from django.db import IntegrityError, transaction
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from mcp_protocol.schemas import external_refs
+
 from .models import SLUG_RE, TOOL_NAME_RE, Prompt, Resource, ResourceTemplate, Server, Tool
 
 
@@ -150,6 +152,7 @@ SERVER_FIELDS = [
     ("allowedOrigins", "allowed_origins", []),
     ("http", "http", {}),
     ("rateLimitPerMinute", "rate_limit_per_minute", 0),
+    ("logArguments", "log_arguments", False),
 ]
 SERVER_ALWAYS = {"slug", "name", "version", "auth", "status"}
 LISTS = ["tools", "resources", "resourceTemplates", "prompts"]
@@ -307,6 +310,11 @@ class _Checker:
             where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in exc.path)
             self.add(f"{path}{where}", exc.message)
             return
+        for where in external_refs(schema):
+            self.add(
+                f"{path}.{where}",
+                "must point inside the schema (#...); remote refs are not fetched",
+            )
         if schema.get("type") != "object":
             self.add(f"{path}.type", "must be 'object'")
 
@@ -342,6 +350,8 @@ def validate_definition(data: dict) -> list[str]:
         for i, origin in enumerate(data["allowedOrigins"]):
             if not isinstance(origin, str) or not _ORIGIN.match(origin):
                 c.add(f"allowedOrigins[{i}]", "must be an origin like https://app.example.com")
+    if not isinstance(data.get("logArguments", False), bool):
+        c.add("logArguments", "must be true or false")
     limit = data.get("rateLimitPerMinute", 0)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= 1_000_000:
         c.add("rateLimitPerMinute", "must be a whole number from 0 (no limit) to 1000000")

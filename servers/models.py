@@ -25,6 +25,8 @@ class Server(models.Model):
     allowed_origins = models.JSONField(default=list, blank=True)
     # Calls per minute for each key (or for all anonymous callers together); 0 means no limit.
     rate_limit_per_minute = models.PositiveIntegerField(default=0)
+    # The call log keeps argument values only when the owner opts in (secret-like keys never).
+    log_arguments = models.BooleanField(default=False)
     # Settings every http tool of the server shares: base URL, upstream auth, forwarded headers.
     http = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

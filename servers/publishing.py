@@ -150,6 +150,7 @@ def definition_to_serve(server: Server, version: str | None = None) -> dict | No
         "auth": server.auth_mode,
         "allowedOrigins": list(server.allowed_origins or []),
         "rateLimitPerMinute": server.rate_limit_per_minute,
+        "logArguments": server.log_arguments,
     }
 
 

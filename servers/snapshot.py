@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from mcp_protocol import uritemplate
+from mcp_protocol.schemas import external_refs, validator_for
 
 from . import kinds, prompts, resources
 from .kinds import workflow
@@ -136,6 +137,7 @@ class Snapshot:
         default_factory=lambda: MappingProxyType({})
     )
     rate_limit_per_minute: int = 0
+    log_arguments: bool = False
 
 
 def _optional(source: dict, keys) -> dict:
@@ -150,7 +152,10 @@ def _validator(schema, where: str) -> Draft202012Validator:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise DefinitionError(f"{where}: not a valid JSON Schema ({exc.message})") from None
-    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    remote = external_refs(schema)
+    if remote:
+        raise DefinitionError(f"{where}.{remote[0]}: remote $refs are not allowed")
+    return validator_for(schema)
 
 
 def _compile_tool(tool: dict, where: str, server: dict) -> CompiledTool:
@@ -390,6 +395,7 @@ def compile_definition(
         prompt_list=tuple(prompt.wire for prompt in prompts.values()),
         templates_by_uri=MappingProxyType(templates_by_uri),
         rate_limit_per_minute=int(definition.get("rateLimitPerMinute") or 0),
+        log_arguments=bool(definition.get("logArguments")),
     )
     # Extensions are advertised only when the server uses them (MCP Apps, tasks).
     from .surfaces.features import extensions

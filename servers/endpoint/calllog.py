@@ -50,5 +50,6 @@ def record(
         error=error,
         latency_ms=(time.perf_counter() - started) * 1000,
         arguments=params.get("arguments") if method == "tools/call" else None,
+        log_arguments=snapshot.log_arguments,
         session_id=session.sid if session else "",
     )

@@ -74,6 +74,7 @@ import orjson
 from jsonschema import Draft202012Validator
 
 from mcp_protocol.errors import ToolError
+from mcp_protocol.schemas import validator_for
 from servers.outbound import BlockedDestination, GuardedResponse, OutboundError, guarded_request
 
 from ..templating import TemplateCompileError, compile_value, render_text
@@ -530,7 +531,7 @@ def compile_config(
         select=jmespath.compile(response["select"]) if response.get("select") else None,
         render_template=compile_value(response["template"]) if "template" in response else None,
         structured=structured,
-        output_validator=Draft202012Validator(output_schema) if output_schema else None,
+        output_validator=validator_for(output_schema) if output_schema else None,
         max_bytes=response.get("maxBytes", DEFAULT_MAX_BYTES),
         timeout=float(
             config.get("timeoutSeconds", defaults.get("timeoutSeconds", DEFAULT_TIMEOUT))

@@ -587,3 +587,26 @@ def test_prompt_config_errors_are_placed_under_the_prompt():
         "prompts[0].config.transport: must be one of streamable-http, sse",
         "prompts[0].config.prompt: must be the upstream's name for the prompt",
     ]
+
+
+def test_it_refuses_a_schema_ref_that_points_outside_the_schema():
+    from servers.definition import validate_definition
+
+    definition = {
+        "slug": "remote-ref",
+        "name": "remote ref",
+        "tools": [
+            {
+                "name": "t",
+                "description": "d",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"x": {"$ref": "http://127.0.0.1/x"}},
+                },
+                "kind": "static",
+                "config": {"content": [{"type": "text", "text": "hi"}]},
+            }
+        ],
+    }
+    errors = validate_definition(definition)
+    assert any("tools[0].inputSchema.properties.x.$ref" in e and "remote" in e for e in errors)
