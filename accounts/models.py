@@ -137,6 +137,22 @@ class ApiKey(models.Model):
         now = timezone.now()
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
 
+    @classmethod
+    def revoke_keys_only_for(cls, server) -> int:
+        """Revoke the active keys limited to this server alone: once it is gone their server
+        list would be empty, and an empty list means every server of the organization."""
+        limited = server.api_keys.filter(revoked_at=None).values_list("pk", flat=True)
+        keys = (
+            cls.objects.filter(pk__in=list(limited))
+            .annotate(server_count=models.Count("servers"))
+            .filter(server_count=1)
+        )
+        revoked = 0
+        for key in keys:
+            key.revoke()
+            revoked += 1
+        return revoked
+
     def allows(self, server) -> bool:
         if server.organization_id != self.organization_id:
             return False

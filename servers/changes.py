@@ -7,7 +7,7 @@ Everything runs after the transaction commits, so no process can re-cache the ol
 import orjson
 from django.conf import settings
 from django.db import transaction
-from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
+from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete, pre_save
 from django.dispatch import receiver
 
 from accounts.models import ApiKey
@@ -98,6 +98,26 @@ def _remember_old_slug(sender, instance, **kwargs):
         instance._old_slug = (
             Server.objects.filter(pk=instance.pk).values_list("slug", flat=True).first()
         )
+
+
+@receiver(pre_delete, sender=Server)
+def _server_going(sender, instance, **kwargs):
+    # However the server is deleted (dashboard, API, admin, shell), keys limited to it alone
+    # must not widen to every server, and its open sessions (and their streams) must end.
+    ApiKey.revoke_keys_only_for(instance)
+    server_id = instance.pk
+    transaction.on_commit(lambda: end_sessions(server_id))
+
+
+def end_sessions(server_id: int) -> None:
+    client = sync_client()
+    members = rkeys.server_sessions(server_id)
+    sids = [raw.decode() for raw in client.smembers(members)]
+    pipe = client.pipeline(transaction=False)
+    for sid in sids:
+        pipe.delete(rkeys.session(sid))
+    pipe.delete(members)
+    pipe.execute()
 
 
 @receiver(post_save, sender=Server)

@@ -1,6 +1,5 @@
 from django.contrib import messages
 from django.db import transaction
-from django.db.models import Count
 from django.shortcuts import redirect
 from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_http_methods, require_POST
@@ -72,22 +71,6 @@ def server_settings(request, slug):
     return page(request, "dashboard/servers/form.html", {"form": form, "server": server})
 
 
-def revoke_keys_only_for(server) -> int:
-    """Revoke the active keys limited to this server alone: once it is gone their server list
-    would be empty, and an empty list means every server of the organization."""
-    limited = server.api_keys.filter(revoked_at=None).values_list("pk", flat=True)
-    keys = (
-        ApiKey.objects.filter(pk__in=list(limited))
-        .annotate(server_count=Count("servers"))
-        .filter(server_count=1)
-    )
-    revoked = 0
-    for key in keys:
-        key.revoke()
-        revoked += 1
-    return revoked
-
-
 @dashboard_view
 @require_http_methods(["GET", "POST"])
 def server_delete(request, slug):
@@ -99,7 +82,7 @@ def server_delete(request, slug):
             )
         name = server.name
         with transaction.atomic():
-            revoked = revoke_keys_only_for(server)
+            revoked = ApiKey.revoke_keys_only_for(server)
             server.delete()
         text = f"Server “{name}” deleted."
         if revoked:
