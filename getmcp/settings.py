@@ -109,7 +109,9 @@ EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.conso
 MCP_MAX_BODY_BYTES = int(os.environ.get("MCP_MAX_BODY_BYTES", str(4 * 1024 * 1024)))
 MCP_SESSION_IDLE_SECONDS = int(os.environ.get("MCP_SESSION_IDLE_SECONDS", "3600"))
 MCP_SSE_KEEPALIVE_SECONDS = float(os.environ.get("MCP_SSE_KEEPALIVE_SECONDS", "15"))
-MCP_CLIENT_REQUEST_TIMEOUT_SECONDS = float(os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT_SECONDS", "300"))
+MCP_CLIENT_REQUEST_TIMEOUT_SECONDS = float(
+    os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT_SECONDS", "300")
+)
 # Stateless era: cache hints on list/read results, and the sealed MRTR requestState.
 MCP_CACHE_TTL_MS = int(os.environ.get("MCP_CACHE_TTL_MS", "60000"))
 MCP_REQUEST_STATE_SECRET = os.environ.get("MCP_REQUEST_STATE_SECRET", SECRET_KEY)
@@ -137,6 +139,9 @@ CELERY_BEAT_SCHEDULE = {
     "purge-call-log": {"task": "activity.tasks.purge_call_log", "schedule": 3600.0},
 }
 CALL_LOG_RETENTION_DAYS = int(os.environ.get("CALL_LOG_RETENTION_DAYS", "30"))
+# Without a broker the web process runs the whole beat schedule itself (getmcp/embedded_beat.py),
+# call-log upkeep included.
+CALL_LOG_DRAIN_IN_PROCESS = False
 # A worker that dies must not take tasks it never started down with it.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 

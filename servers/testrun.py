@@ -15,7 +15,8 @@ from mcp_protocol.context import NullContext
 from mcp_protocol.errors import McpError
 
 from . import methods
-from .snapshot import DefinitionError, compile_definition, definition_for
+from .definition import export_definition
+from .snapshot import DefinitionError, compile_definition
 
 
 class TestRunContext(NullContext):
@@ -77,7 +78,8 @@ async def _masker(server):
 async def test_run(server, tool_name: str, arguments: dict, *, client_headers=None) -> dict:
     """Run `tool_name` of `server` once; raises UnknownTool, or DefinitionError if it cannot
     compile. Tool failures are part of the report, not exceptions."""
-    definition = await sync_to_async(definition_for)(server)
+    # The draft is what its author is editing and wants to try, published or not.
+    definition = await sync_to_async(export_definition)(server)
     tool = next((t for t in definition.get("tools") or [] if t.get("name") == tool_name), None)
     if tool is None:
         raise UnknownTool(f"The server {server.slug} has no tool named {tool_name!r}.")

@@ -43,6 +43,9 @@ class McpApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                from getmcp import embedded_beat
+
+                embedded_beat.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await send({"type": "lifespan.shutdown.complete"})

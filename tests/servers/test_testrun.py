@@ -181,3 +181,19 @@ def test_the_command_fails_when_the_tool_fails(httpserver, forecast):
     httpserver.expect_request("/forecast/X").respond_with_data("no", status=500)
     with pytest.raises(CommandError, match="The tool call failed"):
         call_command("tool", "test", "weather", "forecast", "--args", '{"city": "X"}')
+
+
+def test_a_test_run_tries_the_draft_even_after_a_publish(server):
+    from servers.publishing import publish
+
+    publish(server, "1.0.0")
+    Tool.objects.create(
+        server=server,
+        name="draft_only",
+        description="Added after the publish.",
+        input_schema={"type": "object", "properties": {}},
+        kind="static",
+        config={"content": [{"type": "text", "text": "from the draft"}]},
+    )
+    report = test_run_sync(server, "draft_only", {})
+    assert report["result"]["content"][0]["text"] == "from the draft"
