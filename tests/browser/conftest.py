@@ -36,7 +36,7 @@ def dashboard_server(live_database):
     server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(dashboard_server):
     # The live server (and its test database) must exist before Playwright starts: Playwright's
     # sync API keeps an event loop in this thread, where Django refuses synchronous queries.
