@@ -19,6 +19,7 @@ from . import auth, usage
 from .context import SessionContext
 from .http import respond_json
 from .sessions import Session
+from .state_read import read_state
 
 CORS_ALLOW_HEADERS = (
     "content-type, authorization, mcp-session-id, mcp-protocol-version, last-event-id, "
@@ -117,19 +118,15 @@ class Gate:
         token = auth.bearer_token(req.header("authorization"))
         digest = auth.digest(token) if token else None
         cached = auth.cache.get(digest) if digest else None
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.get(rkeys.server_generation(self.slug))
-        if cached is not None:
-            pipe.get(rkeys.key_generation(digest))
-        if self.session_id and not preflight:
-            pipe.hgetall(rkeys.session(self.session_id))
-            pipe.expire(rkeys.session(self.session_id), settings.MCP_SESSION_IDLE_SECONDS)
-        replies = await pipe.execute()
-        server_generation = replies[0].decode() if replies[0] else None
-        key_generation = None
-        if cached is not None:
-            key_generation = replies[1].decode() if replies[1] else "0"
-        session_data = replies[-2] if self.session_id and not preflight else None
+        state = await read_state(
+            self.redis,
+            self.slug,
+            digest if cached is not None else None,
+            self.session_id if not preflight else None,
+        )
+        server_generation = state.server_generation
+        key_generation = state.key_generation
+        session_data = state.session
 
         try:
             snapshot = await get_snapshot(self.slug, server_generation, self.version)
@@ -151,7 +148,6 @@ class Gate:
 
         if snapshot.rate_limit_per_minute:
             await self._count_against_limit(snapshot.rate_limit_per_minute)
-
 
         if session_data:
             session = Session.from_hash(self.session_id, session_data)
