@@ -161,8 +161,6 @@ LOGGING = {
         "httpx": {"level": "WARNING"},
         "httpx2": {"level": "WARNING"},
         "mcp": {"level": "WARNING"},
-        # A line per periodic task run (every few seconds in embedded mode) is noise too.
-        "celery.app.trace": {"level": "WARNING"},
     },
 }
 

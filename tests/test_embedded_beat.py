@@ -8,12 +8,12 @@ def test_it_runs_each_entry_when_its_interval_has_passed(settings):
         "often": {"task": "accounts.tasks.flush_key_usage", "schedule": 5.0},
         "rarely": {"task": "mcptasks.reap_tasks", "schedule": 60.0},
     }
-    with mock.patch("celery.app.task.Task.apply") as apply:
+    with mock.patch("celery.app.task.Task.__call__") as call:
         last = {}
         assert embedded_beat.run_due(last, 100.0) == ["often", "rarely"]
         assert embedded_beat.run_due(last, 104.0) == []
         assert embedded_beat.run_due(last, 105.0) == ["often"]
-        assert apply.call_count == 3
+        assert call.call_count == 3
 
 
 def test_it_starts_only_in_embedded_mode(settings):
