@@ -4,7 +4,7 @@ show, in the POST's own body too)."""
 
 import orjson
 
-from mcp_protocol import errors, sse, versions
+from mcp_protocol import errors, sse
 from mcp_protocol.errors import McpError
 from mcp_protocol.jsonrpc import Notification, Request, Response, parse_body, result_message
 
@@ -111,23 +111,10 @@ async def answer(gate: Gate, request: Request, writer) -> dict | None:
 
 
 async def initialize(gate: Gate, request: Request) -> dict:
-    params = request.params
-    requested = params.get("protocolVersion")
-    version = versions.negotiate(requested if isinstance(requested, str) else None)
-    capabilities = (
-        params.get("capabilities") if isinstance(params.get("capabilities"), dict) else {}
-    )
-    client_info = params.get("clientInfo") if isinstance(params.get("clientInfo"), dict) else None
+    """The session was made when the stream opened; initialize fills in what the client said."""
+    version, capabilities, client_info = streamable.read_initialize(request.params)
     mapping = {"v": version, "caps": orjson.dumps(capabilities)}
     if client_info:
         mapping["ci"] = orjson.dumps(client_info)
     await gate.redis.hset(rkeys.session(gate.session.sid), mapping=mapping)
-    snapshot = gate.snapshot
-    result = {
-        "protocolVersion": version,
-        "capabilities": snapshot.capabilities,
-        "serverInfo": snapshot.server_info,
-    }
-    if snapshot.instructions:
-        result["instructions"] = snapshot.instructions
-    return result_message(request.id, result)
+    return result_message(request.id, streamable.initialize_result(gate.snapshot, version))

@@ -148,15 +148,33 @@ async def handle_post(gate: Gate, send) -> None:
     await handle_request(gate, send, parsed)
 
 
-async def initialize(gate: Gate, send, request: Request) -> None:
-    started = time.perf_counter()
-    params = request.params
+def read_initialize(params: dict) -> tuple[str, dict, dict | None]:
+    """The negotiated version, client capabilities and clientInfo of an initialize request."""
     requested = params.get("protocolVersion")
     version = versions.negotiate(requested if isinstance(requested, str) else None)
-    capabilities = (
-        params.get("capabilities") if isinstance(params.get("capabilities"), dict) else {}
+    capabilities = params.get("capabilities")
+    client_info = params.get("clientInfo")
+    return (
+        version,
+        capabilities if isinstance(capabilities, dict) else {},
+        client_info if isinstance(client_info, dict) else None,
     )
-    client_info = params.get("clientInfo") if isinstance(params.get("clientInfo"), dict) else None
+
+
+def initialize_result(snapshot, version: str) -> dict:
+    result = {
+        "protocolVersion": version,
+        "capabilities": tasks.session_capabilities(snapshot, version),
+        "serverInfo": snapshot.server_info,
+    }
+    if snapshot.instructions:
+        result["instructions"] = snapshot.instructions
+    return result
+
+
+async def initialize(gate: Gate, send, request: Request) -> None:
+    started = time.perf_counter()
+    version, capabilities, client_info = read_initialize(request.params)
     snapshot = gate.snapshot
     session = await sessions.create(
         gate.redis,
@@ -166,17 +184,10 @@ async def initialize(gate: Gate, send, request: Request) -> None:
         capabilities=capabilities,
         client_info=client_info,
     )
-    result = {
-        "protocolVersion": version,
-        "capabilities": tasks.session_capabilities(snapshot, version),
-        "serverInfo": snapshot.server_info,
-    }
-    if snapshot.instructions:
-        result["instructions"] = snapshot.instructions
     headers = [*gate.cors_headers(), ("mcp-session-id", session.sid)]
-    reply = result_message(request.id, result)
+    reply = result_message(request.id, initialize_result(snapshot, version))
     await respond_json(send, 200, reply, headers)
-    calllog.record(gate, "initialize", params, reply, started, client_info=client_info)
+    calllog.record(gate, "initialize", request.params, reply, started, client_info=client_info)
 
 
 async def handle_notification(gate: Gate, note: Notification) -> None:
