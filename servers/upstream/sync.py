@@ -235,6 +235,27 @@ def _connection(url: str, transport: str, headers) -> dict:
     return config
 
 
+def _add_rows(server: Server, related: str, key: str, names, offered, overrides, check, build):
+    """Create one row per chosen upstream item under the server's lock. `key` is the field
+    that must stay unique on the server (a prompt's name, a resource's uri); `check(upstream
+    key, new key, taken)` refuses a bad one; `build(item, override, upstream key, new key,
+    position)` makes the row."""
+    created = []
+    with transaction.atomic():
+        Server.objects.select_for_update().filter(pk=server.pk).first()
+        rows = getattr(server, related)
+        taken = set(rows.values_list(key, flat=True))
+        position = (rows.aggregate(top=Max("position"))["top"] or 0) + 1
+        for upstream_key in names:
+            item, override = offered[upstream_key], overrides.get(upstream_key, {})
+            new_key = override.get(key, upstream_key)
+            check(upstream_key, new_key, taken)
+            taken.add(new_key)
+            created.append(build(item, override, upstream_key, new_key, position))
+            position += 1
+    return created
+
+
 def add_upstream_prompts(
     server: Server,
     url: str,
@@ -249,37 +270,30 @@ def add_upstream_prompts(
     offered = _offered(server, url, transport, headers, "list_prompts", "name")
     overrides = overrides or {}
     names = _chosen(offered, selected, overrides, "prompt")
-    created = []
-    with transaction.atomic():
-        Server.objects.select_for_update().filter(pk=server.pk).first()
-        taken = set(server.prompts.values_list("name", flat=True))
-        position = (server.prompts.aggregate(top=Max("position"))["top"] or 0) + 1
-        for upstream_name in names:
-            prompt, override = offered[upstream_name], overrides.get(upstream_name, {})
-            name = override.get("name", upstream_name)
-            if not isinstance(name, str) or not name.strip() or len(name) > 200:
-                raise UpstreamError(f"overrides.{upstream_name}.name: {name!r} is not a valid name")
-            if name in taken:
-                raise UpstreamError(
-                    f"overrides.{upstream_name}.name: the server already has a prompt {name!r}; "
-                    "rename it"
-                )
-            taken.add(name)
-            created.append(
-                Prompt.objects.create(
-                    server=server,
-                    name=name,
-                    title=str(override.get("title", prompt.get("title") or ""))[:200],
-                    description=override.get("description", prompt.get("description") or ""),
-                    arguments=prompt.get("arguments") or [],
-                    icons=prompt.get("icons") or [],
-                    kind="upstream",
-                    config={**_connection(url, transport, headers), "prompt": upstream_name},
-                    position=position,
-                )
+
+    def check(upstream_name, name, taken):
+        if not isinstance(name, str) or not name.strip() or len(name) > 200:
+            raise UpstreamError(f"overrides.{upstream_name}.name: {name!r} is not a valid name")
+        if name in taken:
+            raise UpstreamError(
+                f"overrides.{upstream_name}.name: the server already has a prompt {name!r}; "
+                "rename it"
             )
-            position += 1
-    return created
+
+    def build(prompt, override, upstream_name, name, position):
+        return Prompt.objects.create(
+            server=server,
+            name=name,
+            title=str(override.get("title", prompt.get("title") or ""))[:200],
+            description=override.get("description", prompt.get("description") or ""),
+            arguments=prompt.get("arguments") or [],
+            icons=prompt.get("icons") or [],
+            kind="upstream",
+            config={**_connection(url, transport, headers), "prompt": upstream_name},
+            position=position,
+        )
+
+    return _add_rows(server, "prompts", "name", names, offered, overrides, check, build)
 
 
 def add_upstream_resources(
@@ -297,39 +311,32 @@ def add_upstream_resources(
     offered = _offered(server, url, transport, headers, "list_resources", "uri")
     overrides = overrides or {}
     uris = _chosen(offered, selected, overrides, "resource")
-    created = []
-    with transaction.atomic():
-        Server.objects.select_for_update().filter(pk=server.pk).first()
-        taken = set(server.resources.values_list("uri", flat=True))
-        position = (server.resources.aggregate(top=Max("position"))["top"] or 0) + 1
-        for upstream_uri in uris:
-            resource, override = offered[upstream_uri], overrides.get(upstream_uri, {})
-            uri = override.get("uri", upstream_uri)
-            if not isinstance(uri, str) or ":" not in uri or len(uri) > 2000:
-                raise UpstreamError(f"overrides.{upstream_uri}.uri: {uri!r} is not an absolute URI")
-            if uri in taken:
-                raise UpstreamError(
-                    f"overrides.{upstream_uri}.uri: the server already has a resource {uri!r}; "
-                    "give it another uri"
-                )
-            taken.add(uri)
-            created.append(
-                Resource.objects.create(
-                    server=server,
-                    uri=uri,
-                    name=str(override.get("name", resource.get("name") or uri))[:200],
-                    title=str(override.get("title", resource.get("title") or ""))[:200],
-                    description=override.get("description", resource.get("description") or ""),
-                    mime_type=str(resource.get("mimeType") or "")[:200],
-                    annotations=resource.get("annotations") or {},
-                    icons=resource.get("icons") or [],
-                    kind="upstream",
-                    config={**_connection(url, transport, headers), "uri": upstream_uri},
-                    position=position,
-                )
+
+    def check(upstream_uri, uri, taken):
+        if not isinstance(uri, str) or ":" not in uri or len(uri) > 2000:
+            raise UpstreamError(f"overrides.{upstream_uri}.uri: {uri!r} is not an absolute URI")
+        if uri in taken:
+            raise UpstreamError(
+                f"overrides.{upstream_uri}.uri: the server already has a resource {uri!r}; "
+                "give it another uri"
             )
-            position += 1
-    return created
+
+    def build(resource, override, upstream_uri, uri, position):
+        return Resource.objects.create(
+            server=server,
+            uri=uri,
+            name=str(override.get("name", resource.get("name") or uri))[:200],
+            title=str(override.get("title", resource.get("title") or ""))[:200],
+            description=override.get("description", resource.get("description") or ""),
+            mime_type=str(resource.get("mimeType") or "")[:200],
+            annotations=resource.get("annotations") or {},
+            icons=resource.get("icons") or [],
+            kind="upstream",
+            config={**_connection(url, transport, headers), "uri": upstream_uri},
+            position=position,
+        )
+
+    return _add_rows(server, "resources", "uri", uris, offered, overrides, check, build)
 
 
 def _group_key(config: dict) -> tuple:
