@@ -20,7 +20,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import httpx
+import httpx2
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -169,7 +169,7 @@ class Server:
                 self.process.wait()
 
 
-def rpc_result(response: httpx.Response) -> dict:
+def rpc_result(response: httpx2.Response) -> dict:
     """The JSON-RPC message of a response sent as JSON or as SSE events."""
     response.raise_for_status()
     if response.headers.get("content-type", "").startswith("text/event-stream"):
@@ -185,7 +185,7 @@ def rpc_result(response: httpx.Response) -> dict:
 def open_session(url: str, text: str) -> str:
     """initialize + notifications/initialized, then one checked call; returns the session id."""
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    with httpx.Client(timeout=10, headers=headers) as client:
+    with httpx2.Client(timeout=10, headers=headers) as client:
         init = client.post(
             url,
             json={

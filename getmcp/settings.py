@@ -158,7 +158,6 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     # One INFO line per outbound request is noise in a server's log.
     "loggers": {
-        "httpx": {"level": "WARNING"},
         "httpx2": {"level": "WARNING"},
         "mcp": {"level": "WARNING"},
     },

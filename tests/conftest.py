@@ -7,7 +7,7 @@ import time
 import uuid
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 from django.conf import settings
 from django.db import connection
@@ -118,9 +118,9 @@ class LiveServer:
             if self.process.poll() is not None:
                 raise RuntimeError(f"server exited: {self.log_path.read_text()}")
             try:
-                httpx.get(self.url + "/mcp/-", timeout=1)
+                httpx2.get(self.url + "/mcp/-", timeout=1)
                 return
-            except httpx.HTTPError:
+            except httpx2.HTTPError:
                 time.sleep(0.1)
         raise RuntimeError("server did not start in time")
 

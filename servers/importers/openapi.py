@@ -123,10 +123,8 @@ class _Parser:
 
     def _check_spec(self) -> None:
         """Problems the official validator sees; the import still goes on where it can."""
-        try:
-            from openapi_spec_validator import validate
-        except ImportError:
-            return
+        from openapi_spec_validator import validate
+
         try:
             validate(copy.deepcopy(self.doc))
         except Exception as exc:  # the validator raises its own family of errors

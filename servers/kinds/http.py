@@ -693,7 +693,7 @@ def build_request(tool: HttpTool, arguments: dict, variables: dict) -> Outbound:
         if tool.body_type == "form":
             outbound.data = fields
         else:
-            # Fields as (None, value) parts: httpx writes multipart only when it has parts.
+            # Fields as (None, value) parts: httpx2 writes multipart only when it has parts.
             outbound.files = {name: (None, value.encode(), None) for name, value in fields.items()}
             outbound.files.update(files)
     return outbound
@@ -967,19 +967,19 @@ def _to_cache(response: GuardedResponse, masker) -> bytes:
 
 
 def _from_cache(raw: bytes) -> GuardedResponse:
-    import httpx
+    import httpx2
 
     data = orjson.loads(raw)
     return GuardedResponse(
         status_code=data["s"],
         reason_phrase=data["r"],
-        headers=httpx.Headers(data["h"]),
+        headers=httpx2.Headers(data["h"]),
         content=base64.b64decode(data["b"]),
         truncated=data["t"],
         url=data["u"],
         elapsed_ms=0.0,
         request_method=data["m"],
-        request_headers=httpx.Headers(),
+        request_headers=httpx2.Headers(),
     )
 
 

@@ -1,4 +1,4 @@
-"""The SSRF guard and the guarded httpx client every outbound fetch goes through."""
+"""The SSRF guard and the guarded httpx2 client every outbound fetch goes through."""
 
 from .client import (
     GuardedResponse,

@@ -1,6 +1,6 @@
 """The one way this project fetches anything from the network.
 
-`guarded_client()` is an httpx.AsyncClient for callers that need streaming (upstream MCP
+`guarded_client()` is an httpx2.AsyncClient for callers that need streaming (upstream MCP
 servers); `guarded_request()` is a single request with a total deadline, a size cap and
 redirects followed one hop at a time (each hop checked again, credentials dropped when the
 origin changes). Both refuse non-public destinations unless the deployment allow-list
@@ -13,14 +13,14 @@ import time
 import weakref
 from dataclasses import dataclass, field
 
-import httpx
+import httpx2
 import orjson
 
 from .errors import BlockedDestination, OutboundError
 from .transport import GuardedBackend, GuardedTransport
 
-# httpx logs every request URL at INFO, and URLs may carry API keys in their query strings.
-logging.getLogger("httpx").setLevel(logging.WARNING)
+# httpx2 logs every request URL at INFO, and URLs may carry API keys in their query strings.
+logging.getLogger("httpx2").setLevel(logging.WARNING)
 
 MAX_REDIRECTS = 5
 # Headers that carry credentials; never sent on to a different origin after a redirect.
@@ -29,15 +29,17 @@ USER_AGENT = "getmcp/1.0 (+https://github.com/getmcp)"
 
 
 def guarded_client(
-    organization_id: int | None = None, *, networks=None, **kwargs
-) -> httpx.AsyncClient:
+    organization_id: int | None = None, *, networks=None, limits=None, **kwargs
+) -> httpx2.AsyncClient:
     """An AsyncClient whose every connection is checked and pinned (see transport.py).
 
-    `networks` replaces the allow-list lookup (deployment + organization) when given.
+    `networks` replaces the allow-list lookup (deployment + organization) when given;
+    `limits` sizes the connection pool.
     """
     backend = GuardedBackend(organization_id, networks)
     kwargs.setdefault("headers", {"user-agent": USER_AGENT})
-    return httpx.AsyncClient(transport=GuardedTransport(backend), trust_env=False, **kwargs)
+    transport = GuardedTransport(backend, limits=limits)
+    return httpx2.AsyncClient(transport=transport, trust_env=False, **kwargs)
 
 
 # Long-lived clients for guarded_request, per event loop and per (organization, deployment
@@ -46,7 +48,7 @@ def guarded_client(
 _shared: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict]" = weakref.WeakKeyDictionary()
 
 
-def _shared_client(organization_id: int | None) -> httpx.AsyncClient:
+def _shared_client(organization_id: int | None) -> httpx2.AsyncClient:
     from .resolver import deployment_networks
 
     per_loop = _shared.setdefault(asyncio.get_running_loop(), {})
@@ -61,13 +63,13 @@ def _shared_client(organization_id: int | None) -> httpx.AsyncClient:
 class GuardedResponse:
     status_code: int
     reason_phrase: str
-    headers: httpx.Headers
+    headers: httpx2.Headers
     content: bytes
     truncated: bool
     url: str
     elapsed_ms: float
     request_method: str
-    request_headers: httpx.Headers
+    request_headers: httpx2.Headers
     redirects: list[str] = field(default_factory=list)
     connected_to: list[tuple[str, str]] = field(default_factory=list)
 
@@ -94,10 +96,10 @@ class GuardedResponse:
         return orjson.loads(self.content)
 
 
-def check_url(url: str) -> httpx.URL:
+def check_url(url: str) -> httpx2.URL:
     try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        parsed = httpx2.URL(url)
+    except (httpx2.InvalidURL, ValueError, TypeError) as exc:
         raise OutboundError(f"The URL {url!r} is not valid: {exc}") from exc
     if parsed.scheme not in ("http", "https"):
         raise BlockedDestination(f"Only http and https URLs can be fetched, not {parsed.scheme!r}.")
@@ -158,11 +160,11 @@ async def guarded_request(
             )
     except TimeoutError as exc:
         raise OutboundError(f"The request timed out after {timeout:g} seconds.") from exc
-    except httpx.TimeoutException as exc:
+    except httpx2.TimeoutException as exc:
         raise OutboundError(f"The request timed out after {timeout:g} seconds.") from exc
-    except httpx.TooManyRedirects as exc:
+    except httpx2.TooManyRedirects as exc:
         raise OutboundError("The upstream redirected too many times.") from exc
-    except httpx.HTTPError as exc:
+    except httpx2.HTTPError as exc:
         raise OutboundError(_describe(exc)) from exc
     finally:
         if own:
@@ -221,7 +223,7 @@ async def _exchange(
         finally:
             await response.aclose()
         if len(redirects) >= max_redirects:
-            raise httpx.TooManyRedirects("too many redirects", request=request)
+            raise httpx2.TooManyRedirects("too many redirects", request=request)
         check_url(str(next_request.url))
         if _origin(next_request.url) != _origin(request.url):
             for name in list(next_request.headers):
@@ -231,24 +233,24 @@ async def _exchange(
         request = next_request
 
 
-def _describe(exc: httpx.HTTPError) -> str:
-    """A failure in words a user can act on; httpx's own text may quote the URL (and its keys)."""
+def _describe(exc: httpx2.HTTPError) -> str:
+    """A failure in words a user can act on; httpx2's own text may quote the URL (and its keys)."""
     if "CERTIFICATE_VERIFY_FAILED" in str(exc) or "certificate" in str(exc).lower():
         return "The request failed: the server's TLS certificate could not be verified."
-    if isinstance(exc, httpx.ConnectError):
+    if isinstance(exc, httpx2.ConnectError):
         return "The request failed: could not connect to the server."
-    if isinstance(exc, httpx.RemoteProtocolError):
+    if isinstance(exc, httpx2.RemoteProtocolError):
         return "The request failed: the server broke the HTTP protocol or closed the connection."
     return f"The request failed: {type(exc).__name__}."
 
 
-def _peer_address(response: httpx.Response) -> str:
+def _peer_address(response: httpx2.Response) -> str:
     stream = response.extensions.get("network_stream")
     peer = stream.get_extra_info("server_addr") if stream is not None else None
     return str(peer[0]) if peer else ""
 
 
-def _custom(request: httpx.Request) -> set[str]:
+def _custom(request: httpx2.Request) -> set[str]:
     """Caller-set headers beyond the plain ones: they may carry API keys, so they stay home."""
     plain = {
         "accept",
@@ -262,11 +264,11 @@ def _custom(request: httpx.Request) -> set[str]:
     return {name.lower() for name in request.headers} - plain
 
 
-def _origin(url: httpx.URL) -> tuple:
+def _origin(url: httpx2.URL) -> tuple:
     return (url.scheme, url.host, url.port)
 
 
-async def _read_capped(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
+async def _read_capped(response: httpx2.Response, max_bytes: int) -> tuple[bytes, bool]:
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.aiter_bytes():

@@ -1,11 +1,11 @@
-"""An httpx transport whose every TCP connection goes to an address the guard has checked.
+"""An httpx2 transport whose every TCP connection goes to an address the guard has checked.
 
-The check happens where the socket is opened: httpcore asks the network backend to connect to
+The check happens where the socket is opened: httpcore2 asks the network backend to connect to
 the URL's host, and this backend resolves the host once, refuses the connection if any address
 is forbidden, and connects to a checked address itself. Nothing resolves the name a second
 time, so a DNS answer that changes between the check and the connect (rebinding) cannot take
 the connection elsewhere. TLS still verifies and sends SNI for the name, and the Host header
-still carries the name, because httpcore takes both from the URL, not from this backend.
+still carries the name, because httpcore2 takes both from the URL, not from this backend.
 Redirects open new connections through the same backend and are checked the same way.
 """
 
@@ -13,8 +13,8 @@ import functools
 import ssl
 import time
 
-import httpcore
-import httpx
+import httpcore2
+import httpx2
 
 from . import resolver
 from .addresses import METADATA_HOSTNAMES, IPNetwork, check_address
@@ -25,9 +25,9 @@ from .errors import BlockedDestination, OutboundError
 ALLOW_LIST_SECONDS = 30.0
 
 
-class GuardedBackend(httpcore.AsyncNetworkBackend):
+class GuardedBackend(httpcore2.AsyncNetworkBackend):
     def __init__(self, organization_id: int | None = None, networks: list[IPNetwork] | None = None):
-        self._inner = httpcore.AnyIOBackend()
+        self._inner = httpcore2.AnyIOBackend()
         self._organization_id = organization_id
         self._fixed = networks
         self._networks: list[IPNetwork] | None = None
@@ -70,7 +70,7 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
                 stream = await self._inner.connect_tcp(
                     str(address), port, timeout, local_address, socket_options
                 )
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
                 last_error = exc
                 continue
             return stream
@@ -84,15 +84,15 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
-class GuardedTransport(httpx.AsyncHTTPTransport):
-    """httpx's own transport with the connection pool rebuilt around the guarded backend."""
+class GuardedTransport(httpx2.AsyncHTTPTransport):
+    """httpx2's own transport with the connection pool rebuilt around the guarded backend."""
 
-    def __init__(self, backend: GuardedBackend, *, limits: httpx.Limits | None = None, **kwargs):
+    def __init__(self, backend: GuardedBackend, *, limits: httpx2.Limits | None = None, **kwargs):
         # trust_env=False: a proxy from the environment would connect on our behalf, unchecked.
         super().__init__(trust_env=False, **kwargs)
-        limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=20)
+        limits = limits or httpx2.Limits(max_connections=100, max_keepalive_connections=20)
         self.backend = backend
-        self._pool = httpcore.AsyncConnectionPool(
+        self._pool = httpcore2.AsyncConnectionPool(
             ssl_context=shared_ssl_context(),
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
@@ -104,4 +104,4 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
 @functools.cache
 def shared_ssl_context() -> ssl.SSLContext:
     """One verifying context for every client: building one reads the CA bundle (slow)."""
-    return httpx.create_ssl_context(trust_env=False)
+    return httpx2.create_ssl_context(trust_env=False)

@@ -2,7 +2,7 @@
 
 import json
 
-import httpx
+import httpx2
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 
@@ -41,7 +41,7 @@ class RawMcp:
         self.key = key
         self.version = version
         self.session_id = None
-        self.http = httpx.Client(timeout=30)
+        self.http = httpx2.Client(timeout=30)
         self._next_id = 100
 
     def headers(self, **extra) -> dict:
@@ -54,7 +54,7 @@ class RawMcp:
         headers.update({k.replace("_", "-"): v for k, v in extra.items()})
         return headers
 
-    def post(self, message, **headers) -> httpx.Response:
+    def post(self, message, **headers) -> httpx2.Response:
         return self.http.post(
             self.url, content=json.dumps(message), headers=self.headers(**headers)
         )
@@ -79,7 +79,7 @@ class RawMcp:
         assert notified.status_code == 202
         return response.json()["result"]
 
-    def request(self, method: str, params=None, **headers) -> tuple[httpx.Response, list[dict]]:
+    def request(self, method: str, params=None, **headers) -> tuple[httpx2.Response, list[dict]]:
         """Send a request; returns the HTTP response and every JSON-RPC message it carried."""
         self._next_id += 1
         message = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
@@ -95,7 +95,7 @@ class RawMcp:
         return messages[-1]
 
 
-def messages_of(response: httpx.Response) -> list[dict]:
+def messages_of(response: httpx2.Response) -> list[dict]:
     content_type = response.headers.get("content-type", "")
     if content_type.startswith("text/event-stream"):
         return [e["data"] for e in parse_sse(response.text) if isinstance(e["data"], dict)]

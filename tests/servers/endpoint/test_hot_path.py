@@ -2,7 +2,7 @@
 
 from contextlib import contextmanager
 
-import httpx
+import httpx2
 from django.db.backends import utils as db_utils
 
 from getmcp.asgi import application
@@ -49,9 +49,9 @@ async def test_a_warm_static_tool_call_runs_no_sql(tenant, django_db_blocker):
         "authorization": f"Bearer {tenant.raw}",
         "host": "localhost",
     }
-    transport = httpx.ASGITransport(app=application)
+    transport = httpx2.ASGITransport(app=application)
     with django_db_blocker.unblock():
-        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://localhost") as http:
             url = f"/mcp/{tenant.slug}"
             started = await http.post(url, json=INIT, headers=headers)
             assert started.status_code == 200

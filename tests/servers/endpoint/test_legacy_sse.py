@@ -4,7 +4,7 @@ import json
 import threading
 import time
 
-import httpx
+import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client.sse import sse_client
@@ -40,7 +40,7 @@ class StreamReader:
 
     def __init__(self, url, key):
         self.text = ""
-        self.http = httpx.Client(timeout=20)
+        self.http = httpx2.Client(timeout=20)
         self._opened = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(url, key), daemon=True)
         self._thread.start()
@@ -88,10 +88,10 @@ def test_it_answers_in_the_post_body_and_on_that_sessions_stream_only(asgi_serve
                 "clientInfo": {"name": "old", "version": "1"},
             },
         }
-        answered = httpx.post(base + stream_a.endpoint, content=json.dumps(init), headers=headers)
+        answered = httpx2.post(base + stream_a.endpoint, content=json.dumps(init), headers=headers)
         assert answered.status_code == 200
         assert answered.json()["result"]["protocolVersion"] == "2024-11-05"
-        ping = httpx.post(
+        ping = httpx2.post(
             base + stream_a.endpoint,
             content=json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
             headers=headers,
@@ -111,7 +111,7 @@ def test_it_answers_in_the_post_body_and_on_that_sessions_stream_only(asgi_serve
 
 
 def test_it_refuses_messages_for_an_unknown_session(asgi_server, tenant):
-    response = httpx.post(
+    response = httpx2.post(
         asgi_server.mcp_url(tenant.slug) + "/messages/?session_id=" + "f" * 32,
         content=b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
         headers={"content-type": "application/json", "authorization": f"Bearer {tenant.raw}"},
@@ -120,7 +120,7 @@ def test_it_refuses_messages_for_an_unknown_session(asgi_server, tenant):
 
 
 def test_it_needs_the_key_on_the_stream_too(asgi_server, tenant):
-    response = httpx.get(
+    response = httpx2.get(
         asgi_server.mcp_url(tenant.slug) + "/sse", headers={"accept": "text/event-stream"}
     )
     assert response.status_code == 401

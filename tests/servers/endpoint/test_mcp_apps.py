@@ -1,6 +1,6 @@
 """MCP Apps: a tool points at a ui:// resource, and the extension is advertised only then."""
 
-import httpx
+import httpx2
 import pytest
 
 from accounts.models import ApiKey, User
@@ -43,7 +43,7 @@ def test_it_serves_an_app_and_advertises_the_extension(asgi_server, app_tenant):
     assert echo["_meta"]["ui"]["resourceUri"] == "ui://weather/view"
     read = client.call("resources/read", {"uri": "ui://weather/view"})["result"]["contents"][0]
     assert read["mimeType"] == "text/html;profile=mcp-app" and read["text"] == APP_HTML
-    discovery = httpx.get(
+    discovery = httpx2.get(
         f"{asgi_server.mcp_url(slug)}/.well-known/mcp.json",
         headers={"authorization": f"Bearer {raw}"},
     ).json()

@@ -2,7 +2,7 @@
 
 import time
 
-import httpx
+import httpx2
 
 from accounts.models import ApiKey
 from servers.models import Server
@@ -49,7 +49,7 @@ def test_it_answers_429_past_the_limit_per_key(committed, asgi_server, tenant):
         == 200
     )
 
-    webtool = httpx.post(
+    webtool = httpx2.post(
         f"{asgi_server.url}/webtools/{tenant.slug}/",
         json={"action": "echo", "request": {"message": "x"}},
         headers={"authorization": f"Bearer {tenant.raw}"},

@@ -9,7 +9,7 @@ import threading
 import time
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -44,7 +44,7 @@ class Modern:
     def __init__(self, url: str, key: str | None = None):
         self.url = url
         self.key = key
-        self.http = httpx.Client(timeout=30)
+        self.http = httpx2.Client(timeout=30)
         self.next_id = 1
 
     def headers(self, method: str, params: dict, extra: dict | None = None) -> dict:
@@ -322,7 +322,7 @@ def test_it_accepts_routing_headers_in_any_case_with_spaces_or_base64(modern):
         headers={"MCP-NAME": f"=?base64?{encoded}?=", "MCP-METHOD": "prompts/get"},
     )
     assert prompt["messages"][0]["content"]["text"] == "Hi Ada"
-    # Spaces around a value are not part of it (RFC 9110); httpx will not send them, http.client
+    # Spaces around a value are not part of it (RFC 9110); httpx2 will not send them, http.client
     # will.
     params = {"name": "echo", "arguments": {"message": "x"}, "_meta": meta()}
     body = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params})
@@ -667,7 +667,7 @@ class Listener:
 
     def run(self):
         with (
-            httpx.Client(timeout=30) as http,
+            httpx2.Client(timeout=30) as http,
             http.stream("POST", self.url, content=self.body, headers=self.headers) as response,
         ):
             self.status = response.status_code
@@ -752,7 +752,7 @@ def test_a_listener_gets_the_acknowledgement_first_then_only_what_it_asked_for(
 
 def test_a_listener_gets_keep_alives_while_nothing_happens(modern):
     response, _ = None, None
-    with httpx.Client(timeout=10) as http:
+    with httpx2.Client(timeout=10) as http:
         params = {"notifications": {"toolsListChanged": True}, "_meta": meta()}
         body = {"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": params}
         headers = modern.headers("subscriptions/listen", params)

@@ -1,13 +1,13 @@
 """The surfaces beside MCP, over a real server and under the same key rules."""
 
-import httpx
+import httpx2
 import pytest
 from openapi_spec_validator import validate
 
 
 @pytest.fixture
 def http(asgi_server, tenant):
-    client = httpx.Client(
+    client = httpx2.Client(
         base_url=asgi_server.url, headers={"authorization": f"Bearer {tenant.raw}"}, timeout=10
     )
     yield client
@@ -35,9 +35,9 @@ def test_it_calls_a_tool_over_rest(http, tenant):
 
 def test_it_applies_the_key_rules_to_rest_calls(asgi_server, tenant, outsider_tenant):
     url = f"{asgi_server.url}/mcp/{tenant.slug}/tools/echo"
-    assert httpx.post(url, json={"message": "x"}).status_code == 401
+    assert httpx2.post(url, json={"message": "x"}).status_code == 401
     outsider = {"authorization": f"Bearer {outsider_tenant.raw}"}
-    assert httpx.post(url, json={"message": "x"}, headers=outsider).status_code == 404
+    assert httpx2.post(url, json={"message": "x"}, headers=outsider).status_code == 404
 
 
 def test_it_publishes_a_valid_openapi_document(http, tenant):
@@ -74,7 +74,7 @@ def test_the_rest_surface_holds_up_under_schemathesis(asgi_server, tenant):
 
     base_url = asgi_server.mcp_url(tenant.slug)
     headers = {"authorization": f"Bearer {tenant.raw}"}
-    document = httpx.get(f"{base_url}/openapi.json", headers=headers).json()
+    document = httpx2.get(f"{base_url}/openapi.json", headers=headers).json()
     schema = schemathesis.openapi.from_dict(document)
 
     def fuzz(operation, excluded):

@@ -4,7 +4,7 @@ task designs (2025-11-25 core tasks in a session; the 2026-07-28 tasks extension
 import json
 import threading
 
-import httpx
+import httpx2
 import pytest
 
 from accounts.models import ApiKey
@@ -103,7 +103,7 @@ class Modern:
         self.url = url
         self.key = key
         self.capabilities = WITH_TASKS if capabilities is None else capabilities
-        self.http = httpx.Client(timeout=30)
+        self.http = httpx2.Client(timeout=30)
         self.next_id = 0
 
     def body(self, method: str, params: dict | None) -> dict:

@@ -1,7 +1,7 @@
 """Drafts and published versions at the endpoint: the latest published version is served,
 a pinned URL never changes under its client, and edits wait for the next publish."""
 
-import httpx
+import httpx2
 
 from servers.models import Server, Tool
 from servers.publishing import publish
@@ -44,13 +44,13 @@ def test_it_serves_published_versions_and_pins(committed, asgi_server, tenant):
     assert missing.status_code == 404
 
     headers = {"authorization": f"Bearer {tenant.raw}"}
-    old = httpx.get(f"{asgi_server.url}/webtools/{tenant.slug}/1.0.0", headers=headers).json()
+    old = httpx2.get(f"{asgi_server.url}/webtools/{tenant.slug}/1.0.0", headers=headers).json()
     assert old["version"] == "1.0.0"
     echo = next(a for a in old["actions"] if a["name"] == "echo")
     assert echo["description"] == "Echo a message back."
-    gone = httpx.get(f"{asgi_server.url}/webtools/{tenant.slug}/3.0.0", headers=headers)
+    gone = httpx2.get(f"{asgi_server.url}/webtools/{tenant.slug}/3.0.0", headers=headers)
     assert gone.status_code == 404 and gone.json()["error"]["code"] == "WEBTOOL_NOT_FOUND"
-    called = httpx.post(
+    called = httpx2.post(
         f"{asgi_server.url}/webtools/{tenant.slug}/",
         json={"action": "echo", "version": "1.0.0", "request": {"message": "pinned"}},
         headers=headers,
