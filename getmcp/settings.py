@@ -65,6 +65,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "getmcp.context_processors.background",
             ],
         },
     },
@@ -144,6 +145,9 @@ CALL_LOG_RETENTION_DAYS = int(os.environ.get("CALL_LOG_RETENTION_DAYS", "30"))
 CALL_LOG_DRAIN_IN_PROCESS = False
 # A worker that dies must not take tasks it never started down with it.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Background liveness (getmcp/heartbeat.py): beat writes a timestamp on its ticks, so the
+# dashboard can say when it is not running.
+CELERY_BEAT_SCHEDULER = "getmcp.heartbeat:BeatScheduler"
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from mcp_protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
+from mcp_protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcp_protocol.pagination import paginate
 from mcp_protocol.versions import STATELESS
 
@@ -75,6 +75,7 @@ def create_task(
     if not isinstance(arguments, dict):
         raise McpError(INVALID_PARAMS, "Tool arguments must be an object")
     ttl = effective_ttl_ms(ttl_ms)
+    refuse_without_workers()
     from servers.models import ServerVersion
 
     from .dispatch import dispatch
@@ -105,6 +106,21 @@ def create_task(
         )
         transaction.on_commit(lambda: dispatch(task.id))
     return task
+
+
+def refuse_without_workers() -> None:
+    """A task no worker will run is refused now, not left `working` until its TTL runs out."""
+    from getmcp.heartbeat import workers_alive
+
+    from .dispatch import in_process
+
+    if not in_process() and not workers_alive():
+        raise McpError(
+            INTERNAL_ERROR,
+            "No task worker is running, so this task cannot start (nothing was queued). "
+            "Try again later; the operator must start a Celery worker (`make worker`).",
+            {"reason": "no-task-worker"},
+        )
 
 
 def get_task(task_id, organization_id: int, credential: str, server_id: int | None = None) -> Task:

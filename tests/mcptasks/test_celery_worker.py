@@ -10,6 +10,7 @@ import time
 import pytest
 from django.utils import timezone
 
+from getmcp import heartbeat
 from mcptasks.lifecycle import cancel_task, create_task, get_task, update_task
 from mcptasks.models import Task
 from mcptasks.recovery import reap
@@ -93,8 +94,7 @@ def test_cancelling_stops_the_worker_cooperatively(start_worker, snapshot):
     wait_until(lambda: status_of(quick) == Task.COMPLETED, what="the next task")
 
 
-def _kill_mid_task(start_worker, task):
-    worker = start_worker()
+def _kill_mid_task(worker, task):
     wait_until(lambda: Task.objects.get(pk=task.pk).heartbeat_at, what="the worker to claim")
     time.sleep(0.5)
     os.kill(worker.process.pid, signal.SIGKILL)
@@ -104,8 +104,9 @@ def _kill_mid_task(start_worker, task):
 
 
 def test_a_task_whose_worker_is_killed_is_retried_on_another_worker(start_worker, snapshot):
+    worker = start_worker()
     task = create_task(snapshot, "slow_compute", {"ms": 2000, "label": "again"}, "key:1", None)
-    _kill_mid_task(start_worker, task)
+    _kill_mid_task(worker, task)
 
     time.sleep(1.0)
     assert reap(stale_after=0.5)["retried"] == 1
@@ -117,10 +118,15 @@ def test_a_task_whose_worker_is_killed_is_retried_on_another_worker(start_worker
 
 
 def test_a_task_whose_last_attempt_is_killed_ends_failed_with_a_reason(start_worker, snapshot):
-    task = create_task(snapshot, "slow_compute", {"ms": 30_000, "label": "x"}, "key:1", None)
-    # As if an earlier worker had died on it already.
+    # Stored while a worker said it was alive, and marked as if an earlier worker had died on it
+    # already, all before the worker that runs it starts (so it cannot claim it in between).
+    heartbeat.worker_beat("earlier-worker")
+    try:
+        task = create_task(snapshot, "slow_compute", {"ms": 30_000, "label": "x"}, "key:1", None)
+    finally:
+        heartbeat.worker_gone("earlier-worker")
     Task.objects.filter(pk=task.pk).update(attempts=1)
-    _kill_mid_task(start_worker, task)
+    _kill_mid_task(start_worker(), task)
 
     time.sleep(1.0)
     assert reap(stale_after=0.5)["failed"] == 1

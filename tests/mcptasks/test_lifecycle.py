@@ -1,8 +1,10 @@
+import time
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
+from getmcp import heartbeat
 from mcp_protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcptasks.lifecycle import (
     DEFAULT_TTL_MS,
@@ -19,6 +21,15 @@ from mcptasks.runner import claim
 from mcptasks.wire import core_result, create_task_result, task_wire
 
 CORE, EXT = "2025-11-25", "2026-07-28"
+
+
+@pytest.fixture(autouse=True)
+def a_worker_is_alive():
+    """These tests store tasks without running them; a task is only accepted while a worker
+    says it is alive (getmcp/heartbeat.py), so one says so."""
+    heartbeat.worker_beat("lifecycle-tests")
+    yield
+    heartbeat.worker_gone("lifecycle-tests")
 
 
 @pytest.fixture
@@ -216,3 +227,24 @@ def test_the_reaper_hands_out_again_a_task_no_worker_ever_started(
     Task.objects.filter(pk=task.pk).update(dispatched_at=long_ago)
     claim(task.id)
     assert reap(queue_patience=60)["requeued"] == 0
+
+
+def test_without_a_live_worker_a_task_is_refused_and_nothing_is_stored(snapshot):
+    heartbeat.worker_gone("lifecycle-tests")
+    with pytest.raises(McpError) as refused:
+        create_task(snapshot, "greet", {}, "key:1", None)
+    assert refused.value.data == {"reason": "no-task-worker"}
+    assert not Task.objects.exists()
+
+
+def test_a_worker_whose_heartbeat_went_stale_counts_as_gone(snapshot):
+    heartbeat.worker_gone("lifecycle-tests")
+    heartbeat.worker_beat("stale-worker", now=time.time() - heartbeat.WORKER_STALE - 1)
+    try:
+        with pytest.raises(McpError):
+            create_task(snapshot, "greet", {}, "key:1", None)
+        heartbeat.worker_beat("fresh-worker")
+        assert create_task(snapshot, "greet", {}, "key:1", None).status == Task.WORKING
+    finally:
+        heartbeat.worker_gone("stale-worker")
+        heartbeat.worker_gone("fresh-worker")

@@ -423,3 +423,54 @@ def test_a_session_of_an_older_version_has_no_tasks(asgi_server, tasks_tenant):
     assert client.call("tasks/get", {"taskId": "x"})["error"]["code"] == -32601
     result = client.call("tools/call", {"name": "quick", "arguments": {"label": "o"}, "task": {}})
     assert result["result"]["content"] == [{"type": "text", "text": "quick o"}]
+
+
+# -- no worker alive: refused at once (getmcp/heartbeat.py) ---------------------------------------
+
+
+@pytest.fixture
+def no_worker():
+    from getmcp import heartbeat
+    from servers.redis import sync_client
+
+    sync_client().delete(heartbeat.WORKERS_KEY)
+
+
+def assert_no_worker_error(error: dict) -> None:
+    assert error["code"] == -32603
+    assert error["data"] == {"reason": "no-task-worker"}
+    assert "No task worker is running" in error["message"]
+
+
+def test_with_no_worker_alive_a_stateless_task_call_is_refused_at_once(modern, no_worker):
+    _status, error = modern.error("tools/call", {"name": "quick", "arguments": {"label": "x"}})
+    assert_no_worker_error(error)
+
+
+def test_with_no_worker_alive_a_session_task_call_is_refused_and_nothing_is_queued(
+    session, no_worker
+):
+    error = session.call(
+        "tools/call", {"name": "quick", "arguments": {"label": "x"}, "task": {"ttl": 60000}}
+    )["error"]
+    assert_no_worker_error(error)
+    assert session.call("tasks/list", {})["result"]["tasks"] == []
+    # The same tool called without `task` still answers inline: only tasks need a worker.
+    inline = session.call("tools/call", {"name": "quick", "arguments": {"label": "y"}})
+    assert inline["result"]["content"] == [{"type": "text", "text": "quick y"}]
+
+
+def test_a_task_call_runs_while_a_worker_lives_and_is_refused_once_it_stopped(
+    session, no_worker, live_database, tmp_path
+):
+    with running_workers(tmp_path) as start:
+        worker = start()
+        created = session.call(
+            "tools/call", {"name": "quick", "arguments": {"label": "w"}, "task": {"ttl": 60000}}
+        )["result"]
+        assert core_poll(session, created["task"]["taskId"], done)["status"] == "completed"
+        worker.stop()
+    error = session.call(
+        "tools/call", {"name": "quick", "arguments": {"label": "z"}, "task": {"ttl": 60000}}
+    )["error"]
+    assert_no_worker_error(error)
