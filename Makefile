@@ -3,6 +3,7 @@
 
 HOST ?= 127.0.0.1
 PORT ?= 8000
+WORKERS ?= 1
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -15,27 +16,36 @@ TEST_DATABASE_URL := postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL := redis://127.0.0.1:6379/0
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint format conformance bench worker beat migrate demo services chromium install install-dev
+.PHONY: help run test lint format lock check-install conformance bench worker beat migrate demo services chromium install install-dev
 
 help:
-	@echo "make run          serve getmcp on http://$(HOST):$(PORT) (SQLite + in-process Redis unless DATABASE_URL/REDIS_URL are set)"
-	@echo "make test         run the whole test suite against Postgres and Redis (PYTEST_ARGS=... to narrow)"
-	@echo "make lint         ruff check and ruff format --check (make format fixes)"
-	@echo "make conformance  run the MCP conformance suite against a local server"
-	@echo "make bench        compare tools/call throughput with a FastMCP server"
-	@echo "make worker       run a Celery worker (needs REDIS_URL)"
-	@echo "make beat         run Celery beat (needs REDIS_URL)"
+	@echo "make run            serve getmcp on http://$(HOST):$(PORT) (SQLite + in-process Redis unless DATABASE_URL/REDIS_URL are set)"
+	@echo "                    with REDIS_URL: the web server, a Celery worker and beat together (Ctrl-C stops all);"
+	@echo "                    WORKERS=N web processes (needs REDIS_URL), HOST=0.0.0.0 to listen on every interface"
+	@echo "make test           run the whole test suite against Postgres and Redis (PYTEST_ARGS=... to narrow)"
+	@echo "make lint           ruff check and ruff format --check"
+	@echo "make format         ruff check --fix and ruff format (what make lint checks)"
+	@echo "make lock           regenerate requirements.lock and requirements-dev.lock from pyproject.toml"
+	@echo "make check-install  install without extras into a fresh venv, import everything, call an upstream tool"
+	@echo "make conformance    run the MCP conformance suite against a local server"
+	@echo "make bench          compare tools/call throughput with a FastMCP server"
+	@echo "make worker         run a Celery worker alone (needs REDIS_URL)"
+	@echo "make beat           run Celery beat alone (needs REDIS_URL)"
+	@echo "make migrate        apply database migrations"
+	@echo "make demo           create the demo user and servers (kept as they are if present) and a new key"
+	@echo "make services       make sure the local Postgres and Redis for tests answer"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e .
+# Pinned by the lock files (`make lock` writes them); a dependency missing from them still installs.
+$(VENV)/.installed: pyproject.toml requirements.lock | $(PY)
+	$(PY) -m pip install --quiet -c requirements.lock -e .
 	@touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[dev]'
+$(VENV)/.installed-dev: pyproject.toml requirements-dev.lock | $(PY)
+	$(PY) -m pip install --quiet -c requirements-dev.lock -e '.[dev]'
 	@touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
@@ -47,11 +57,16 @@ migrate: install
 demo: migrate
 	$(PY) manage.py demo
 
-# Printed endpoint URLs follow HOST and PORT unless SITE_URL says otherwise.
-run demo: export SITE_URL ?= http://$(HOST):$(PORT)
+# Printed endpoint URLs follow HOST and PORT unless SITE_URL says otherwise; for HOST=0.0.0.0
+# they use this machine's address. That host is added to ALLOWED_HOSTS so the URLs answer.
+URL_HOST = $(shell $(PYTHON) scripts/run.py --url-host '$(HOST)')
+ALLOWED_HOSTS_DEFAULT := localhost,127.0.0.1,[::1]
+ALLOWED_HOSTS_GIVEN := $(ALLOWED_HOSTS)
+run demo: export SITE_URL ?= http://$(URL_HOST):$(PORT)
+run demo: export ALLOWED_HOSTS = $(or $(ALLOWED_HOSTS_GIVEN),$(ALLOWED_HOSTS_DEFAULT)),$(URL_HOST)
 
 run: demo
-	$(BIN)/uvicorn getmcp.asgi:application --host $(HOST) --port $(PORT)
+	$(PY) scripts/run.py --host $(HOST) --port $(PORT) --workers $(WORKERS)
 
 # Only the test and bench targets default to the local Postgres and Redis; `make run` stays embedded.
 test services bench: export DATABASE_URL ?= $(TEST_DATABASE_URL)
@@ -80,6 +95,13 @@ lint: install-dev
 format: install-dev
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+# After any change to [project.dependencies] or the dev extra (takes a few minutes).
+lock:
+	PYTHON=$(PYTHON) scripts/lock.sh
+
+check-install:
+	PYTHON=$(PYTHON) scripts/check_install.sh
 
 conformance: install
 	scripts/conformance.sh

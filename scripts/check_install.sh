@@ -10,7 +10,10 @@ trap 'rm -rf "$work"' EXIT
 
 "$PYTHON" -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --upgrade pip
-"$work/venv/bin/pip" install --quiet -c "$root/requirements.lock" "$root"
+# From a copy of the tree (tracked and new files): building in place would leave build/ behind.
+mkdir "$work/src"
+(cd "$root" && git ls-files -z -co --exclude-standard | tar --null -T - -cf -) | tar -xf - -C "$work/src"
+"$work/venv/bin/pip" install --quiet -c "$root/requirements.lock" "$work/src"
 echo "installed: $("$work/venv/bin/pip" freeze | wc -l) packages, no extras"
 cd "$work"
 env -u DATABASE_URL -u REDIS_URL "$work/venv/bin/python" "$root/scripts/check_install.py"

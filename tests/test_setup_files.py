@@ -113,11 +113,12 @@ def test_compose_runs_every_service_with_a_health_check_and_configures_apps_by_e
 
 def test_make_run_installs_migrates_sets_up_the_demo_and_serves_in_that_order():
     commands = make_dry_run("run").splitlines()
-    steps = ["pip install --quiet -e .", "manage.py migrate", "manage.py demo", "uvicorn"]
+    steps = ["pip install --quiet -c requirements.lock -e .", "manage.py migrate"]
+    steps += ["manage.py demo", "scripts/run.py"]
     positions = [next(i for i, line in enumerate(commands) if step in line) for step in steps]
     assert positions == sorted(positions)
     assert commands[positions[-1]].endswith(
-        "uvicorn getmcp.asgi:application --host 127.0.0.1 --port 8000"
+        "scripts/run.py --host 127.0.0.1 --port 8000 --workers 1"
     )
 
 

@@ -1,0 +1,166 @@
+"""scripts/run.py, what `make run` serves with: uvicorn alone in embedded mode; with REDIS_URL the
+web server, a real Celery worker and beat, started and stopped together."""
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx2
+import pytest
+from django.conf import settings
+
+from getmcp import heartbeat
+from servers.redis import sync_client
+from tests.celery_workers import database_url_for_workers, wait_until
+from tests.conftest import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "run.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("getmcp_run_script", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def descendants(pid: int) -> set[int]:
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_embedded_mode_refuses_more_than_one_web_process():
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--workers", "2"], env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 2
+    assert "WORKERS>1 needs REDIS_URL" in result.stderr
+
+
+def test_embedded_mode_is_the_web_server_alone_and_workers_n_makes_n_web_processes(monkeypatch):
+    run = load_script()
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    assert list(run.commands("127.0.0.1", 8000, 1, Path("s"))) == ["web"]
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:6379/0")
+    processes = run.commands("0.0.0.0", 9000, 3, Path("s"))
+    assert list(processes) == ["web", "worker", "beat"]
+    assert processes["web"][-6:] == ["--host", "0.0.0.0", "--port", "9000", "--workers", "3"]
+    assert processes["beat"][-1] == "--schedule=s"
+
+
+def test_printed_urls_name_a_host_that_answers():
+    run = load_script()
+    assert run.url_host("127.0.0.1") == "127.0.0.1"
+    assert run.url_host("mcp.example.com") == "mcp.example.com"
+    assert run.url_host("0.0.0.0") not in ("0.0.0.0", "")
+
+
+class Running:
+    """scripts/run.py with this test run's Redis and database, on a free port."""
+
+    def __init__(self, tmp_path: Path):
+        self.port = free_port()
+        env = {**os.environ, "DATABASE_URL": database_url_for_workers()}
+        env["REDIS_URL"] = settings.REDIS_URL
+        env.pop("TEST_DB_NAME", None)
+        self.log = tmp_path / "run.log"
+        with open(self.log, "wb") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, str(SCRIPT), "--port", str(self.port)],
+                cwd=ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+
+    def answers(self) -> bool:
+        try:
+            return httpx2.get(f"http://127.0.0.1:{self.port}/login/", timeout=2).status_code == 200
+        except httpx2.HTTPError:
+            return False
+
+    def wait_all_up(self):
+        wait_until(self.answers, timeout=60, what=f"the web server\n{self.log.read_text()}")
+        wait_until(
+            lambda: heartbeat.status() == {"worker": True, "beat": True},
+            timeout=60,
+            what=f"the worker and beat heartbeats\n{self.log.read_text()}",
+        )
+        return descendants(self.process.pid)
+
+    def stop(self):
+        if self.process.poll() is None:
+            os.killpg(os.getpgid(self.process.pid), signal.SIGKILL)
+        for pid in descendants(self.process.pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def quiet_heartbeats():
+    sync_client().delete(heartbeat.WORKERS_KEY, heartbeat.BEAT_KEY)
+    yield
+    from getmcp.celery import app
+
+    app.control.purge()  # what beat sent must not reach a later test's worker
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_with_redis_web_worker_and_beat_start_together_and_one_signal_stops_them_all(
+    live_database, tmp_path, quiet_heartbeats, signum
+):
+    running = Running(tmp_path)
+    try:
+        children = running.wait_all_up()
+        assert len(children) >= 3
+        running.process.send_signal(signum)
+        assert running.process.wait(60) == 0
+        wait_until(lambda: not any(alive(pid) for pid in children), timeout=10, what="children")
+        assert not running.answers()
+        assert heartbeat.status()["worker"] is False  # the worker took its heartbeat back
+        assert "stopping web, worker, beat" in running.log.read_text()
+    finally:
+        running.stop()
+
+
+def test_when_the_worker_dies_the_web_server_and_beat_are_stopped_too(
+    live_database, tmp_path, quiet_heartbeats
+):
+    running = Running(tmp_path)
+    try:
+        children = running.wait_all_up()
+        worker = next(
+            pid
+            for pid in children
+            if b"worker" in Path(f"/proc/{pid}/cmdline").read_bytes() and os.getpgid(pid) == pid
+        )
+        os.killpg(worker, signal.SIGKILL)
+        assert running.process.wait(60) != 0
+        wait_until(lambda: not any(alive(pid) for pid in children), timeout=30, what="children")
+        assert not running.answers()
+        assert "the worker process exited" in running.log.read_text()
+    finally:
+        running.stop()
