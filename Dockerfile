@@ -9,12 +9,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# Dependencies first, from pyproject.toml alone, so a code change does not reinstall them.
-COPY pyproject.toml ./
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
-        > /tmp/requirements.txt \
-    && pip install -r /tmp/requirements.txt \
-    && rm /tmp/requirements.txt
+# Dependencies first, pinned by the lock file (`make lock` writes it from pyproject.toml), so a
+# code change does not reinstall them and every build installs the same versions.
+COPY requirements.lock ./
+RUN pip install -r requirements.lock
 
 COPY . .
 

@@ -155,3 +155,52 @@ def test_the_benchmark_server_is_a_valid_definition_with_the_echo_tool(definitio
     assert validate_definition(data) == []
     assert data["auth"] == "none"
     assert [tool["name"] for tool in data["tools"]] == ["echo"]
+
+
+def make_run_environment(tmp_path: Path, *args: str, **env: str) -> dict:
+    """SITE_URL and ALLOWED_HOSTS as `make run ARGS` hands them to its commands."""
+    probe = tmp_path / "probe-python"
+    probe.write_text('#!/bin/sh\necho "$SITE_URL $ALLOWED_HOSTS"\n')
+    probe.chmod(0o755)
+    environment = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "REDIS_URL", "ALLOWED_HOSTS", "SITE_URL")
+    }
+    result = subprocess.run(
+        ["make", "-s", "-o", ".venv/.installed", "run", f"PY={probe}", *args],
+        cwd=ROOT,
+        env=environment | env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    site_url, allowed = result.stdout.splitlines()[-1].split()
+    return {"SITE_URL": site_url, "ALLOWED_HOSTS": allowed.split(",")}
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "127.0.0.1", "getmcp.internal"])
+def test_make_run_prints_urls_whose_host_it_answers_to(tmp_path, host):
+    from urllib.parse import urlsplit
+
+    from django.http.request import split_domain_port, validate_host
+
+    env = make_run_environment(tmp_path, f"HOST={host}", "PORT=9123")
+    url = urlsplit(env["SITE_URL"])
+    assert url.port == 9123 and url.hostname not in ("0.0.0.0", "")
+    domain, _port = split_domain_port(url.netloc)
+    assert validate_host(domain, env["ALLOWED_HOSTS"])
+    assert {"localhost", "127.0.0.1"} <= set(env["ALLOWED_HOSTS"])
+
+
+def test_make_run_adds_its_host_to_the_allowed_hosts_one_gives(tmp_path):
+    env = make_run_environment(tmp_path, "HOST=b.example", ALLOWED_HOSTS="a.example")
+    assert env["ALLOWED_HOSTS"] == ["a.example", "b.example"]
+
+
+def test_make_help_lists_every_target_meant_for_people():
+    listed = subprocess.run(["make", "help"], cwd=ROOT, capture_output=True, text=True).stdout
+    for target in ["run", "test", "lint", "format", "lock", "check-install", "conformance"]:
+        assert f"make {target} " in listed, target
+    for target in ["bench", "worker", "beat", "migrate", "demo", "services"]:
+        assert f"make {target} " in listed, target

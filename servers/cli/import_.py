@@ -16,6 +16,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--owner", required=True, help="email of the user importing it")
     parser.add_argument("--org", help="organization slug (default: the owner's personal one)")
     parser.add_argument(
+        "--slug", help="import under this slug instead of the definition's own (e.g. a copy)"
+    )
+    parser.add_argument(
         "--replace", action="store_true", help="replace the definition of an existing server"
     )
     parser.add_argument(
@@ -32,11 +35,18 @@ def handle(command, options) -> None:
             data = load_text(sys.stdin.read(), "<stdin>")
         else:
             data = load_file(options["file"])
+        if options.get("slug") and isinstance(data, dict):
+            data["slug"] = options["slug"]
         server = import_definition(data, org, replace=options["replace"], user=user)
         published = None if options["draft"] else publish_import(server, user=user)
     except DefinitionError as exc:
         for error in exc.errors:
             command.stderr.write(error)
+            if error.startswith("slug: already taken"):
+                command.stderr.write(
+                    "  (slugs are unique across organizations and another one has this slug: "
+                    "import under a slug of your own with --slug NEW-SLUG)"
+                )
         count = len(exc.errors)
         raise CommandError(f"{count} error{'s' if count != 1 else ''}; nothing imported") from None
     counts = ", ".join(

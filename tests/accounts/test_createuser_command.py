@@ -8,6 +8,12 @@ from accounts.models import User
 
 pytestmark = pytest.mark.django_db
 
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
 PASSWORD = "a long enough passphrase"
 
 
@@ -33,6 +39,7 @@ def test_it_reads_another_env_var_when_told(monkeypatch):
 
 def test_it_prompts_twice_without_the_env_var(monkeypatch):
     monkeypatch.delenv("GETMCP_PASSWORD", raising=False)
+    monkeypatch.setattr("sys.stdin", Terminal())
     answers = iter([PASSWORD, PASSWORD])
     monkeypatch.setattr("getpass.getpass", lambda prompt="": next(answers))
     call_command("createuser", "dan@example.com", stdout=io.StringIO())
@@ -41,6 +48,7 @@ def test_it_prompts_twice_without_the_env_var(monkeypatch):
 
 def test_it_refuses_prompts_that_differ(monkeypatch):
     monkeypatch.delenv("GETMCP_PASSWORD", raising=False)
+    monkeypatch.setattr("sys.stdin", Terminal())
     answers = iter([PASSWORD, PASSWORD + "!"])
     monkeypatch.setattr("getpass.getpass", lambda prompt="": next(answers))
     with pytest.raises(CommandError, match="do not match"):
@@ -59,3 +67,32 @@ def test_it_refuses_a_weak_password(monkeypatch):
     with pytest.raises(CommandError, match="password:"):
         call_command("createuser", "fay@example.com")
     assert not User.objects.filter(email="fay@example.com").exists()
+
+
+def test_without_a_terminal_or_the_env_var_it_says_how_to_give_a_password(monkeypatch):
+    monkeypatch.delenv("GETMCP_PASSWORD", raising=False)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    with pytest.raises(
+        CommandError, match="no terminal to ask for a password: set GETMCP_PASSWORD"
+    ):
+        call_command("createuser", "gil@example.com")
+    assert not User.objects.filter(email="gil@example.com").exists()
+
+
+def test_it_reads_the_password_from_standard_input_when_told(monkeypatch):
+    monkeypatch.delenv("GETMCP_PASSWORD", raising=False)
+    monkeypatch.setattr("sys.stdin", io.StringIO(PASSWORD + "\n"))
+    call_command("createuser", "hal@example.com", "--password-stdin", stdout=io.StringIO())
+    assert User.objects.get(email="hal@example.com").check_password(PASSWORD)
+
+
+def test_an_ended_prompt_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("GETMCP_PASSWORD", raising=False)
+    monkeypatch.setattr("sys.stdin", Terminal())
+
+    def ended(prompt=""):
+        raise EOFError
+
+    monkeypatch.setattr("getpass.getpass", ended)
+    with pytest.raises(CommandError, match="no password given"):
+        call_command("createuser", "ida@example.com")

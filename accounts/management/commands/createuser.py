@@ -1,5 +1,6 @@
 import getpass
 import os
+import sys
 
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
@@ -20,6 +21,11 @@ class Command(BaseCommand):
             help="environment variable holding the password (default GETMCP_PASSWORD); "
             "prompted for when unset",
         )
+        parser.add_argument(
+            "--password-stdin",
+            action="store_true",
+            help="read the password from the first line of standard input (for scripts)",
+        )
 
     def handle(self, *args, **options):
         email = User.objects.normalize_email(options["email"].strip()).lower()
@@ -27,7 +33,7 @@ class Command(BaseCommand):
             raise CommandError(f"{email!r} is not an email address")
         if User.objects.filter(email__iexact=email).exists():
             raise CommandError(f"a user with email {email} already exists")
-        password = os.environ.get(options["password_env"]) or _prompt()
+        password = _password(options)
         try:
             validate_password(password, User(email=email))
         except ValidationError as exc:
@@ -37,9 +43,30 @@ class Command(BaseCommand):
         self.stdout.write(f"Created user {user.email} with organization {org.slug}")
 
 
+def _password(options) -> str:
+    if options["password_stdin"]:
+        password = sys.stdin.readline().rstrip("\r\n")
+        if not password:
+            raise CommandError("--password-stdin: standard input held no password")
+        return password
+    from_env = os.environ.get(options["password_env"])
+    if from_env:
+        return from_env
+    if not sys.stdin.isatty():
+        raise CommandError(
+            f"no terminal to ask for a password: set {options['password_env']} or pass "
+            "--password-stdin and write the password to standard input"
+        )
+    return _prompt()
+
+
 def _prompt() -> str:
-    first = getpass.getpass("Password: ")
-    if first != getpass.getpass("Password (again): "):
+    try:
+        first = getpass.getpass("Password: ")
+        again = getpass.getpass("Password (again): ")
+    except EOFError:
+        raise CommandError("no password given (input ended)") from None
+    if first != again:
         raise CommandError("the passwords do not match")
     if not first:
         raise CommandError("a password is required")

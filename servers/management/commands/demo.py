@@ -35,6 +35,12 @@ class Command(BaseCommand):
             out(f"Password (generated, shown once): {demo.password}")
         for server in demo.servers:
             out(f"Server {server.slug!r} ({server.auth_mode}): {endpoint_url(server.slug)}")
+        for server, file_name in demo.kept:
+            out(
+                f"  {server.slug!r} already existed and was kept as it is; to reset it: "
+                f".venv/bin/python manage.py server import examples/{file_name} "
+                f"--owner {demo.user.email} --replace"
+            )
         demo_server = demo.servers[0]
         url = endpoint_url(demo_server.slug)
         body = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'

@@ -45,3 +45,13 @@ def test_demo_runs_again_without_changing_the_password_and_issues_a_fresh_key(mo
     assert User.objects.get().check_password("a fine demo passphrase")
     assert Server.objects.count() == 2
     assert ApiKey.objects.count() == 2
+
+
+def test_running_it_again_keeps_edits_made_to_the_demo_servers(monkeypatch):
+    monkeypatch.setenv("GETMCP_PASSWORD", "a fine demo passphrase")
+    run()
+    Server.objects.filter(slug="demo").update(name="Edited in the dashboard")
+    out = run()
+    assert Server.objects.get(slug="demo").name == "Edited in the dashboard"
+    assert "'demo' already existed and was kept as it is" in out
+    assert "server import examples/demo.yaml --owner demo@getmcp.local --replace" in out

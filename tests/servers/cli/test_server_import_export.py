@@ -101,8 +101,20 @@ def test_an_outsider_cannot_replace_anothers_server_and_learns_nothing(tmp_path,
         call_command(
             "server", "import", str(path), "--owner", outsider.email, "--replace", stderr=err
         )
-    assert err.getvalue().strip() == "slug: already taken"
+    assert err.getvalue().splitlines()[0] == "slug: already taken"
+    assert "--slug NEW-SLUG" in err.getvalue()
     assert user.email not in err.getvalue()
+
+
+def test_slug_imports_a_definition_under_a_slug_of_ones_own(tmp_path, user, outsider):
+    path = tmp_path / "s.yaml"
+    path.write_text(GOOD)
+    run("import", str(path), "--owner", user.email)
+    run("import", str(path), "--owner", outsider.email, "--slug", "my-copy")
+    run("import", str(path), "--owner", outsider.email, "--slug", "my-copy", "--replace")
+    copy = Server.objects.get(slug="my-copy")
+    assert copy.organization == outsider.personal_organization()
+    assert Server.objects.get(slug="cli-server").organization == user.personal_organization()
 
 
 def test_an_outsider_cannot_name_another_organization_with_org(tmp_path, org, outsider):
