@@ -474,3 +474,16 @@ def test_a_task_call_runs_while_a_worker_lives_and_is_refused_once_it_stopped(
         "tools/call", {"name": "quick", "arguments": {"label": "z"}, "task": {"ttl": 60000}}
     )["error"]
     assert_no_worker_error(error)
+
+
+def test_the_rest_surface_runs_a_task_tool_inline_and_needs_no_worker(
+    asgi_server, tasks_tenant, no_worker
+):
+    response = httpx2.post(
+        asgi_server.mcp_url(tasks_tenant.tasks_slug) + "/tools/quick",
+        json={"label": "r"},
+        headers={"authorization": f"Bearer {tasks_tenant.raw}"},
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["result"] == "quick r"
