@@ -89,7 +89,7 @@ class Supervisor:
                         flush=True,
                     )
                     self.stop()
-                    return code or 1
+                    return code if code > 0 else 1
             time.sleep(0.2)
         self.stop()
         return 0
@@ -99,18 +99,17 @@ class Supervisor:
             self._signal(child, signal.SIGTERM)
         deadline = time.monotonic() + STOP_SECONDS
         for child in self.children.values():
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 child.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                self._signal(child, signal.SIGKILL)
-                child.wait()
+            self._signal(child, signal.SIGKILL)  # whatever of its group is still there
+            child.wait()
 
     @staticmethod
     def _signal(child: subprocess.Popen, signum: int) -> None:
-        if child.poll() is None:
-            # The child and anything it started (uvicorn's worker processes).
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(child.pid, signum)
+        # To the child's whole group, even when the child itself has died: what it started
+        # (uvicorn's worker processes) may still be running.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signum)
 
 
 def main(argv=None) -> int:

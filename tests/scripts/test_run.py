@@ -82,7 +82,7 @@ def test_printed_urls_name_a_host_that_answers():
 class Running:
     """scripts/run.py with this test run's Redis and database, on a free port."""
 
-    def __init__(self, tmp_path: Path):
+    def __init__(self, tmp_path: Path, *args: str):
         self.port = free_port()
         env = {**os.environ, "DATABASE_URL": database_url_for_workers()}
         env["REDIS_URL"] = settings.REDIS_URL
@@ -90,7 +90,7 @@ class Running:
         self.log = tmp_path / "run.log"
         with open(self.log, "wb") as out:
             self.process = subprocess.Popen(
-                [sys.executable, str(SCRIPT), "--port", str(self.port)],
+                [sys.executable, str(SCRIPT), "--port", str(self.port), *args],
                 cwd=ROOT,
                 env=env,
                 stdout=out,
@@ -146,21 +146,27 @@ def test_with_redis_web_worker_and_beat_start_together_and_one_signal_stops_them
         running.stop()
 
 
-def test_when_the_worker_dies_the_web_server_and_beat_are_stopped_too(
-    live_database, tmp_path, quiet_heartbeats
+@pytest.mark.parametrize(
+    ("dying", "marker"), [("worker", b"celery\x00-A"), ("web", b"uvicorn\x00getmcp")]
+)
+def test_when_one_of_them_dies_the_others_are_stopped_too(
+    live_database, tmp_path, quiet_heartbeats, dying, marker
 ):
-    running = Running(tmp_path)
+    # Two web processes: when the uvicorn master is the one killed, its workers must go too.
+    running = Running(tmp_path, "--workers", "2")
     try:
         children = running.wait_all_up()
-        worker = next(
+        leader = next(
             pid
             for pid in children
-            if b"worker" in Path(f"/proc/{pid}/cmdline").read_bytes() and os.getpgid(pid) == pid
+            if marker in Path(f"/proc/{pid}/cmdline").read_bytes()
+            and (dying != "worker" or b"worker" in Path(f"/proc/{pid}/cmdline").read_bytes())
+            and os.getpgid(pid) == pid
         )
-        os.killpg(worker, signal.SIGKILL)
-        assert running.process.wait(60) != 0
+        os.kill(leader, signal.SIGKILL)
+        assert running.process.wait(60) == 1
         wait_until(lambda: not any(alive(pid) for pid in children), timeout=30, what="children")
         assert not running.answers()
-        assert "the worker process exited" in running.log.read_text()
+        assert f"the {dying} process exited" in running.log.read_text()
     finally:
         running.stop()
