@@ -13,10 +13,8 @@ from pathlib import Path
 
 import yaml
 from django.db import IntegrityError, transaction
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
-from mcp_protocol.schemas import external_refs
+from mcp_protocol.schemas import external_refs, schema_problems
 
 from .models import SLUG_RE, TOOL_NAME_RE, Prompt, Resource, ResourceTemplate, Server, Tool
 
@@ -304,11 +302,10 @@ class _Checker:
     def schema(self, path: str, schema) -> None:
         if not self.kind_of(path, schema, dict, "a mapping (a JSON Schema object)"):
             return
-        try:
-            Draft202012Validator.check_schema(schema)
-        except SchemaError as exc:
-            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in exc.path)
-            self.add(f"{path}{where}", exc.message)
+        problems = schema_problems(schema)
+        for where, message in problems:
+            self.add(f"{path}{where}", message)
+        if problems:
             return
         for where in external_refs(schema):
             self.add(

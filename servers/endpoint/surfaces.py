@@ -8,6 +8,7 @@ import orjson
 
 from mcp_protocol.context import NullContext
 from mcp_protocol.jsonrpc import dumps
+from mcp_protocol.limits import MAX_JSON_DEPTH, depth_exceeds
 
 from ..surfaces import discovery, info, openapi, rest, webtools
 from . import calllog
@@ -42,10 +43,15 @@ async def read_json(gate: Gate, send):
     if not body.strip():
         return {}, True
     try:
-        return orjson.loads(body), True
+        data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         await respond_json(send, 400, {"error": f"Invalid JSON: {exc}"}, gate.cors_headers())
         return None, False
+    if depth_exceeds(data):
+        message = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        await respond_json(send, 400, {"error": message}, gate.cors_headers())
+        return None, False
+    return data, True
 
 
 async def server_info(gate: Gate, send) -> None:

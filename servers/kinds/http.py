@@ -71,10 +71,9 @@ from urllib.parse import quote, urlencode
 import jmespath
 import jmespath.exceptions
 import orjson
-from jsonschema import Draft202012Validator
 
 from mcp_protocol.errors import ToolError
-from mcp_protocol.schemas import validator_for
+from mcp_protocol.schemas import BoundedValidator, validator_for
 from servers.outbound import BlockedDestination, GuardedResponse, OutboundError, guarded_request
 
 from ..templating import TemplateCompileError, compile_value, render_text
@@ -407,7 +406,7 @@ class HttpTool:
     select: Any
     render_template: Any
     structured: bool
-    output_validator: Draft202012Validator | None
+    output_validator: BoundedValidator | None
     max_bytes: int
     timeout: float
     retries: int
