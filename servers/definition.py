@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 from django.db import IntegrityError, transaction
 
+from mcp_protocol import uritemplate
 from mcp_protocol.schemas import external_refs, schema_problems
 
 from .models import SLUG_RE, TOOL_NAME_RE, Prompt, Resource, ResourceTemplate, Server, Tool
@@ -531,6 +532,13 @@ def _validate_templates(c: _Checker, templates) -> None:
                 variables.update(v.strip().rstrip("*").split(":")[0] for v in group.split(","))
             if not variables:
                 c.add(f"{path}.uriTemplate", "has no {variable}")
+            else:
+                try:
+                    problem = uritemplate.ambiguity(tpl["uriTemplate"])
+                except uritemplate.UriTemplateError as exc:
+                    problem = str(exc)
+                if problem:
+                    c.add(f"{path}.uriTemplate", f"is refused: {problem}")
         for key in ("name", "title", "description", "mimeType"):
             c.string(path, tpl, key)
         _validate_contents(c, path, tpl, template_ok=True)
