@@ -158,13 +158,13 @@ def ambiguity(template: str) -> str | None:
         operator, specs = part
         first, separator, *_ = _OPERATORS[operator]
         excludes = _VALUE_EXCLUDES[operator]
-        if len(specs) > 1 and operator not in ("?", "&", ";"):
-            if excludes is None or separator not in excludes:
-                names = ",".join(name for name, _ in specs)
-                return (
-                    f"{{{operator}{names}}}: values may contain the separator {separator!r}, "
-                    "so a URI could be split between them in more than one way"
-                )
+        splits = excludes is None or separator not in excludes
+        if len(specs) > 1 and operator not in ("?", "&", ";") and splits:
+            names = ",".join(name for name, _ in specs)
+            return (
+                f"{{{operator}{names}}}: values may contain the separator {separator!r}, "
+                "so a URI could be split between them in more than one way"
+            )
         if previous is not None:
             prev_expression, prev_excludes = previous
             expression = f"{{{operator}{','.join(name for name, _ in specs)}}}"
