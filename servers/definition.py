@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from mcp_protocol import uritemplate
 from mcp_protocol.schemas import external_refs, schema_problems
 
+from . import documents
 from .models import SLUG_RE, TOOL_NAME_RE, Prompt, Resource, ResourceTemplate, Server, Tool
 
 
@@ -34,52 +35,14 @@ class DefinitionError(Exception):
 # --- loading ------------------------------------------------------------------------------------
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """A safe loader that refuses duplicate keys: the later one would silently win."""
-
-
-def _construct_mapping(loader, node, deep=False):
-    loader.flatten_mapping(node)
-    seen = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            mark = key_node.start_mark
-            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", mark)
-        seen[key] = True
-    return loader.construct_mapping(node, deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-class _DuplicateKey(Exception):
-    pass
-
-
-def _unique_pairs(pairs):
-    seen = {}
-    for key, value in pairs:
-        if key in seen:
-            raise _DuplicateKey(key)
-        seen[key] = value
-    return seen
-
-
 def load_text(text: str, filename: str = "<input>") -> dict:
     """Parse a YAML or JSON document; errors name the line and column."""
     strict_json = filename.lower().endswith(".json")
     if strict_json or text.lstrip().startswith("{"):
         try:
-            data = json.loads(text, object_pairs_hook=_unique_pairs)
-        except _DuplicateKey as exc:
-            raise DefinitionError(
-                f"{filename}: invalid JSON: duplicate key {exc.args[0]!r}"
-            ) from None
-        except json.JSONDecodeError as exc:
-            json_error = DefinitionError(
-                f"{filename}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"
-            )
+            data = documents.load_json(text)
+        except documents.DocumentError as exc:
+            json_error = DefinitionError(f"{exc.where(filename)}: {exc.problem}")
             if strict_json:
                 raise json_error from None
             # `{slug: a, ...}` is a YAML flow mapping, not broken JSON.
@@ -96,14 +59,9 @@ def load_text(text: str, filename: str = "<input>") -> dict:
 
 def _load_yaml(text: str, filename: str):
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{filename}:{mark.line + 1}:{mark.column + 1}" if mark else filename
-        problem = exc.problem or exc.context or "invalid YAML"
-        raise DefinitionError(f"{where}: invalid YAML: {problem}") from None
-    except yaml.YAMLError as exc:
-        raise DefinitionError(f"{filename}: invalid YAML: {exc}") from None
+        return documents.load_yaml(text)
+    except documents.DocumentError as exc:
+        raise DefinitionError(f"{exc.where(filename)}: {exc.problem}") from None
 
 
 def load_file(path) -> dict:
@@ -118,7 +76,9 @@ def load_file(path) -> dict:
 
 
 class _Dumper(yaml.SafeDumper):
-    pass
+    def ignore_aliases(self, data):
+        # A value used twice is written out twice: readers need not follow anchors.
+        return True
 
 
 def _represent_str(dumper, value):
