@@ -806,7 +806,7 @@ async def oauth_token(tool: HttpTool, auth: dict, *, test: bool, refresh: bool =
         payload = {}
     token = payload.get("access_token") if isinstance(payload, dict) else None
     if not isinstance(token, str) or not token:
-        from vault.resolve import Masker
+        from vault.masking import Masker
 
         detail = payload.get("error") if isinstance(payload, dict) else None
         detail = f" ({detail[:100]})" if isinstance(detail, str) and detail else ""
@@ -826,7 +826,7 @@ async def oauth_token(tool: HttpTool, auth: dict, *, test: bool, refresh: bool =
 
 
 def _masker(secrets, outbound: Outbound):
-    from vault.resolve import Masker
+    from vault.masking import Masker
 
     return Masker([*secrets.values(), *outbound.sensitive])
 
