@@ -27,7 +27,7 @@ from .limits import MAX_JSON_DEPTH, depth_exceeds
 # resolve instead of being fetched (schemas come from tenants; fetching would be an SSRF hole).
 _OFFLINE = Registry()
 REF_KEYWORDS = ("$ref", "$dynamicRef")
-VALIDATION_BUDGET_SECONDS = 0.05
+VALIDATION_BUDGET_SECONDS = 0.03
 MAX_ERRORS = 100
 MAX_PATTERN_LENGTH = 1000
 
