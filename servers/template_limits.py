@@ -102,6 +102,36 @@ def check_size(value):
     return value
 
 
+def check_weight(value) -> None:
+    """Refuse a value whose text (str(), JSON, a join) would exceed the string limit: a list may
+    hold the same 20 MB string a hundred times while itself being short."""
+    if isinstance(value, str):
+        check_size(value)
+        return
+    if not isinstance(value, list | tuple | dict | set):
+        return
+    total, seen = 0, 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen % 4096 == 0:
+            tick()
+        if isinstance(item, str):
+            total += len(item) + 2
+        elif isinstance(item, dict):
+            total += 2
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set):
+            total += 2
+            stack.extend(item)
+        else:
+            total += 8
+        if total > MAX_STRING_CHARS:
+            raise _too_big("text", MAX_STRING_CHARS)
+
+
 def _length(value) -> int:
     return len(value) if isinstance(value, str | list | tuple) else 0
 
@@ -177,6 +207,7 @@ def _add(left, right):
 def _modulo(left, right):
     if isinstance(left, str):
         _check_printf(left, right)
+        check_weight(right)
     return left % right
 
 
@@ -184,6 +215,8 @@ _CHECKED_BINOPS = {"**": _power, "*": _multiply, "+": _add, "%": _modulo}
 
 # Filters whose numeric arguments size what they build (a width, a count of slices).
 _SIZING_FILTERS = {"center", "indent", "wordwrap", "slice", "batch", "truncate", "format"}
+# Filters that turn their input into text.
+_TEXT_FILTERS = {"join", "string", "tojson", "pprint", "format", "urlencode", "xmlattr", "safe"}
 # Filters that turn a string into a list of its characters.
 _LISTING_FILTERS = {"list", "batch", "slice", "map", "select", "reject", "unique", "sort"}
 
@@ -195,6 +228,9 @@ def checked_filter(name: str, func):
         if name in _SIZING_FILTERS:
             for value in (*args, *kwargs.values()):
                 _check_int_argument(value)
+        if name in _TEXT_FILTERS:
+            for value in (*args, *kwargs.values()):
+                check_weight(value)
         listed = args[0] if name in _LISTING_FILTERS and args else None
         if isinstance(listed, str) and len(listed) > MAX_LIST_ITEMS:
             raise _too_big("a collection", MAX_LIST_ITEMS)
@@ -217,7 +253,13 @@ def _check_call(obj, args, kwargs) -> None:
     for value in (*args, *kwargs.values()):
         _check_int_argument(value)
     name = getattr(obj, "__name__", "")
-    if name in ("format", "format_map"):
+    if name in ("format", "format_map", "join"):
+        for value in (*args, *kwargs.values()):
+            check_weight(value)
+    if name == "join" and args and isinstance(args[0], list | tuple):
+        if len(owner) * len(args[0]) > MAX_STRING_CHARS:
+            raise _too_big("a string", MAX_STRING_CHARS)
+    elif name in ("format", "format_map"):
         _check_brace_format(owner)
     elif name in ("split", "rsplit", "splitlines"):
         separator = args[0] if args and isinstance(args[0], str) else None
@@ -251,10 +293,19 @@ def _counted(iterable):
 
 
 def _str_join(parts) -> str:
+    parts = tuple(parts)
+    for part in parts:
+        check_weight(part)
     pieces = [str(part) for part in parts]
     if sum(len(piece) for piece in pieces) > MAX_STRING_CHARS:
         raise _too_big("a string", MAX_STRING_CHARS)
     return "".join(pieces)
+
+
+def _finalize(value):
+    # What `{{ value }}` prints: a container's text is checked before str() builds it.
+    check_weight(value)
+    return value
 
 
 class _BudgetedCodeGenerator(CodeGenerator):
@@ -283,6 +334,7 @@ class BudgetedSandbox(ImmutableSandboxedEnvironment):
     intercepted_binops = frozenset(_CHECKED_BINOPS)
 
     def __init__(self, **options):
+        options.setdefault("finalize", _finalize)
         super().__init__(**options)
         self.filters = {name: checked_filter(name, func) for name, func in self.filters.items()}
 

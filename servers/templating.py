@@ -97,7 +97,9 @@ def _compile_string(text: str) -> Callable[[dict], Any]:
         try:
             with template_limits.budget():
                 if single:
-                    return _plain(expression(**variables))
+                    value = expression(**variables)
+                    template_limits.check_weight(value)
+                    return _plain(value)
                 return _render_bounded(template, variables)
         except TemplateLimitError as exc:
             raise TemplateLimitError(f"Template {_short(text)!r} failed: {exc}") from None

@@ -81,3 +81,24 @@ def test_ordinary_templates_are_unaffected():
     assert render("{{ '%s=%d' | format('n', 3) }}") == "n=3"
     assert render("{{ '{}!'.format(who) }}", who="hi") == "hi!"
     assert render("{{ body }}", body="y" * 5_000_000) == "y" * 5_000_000
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{{ [body] * 100 }}",
+        "x{{ [body] * 100 }}",
+        "{{ ([body] * 100) | join }}",
+        "{{ ([body] * 100) | string }}",
+        "{{ ([body] * 100) | tojson }}",
+        "{{ ''.join([body] * 100) }}",
+        "{{ 'x' ~ ([body] * 100) }}",
+        "{{ '%s' % ([body] * 100,) }}",
+        "{{ '{}'.format([body] * 100) }}",
+    ],
+)
+def test_a_short_list_repeating_a_large_string_is_not_turned_into_text(template):
+    started = time.perf_counter()
+    with pytest.raises(TemplateLimitError):
+        render(template, body="y" * 1_000_000)
+    assert time.perf_counter() - started < 1
