@@ -25,10 +25,13 @@ from mcp_protocol.errors import ToolError
 MAX_LOOP_ITERATIONS = 100_000
 # Wall-clock time of one render. Far above what a real template needs (microseconds), and low
 # enough that another tenant's request waiting behind it stays well under 100 ms.
-TIME_BUDGET_SECONDS = 0.05
-# Strings a template builds and its output: just above the largest response an http tool may
-# read (20 MiB), so `{{ body }}` of such a response still renders.
-MAX_STRING_CHARS = 21 * 1024 * 1024
+TIME_BUDGET_SECONDS = 0.04
+# Strings a template builds (`~`, `*`, filters, methods): one such step copies at most this much,
+# a few milliseconds, so the time budget is checked often enough.
+MAX_STRING_CHARS = 4 * 1024 * 1024
+# What a render outputs: just above the largest response an http tool may read (20 MiB), so
+# `{{ body }}` of such a response still renders.
+MAX_OUTPUT_CHARS = 21 * 1024 * 1024
 MAX_LIST_ITEMS = 1_000_000
 # Integers: 4096 bits (about 1,233 digits); JSON numbers themselves stop at 64 bits.
 MAX_INT_BITS = 4096
@@ -79,8 +82,8 @@ def count_output(text: str) -> None:
     if current is None:
         return
     current.output += len(text)
-    if current.output > MAX_STRING_CHARS:
-        raise TemplateLimitError(f"Template output is larger than {MAX_STRING_CHARS} characters")
+    if current.output > MAX_OUTPUT_CHARS:
+        raise TemplateLimitError(f"Template output is larger than {MAX_OUTPUT_CHARS:,} characters")
 
 
 def _too_big(what: str, limit: int) -> TemplateLimitError:
@@ -105,9 +108,6 @@ def check_size(value):
 def check_weight(value) -> None:
     """Refuse a value whose text (str(), JSON, a join) would exceed the string limit: a list may
     hold the same 20 MB string a hundred times while itself being short."""
-    if isinstance(value, str):
-        check_size(value)
-        return
     if not isinstance(value, list | tuple | dict | set):
         return
     total, seen = 0, 0
@@ -128,8 +128,8 @@ def check_weight(value) -> None:
             stack.extend(item)
         else:
             total += 8
-        if total > MAX_STRING_CHARS:
-            raise _too_big("text", MAX_STRING_CHARS)
+        if total > MAX_OUTPUT_CHARS:
+            raise _too_big("text", MAX_OUTPUT_CHARS)
 
 
 def _length(value) -> int:

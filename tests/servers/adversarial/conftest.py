@@ -30,11 +30,13 @@ class Measured:
     attack_seconds: float
     victim_max_ms: float
     victim_pings: int
+    baseline_ms: float
 
     def report(self, name: str) -> str:
         return (
             f"[adversarial] {name}: attack answered in {self.attack_seconds * 1000:.0f} ms; "
-            f"other tenant's ping max {self.victim_max_ms:.1f} ms over {self.victim_pings} pings"
+            f"other tenant's ping max {self.victim_max_ms:.1f} ms over {self.victim_pings} pings "
+            f"(its median ping just before: {self.baseline_ms:.1f} ms)"
         )
 
 
@@ -51,7 +53,7 @@ def _once(attack, victim: RawMcp) -> Measured:
 
     thread = threading.Thread(target=pinger, daemon=True)
     thread.start()
-    time.sleep(0.05)  # the pinger is in its stride when the attack starts
+    time.sleep(0.15)  # the pinger is in its stride when the attack starts
     began = time.perf_counter()
     answer = attack()
     ended = time.perf_counter()
@@ -60,7 +62,9 @@ def _once(attack, victim: RawMcp) -> Measured:
     thread.join(30)
     overlapping = [(e - s) * 1000 for s, e in pings if s < ended and e > began]
     assert overlapping, "no ping of the other tenant overlapped the attack"
-    return Measured(answer, ended - began, max(overlapping), len(overlapping))
+    before = sorted((e - s) * 1000 for s, e in pings if e <= began) or [0.0]
+    baseline = before[len(before) // 2]
+    return Measured(answer, ended - began, max(overlapping), len(overlapping), baseline)
 
 
 def under_attack(attack, victim: RawMcp, name: str) -> Measured:

@@ -8,7 +8,7 @@ from .conftest import static_tool, tool_text, under_attack
 ATTACKS = {
     "nested_loops": (
         "{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}",
-        ("loop iterations", "longer than 50 ms"),  # whichever bound comes first
+        ("loop iterations", "longer than 40 ms"),  # whichever bound comes first
     ),
     "huge_power": ("{{ 2 ** 100000 }}", "number over 4096 bits"),
     "string_doubling": (
@@ -20,7 +20,7 @@ ATTACKS = {
     "exponential_macro": (
         "{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}"
         "{{ f(40) }}",
-        "longer than 50 ms",
+        "longer than 40 ms",
     ),
     "endless_recursion": (
         "{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}",
@@ -28,7 +28,7 @@ ATTACKS = {
     ),
     "sum_in_a_loop": (
         "{% for i in range(100000) %}{{ range(100000) | sum }}{% endfor %}",
-        "longer than 50 ms",
+        "longer than 40 ms",
     ),
 }
 
