@@ -19,6 +19,7 @@ a RecursionError, reported as "nested too deeply".
 """
 
 import json
+import time
 from collections.abc import Hashable
 
 import orjson
@@ -31,6 +32,9 @@ from mcp_protocol.limits import depth_exceeds
 
 MAX_DOCUMENT_DEPTH = 128
 MAX_EXPANDED_NODES = 2_000_000
+# Reading YAML is pure Python past libyaml's events: a large document holds its thread (and,
+# under ASGI, every sync view of the process) for seconds. Past this, reading stops.
+YAML_DEADLINE_SECONDS = 10.0
 
 
 class DocumentError(ValueError):
@@ -71,6 +75,14 @@ else:
 
 class _Loader(_Base):
     unique_keys = True
+    deadline = None
+    _composed = 0
+
+    def compose_node(self, parent, index):
+        self._composed += 1
+        if self._composed % 1000 == 0 and time.monotonic() > self.deadline:
+            raise DocumentError(f"took longer than {YAML_DEADLINE_SECONDS:g} s to read")
+        return super().compose_node(parent, index)
 
     def construct_document(self, node):
         _check_expansion(node)
@@ -152,9 +164,10 @@ def _check_depth(data):
 
 def load_yaml(text: str, *, unique_keys: bool = True):
     """YAML (or JSON, which is YAML) as plain JSON data."""
-    loader = _Loader if unique_keys else _LenientLoader
+    loader = (_Loader if unique_keys else _LenientLoader)(text)
+    loader.deadline = time.monotonic() + YAML_DEADLINE_SECONDS
     try:
-        data = yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
+        data = loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
@@ -165,6 +178,8 @@ def load_yaml(text: str, *, unique_keys: bool = True):
         raise DocumentError(f"invalid YAML: {exc}") from None
     except RecursionError:
         raise DocumentError(f"nested deeper than {MAX_DOCUMENT_DEPTH} levels") from None
+    finally:
+        loader.dispose()
     try:
         orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)
     except (TypeError, orjson.JSONEncodeError):

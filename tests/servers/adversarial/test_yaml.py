@@ -112,3 +112,10 @@ def test_aliases_that_a_yaml_dumper_writes_are_still_read():
         "auth": {"k": "v"},
         "other": {"k": "v"},
     }
+
+
+def test_reading_yaml_stops_at_its_deadline(monkeypatch):
+    monkeypatch.setattr(documents, "YAML_DEADLINE_SECONDS", 0.0)
+    big = "".join(f"k{i}: [1, 2, 3]\n" for i in range(5000))
+    with pytest.raises(documents.DocumentError, match="took longer than"):
+        documents.load_yaml(big)
