@@ -22,7 +22,10 @@ from datetime import UTC, datetime
 
 import orjson
 
+from mcp_protocol.limits import depth_exceeds
 from servers.redis import sync_client
+
+from .storable import storable_json, storable_text
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +39,7 @@ MAX_ERROR_CHARS = 2000
 DRAIN_SECONDS = 5.0
 PURGE_SECONDS = 3600.0
 MAX_ARGUMENT_BYTES = 16_384
+MAX_ARGUMENT_DEPTH = 32
 REDACTED = "[redacted]"
 
 SURFACES = ("mcp", "rest", "webtools")
@@ -88,31 +92,57 @@ def record_call(
     if isinstance(at, datetime):
         at = at.timestamp()
     _buffer.append(
-        {
-            "at": at if at is not None else time.time(),
-            "organization_id": organization_id,
-            "server_id": server_id,
-            "server_slug": server_slug or "",
-            "surface": surface if surface in SURFACES else "mcp",
-            "method": (method or "")[:100],
-            "tool": tool[:200] if tool else None,
-            "api_key_id": api_key_id,
-            "key_name": (key_name or "")[:100],
-            "client_name": (client_name or "")[:200],
-            "client_version": (client_version or "")[:100],
-            "user_agent": (user_agent or "")[:500],
-            "client_ip": _ip_or_none(client_ip),
-            "outcome": outcome if outcome in OUTCOMES else "error",
-            "error": scrub_error(error),
-            "latency_ms": float(latency_ms or 0.0),
-            "arguments": redact_arguments(arguments, keep=log_arguments),
-            "session_id": (session_id or "")[:100],
-            "request_id": str(request_id or "")[:100],
-        }
+        _storable(
+            {
+                "at": at if at is not None else time.time(),
+                "organization_id": organization_id,
+                "server_id": server_id,
+                "server_slug": server_slug or "",
+                "surface": surface if surface in SURFACES else "mcp",
+                "method": (method or "")[:100],
+                "tool": tool[:200] if tool else None,
+                "api_key_id": api_key_id,
+                "key_name": (key_name or "")[:100],
+                "client_name": (client_name or "")[:200],
+                "client_version": (client_version or "")[:100],
+                "user_agent": (user_agent or "")[:500],
+                "client_ip": _ip_or_none(client_ip),
+                "outcome": outcome if outcome in OUTCOMES else "error",
+                "error": scrub_error(error),
+                "latency_ms": float(latency_ms or 0.0),
+                "arguments": redact_arguments(arguments, keep=log_arguments),
+                "session_id": (session_id or "")[:100],
+                "request_id": str(request_id or "")[:100],
+            }
+        )
     )
     if len(_buffer) >= BATCH_ROWS:
         _wake.set()
     _ensure_flusher()
+
+
+def _storable(row: dict) -> dict:
+    """Every text of the row as Postgres can store it (escaped, never dropped), cut again to
+    its column's length in case an escape made it longer."""
+    for field, limit in _TEXT_LIMITS.items():
+        if row[field]:
+            row[field] = storable_text(row[field])[:limit]
+    row["arguments"] = storable_json(row["arguments"])
+    return row
+
+
+_TEXT_LIMITS = {
+    "server_slug": 63,
+    "method": 100,
+    "tool": 200,
+    "key_name": 100,
+    "client_name": 200,
+    "client_version": 100,
+    "user_agent": 500,
+    "error": MAX_ERROR_CHARS,
+    "session_id": 100,
+    "request_id": 100,
+}
 
 
 def _ip_or_none(value) -> str | None:
@@ -130,6 +160,8 @@ def redact_arguments(arguments, keep: bool = False):
         return REDACTED
     if not keep:
         return dict.fromkeys(arguments, REDACTED)
+    if depth_exceeds(arguments, MAX_ARGUMENT_DEPTH):
+        return {"[truncated]": "nested too deeply", **dict.fromkeys(arguments, REDACTED)}
     kept = _scrub(arguments)
     size = len(orjson.dumps(kept, default=str))
     if size > MAX_ARGUMENT_BYTES:

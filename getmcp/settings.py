@@ -41,6 +41,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: it rewrites the HTML error pages every other layer can produce into JSON
+    # under /api/, and answers a view's unhandled exception there (getmcp/errors.py).
+    "getmcp.errors.json_errors",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -152,13 +155,19 @@ CELERY_BEAT_SCHEDULER = "getmcp.heartbeat:BeatScheduler"
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "api.errors.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "api.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"bounded": {"()": "getmcp.errors.BoundedTracebackFormatter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "bounded"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     # One INFO line per outbound request is noise in a server's log.
     "loggers": {

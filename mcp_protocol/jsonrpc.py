@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 
 from .errors import INVALID_REQUEST, PARSE_ERROR, McpError
+from .limits import MAX_JSON_DEPTH, depth_exceeds
 
 NO_ID = object()  # an error about a message whose id we could not read
 
@@ -42,11 +43,24 @@ def parse_body(body: bytes) -> Message | list[Message]:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise McpError(PARSE_ERROR, f"Parse error: {exc}", http_status=400) from None
+    if depth_exceeds(data, MAX_JSON_DEPTH + 1):  # +1: a batch is one level more
+        raise _too_deep(data)
     if isinstance(data, list):
         if not data:
             raise McpError(INVALID_REQUEST, "Invalid Request: empty batch", http_status=400)
         return [parse_message(item) for item in data]
     return parse_message(data)
+
+
+def _too_deep(data) -> McpError:
+    err = McpError(
+        INVALID_REQUEST,
+        f"Invalid Request: JSON nested deeper than {MAX_JSON_DEPTH} levels",
+        http_status=400,
+    )
+    message_id = data.get("id") if isinstance(data, dict) else None
+    err.request_id = message_id if _valid_id(message_id) else None
+    return err
 
 
 def _valid_id(value) -> bool:

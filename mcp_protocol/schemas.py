@@ -1,18 +1,192 @@
-"""JSON Schema 2020-12 validators for schemas users write: never fetch a `$ref` from the network."""
+"""JSON Schema 2020-12 validators for schemas users write: never fetch a `$ref` from the network,
+match every regular expression in linear time, and stop a validation that runs too long.
 
-from jsonschema import Draft202012Validator
+Tenant schemas run on the shared event loop, so three things are bounded:
+- regular expressions (`pattern`, `patternProperties`, `format: regex`) run on RE2, which has no
+  backtracking; a pattern RE2 cannot run (lookaround, backreferences) is refused by
+  `schema_problems` when the schema is saved;
+- in-place `$ref` cycles (`{"$ref": "#"}`) that could only recurse forever are refused there too;
+- every keyword checks a deadline, so an exponential schema (nested `anyOf` over `$ref`s) ends
+  with one validation error instead of holding the loop.
+"""
+
+import contextvars
+import functools
+import time
+from urllib.parse import unquote
+
+import re2
+from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
+from jsonschema.exceptions import SchemaError
 from referencing import Registry
+from referencing.exceptions import Unresolvable
+
+from .limits import MAX_JSON_DEPTH, depth_exceeds
 
 # An empty registry with no retrieve function: a `$ref` that is not inside the schema fails to
 # resolve instead of being fetched (schemas come from tenants; fetching would be an SSRF hole).
 _OFFLINE = Registry()
 REF_KEYWORDS = ("$ref", "$dynamicRef")
+VALIDATION_BUDGET_SECONDS = 0.03
+MAX_ERRORS = 100
+MAX_PATTERN_LENGTH = 1000
+
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False
+_OPTIONS.max_mem = 8 << 20  # RE2 refuses a pattern whose automaton would need more
 
 
-def validator_for(schema: dict) -> Draft202012Validator:
-    return Draft202012Validator(
-        schema, registry=_OFFLINE, format_checker=Draft202012Validator.FORMAT_CHECKER
-    )
+class ValidationBudgetExceeded(Exception):
+    pass
+
+
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "schema_deadline", default=None
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def linear_regex(pattern: str):
+    """The pattern compiled by RE2; raises ValueError when RE2 cannot run it."""
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        raise ValueError(f"longer than {MAX_PATTERN_LENGTH} characters")
+    try:
+        return re2.compile(pattern, _OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode(errors="replace")
+        raise ValueError(str(reason)) from None
+
+
+def _search(pattern: str, text: str) -> bool:
+    try:
+        return linear_regex(pattern).search(text) is not None
+    except ValueError:
+        return False  # refused when saved; a stored one that slipped through matches nothing
+
+
+def _pattern(validator, pattern, instance, schema):
+    if validator.is_type(instance, "string") and not _search(pattern, instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator, pattern_properties, instance, schema):
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in pattern_properties.items():
+        for key, value in instance.items():
+            if _search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional(instance, schema):
+    properties = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    for key in instance:
+        if key not in properties and not any(_search(p, key) for p in patterns):
+            yield key
+
+
+def _additional_properties(validator, additional, instance, schema):
+    if not validator.is_type(instance, "object"):
+        return
+    extras = set(_additional(instance, schema))
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif not additional and extras:
+        if "patternProperties" in schema:
+            joined = ", ".join(repr(each) for each in sorted(extras))
+            patterns = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+            verb = "does" if len(extras) == 1 else "do"
+            yield ValidationError(f"{joined} {verb} not match any of the regexes: {patterns}")
+        else:
+            joined = ", ".join(repr(each) for each in sorted(extras, key=str))
+            verb = "was" if len(extras) == 1 else "were"
+            yield ValidationError(
+                f"Additional properties are not allowed ({joined} {verb} unexpected)"
+            )
+
+
+_FORMATS = FormatChecker(
+    [name for name in Draft202012Validator.FORMAT_CHECKER.checkers if name != "regex"]
+)
+
+
+@_FORMATS.checks("regex", raises=ValueError)
+def _is_regex(instance) -> bool:
+    if isinstance(instance, str):
+        linear_regex(instance)
+    return True
+
+
+def _budgeted(keyword):
+    @functools.wraps(keyword)
+    def checked(validator, value, instance, schema):
+        deadline = _DEADLINE.get()
+        if deadline is not None and time.perf_counter() > deadline:
+            raise ValidationBudgetExceeded
+        result = keyword(validator, value, instance, schema)
+        if result is not None:
+            yield from result
+
+    return checked
+
+
+_KEYWORDS = dict(Draft202012Validator.VALIDATORS)
+_KEYWORDS.update(
+    pattern=_pattern,
+    patternProperties=_pattern_properties,
+    additionalProperties=_additional_properties,
+)
+_LinearValidator = validators.create(
+    meta_schema=Draft202012Validator.META_SCHEMA,
+    validators={name: _budgeted(keyword) for name, keyword in _KEYWORDS.items()},
+    type_checker=Draft202012Validator.TYPE_CHECKER,
+    format_checker=_FORMATS,
+    id_of=Draft202012Validator.ID_OF,
+    applicable_validators=Draft202012Validator._APPLICABLE_VALIDATORS,
+)
+
+
+class BoundedValidator:
+    """A validator whose `iter_errors` answers within a time budget, for instances of bounded
+    depth; going over either is reported as one validation error at the root."""
+
+    __slots__ = ("schema", "_validator")
+
+    def __init__(self, schema: dict):
+        self.schema = schema
+        self._validator = _LinearValidator(schema, registry=_OFFLINE, format_checker=_FORMATS)
+
+    def iter_errors(self, instance) -> list[ValidationError]:
+        if depth_exceeds(instance, MAX_JSON_DEPTH):
+            return [ValidationError(f"nested deeper than {MAX_JSON_DEPTH} levels")]
+        token = _DEADLINE.set(time.perf_counter() + VALIDATION_BUDGET_SECONDS)
+        errors = []
+        try:
+            for error in self._validator.iter_errors(instance):
+                errors.append(error)
+                if len(errors) >= MAX_ERRORS:
+                    break
+        except ValidationBudgetExceeded:
+            ms = int(VALIDATION_BUDGET_SECONDS * 1000)
+            return [ValidationError(f"validation against the schema took longer than {ms} ms")]
+        except RecursionError:
+            return [ValidationError("the schema recurses without end")]
+        except Unresolvable as exc:
+            return [ValidationError(f"a $ref of the schema cannot be resolved ({exc})")]
+        finally:
+            _DEADLINE.reset(token)
+        return errors
+
+    def is_valid(self, instance) -> bool:
+        return not self.iter_errors(instance)
+
+
+def validator_for(schema: dict) -> BoundedValidator:
+    return BoundedValidator(schema)
 
 
 def external_refs(schema, path: str = "") -> list[str]:
@@ -29,3 +203,144 @@ def external_refs(schema, path: str = "") -> list[str]:
         for i, item in enumerate(schema):
             found.extend(external_refs(item, f"{path}[{i}]"))
     return found
+
+
+# -- checks when a schema is saved -----------------------------------------------------------------
+
+# Keywords that apply a subschema to the same instance (no step down into it): a cycle through
+# only these recurses forever.
+_IN_PLACE_ONE = ("not", "if", "then", "else")
+_IN_PLACE_MANY = ("allOf", "anyOf", "oneOf")
+
+
+def _pointer(path: tuple) -> str:
+    return "#" + "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def _resolve(root, ref: str):
+    """The path of a local JSON-pointer `$ref`, or None when it is not one or does not resolve."""
+    if ref == "#":
+        return ()
+    if not ref.startswith("#/"):
+        return None
+    node, path = root, []
+    for raw in ref[2:].split("/"):
+        part = unquote(raw).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            part = int(part)
+            node = node[part]
+        else:
+            return None
+        path.append(part)
+    return tuple(path)
+
+
+def _node(root, path: tuple):
+    for part in path:
+        root = root[part]
+    return root
+
+
+def _in_place_children(root, path: tuple):
+    node = _node(root, path)
+    if not isinstance(node, dict):
+        return
+    for key in _IN_PLACE_ONE:
+        if isinstance(node.get(key), dict):
+            yield (*path, key)
+    for key in _IN_PLACE_MANY:
+        if isinstance(node.get(key), list):
+            yield from ((*path, key, i) for i in range(len(node[key])))
+    if isinstance(node.get("dependentSchemas"), dict):
+        yield from ((*path, "dependentSchemas", k) for k in node["dependentSchemas"])
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        target = _resolve(root, ref)
+        if target is not None:
+            yield target
+
+
+def _walk(schema, path=()):
+    """Every (path, subschema) of a schema, without recursion."""
+    stack = [(path, schema)]
+    while stack:
+        here, node = stack.pop()
+        yield here, node
+        if isinstance(node, dict):
+            stack.extend(((*here, k), v) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend(((*here, i), v) for i, v in enumerate(node))
+
+
+def _ref_cycle(schema) -> str | None:
+    """The pointer of a subschema that refers back to itself without consuming the instance."""
+    state: dict[tuple, int] = {}  # 1: on the current path, 2: done
+    for start, node in _walk(schema):
+        if not isinstance(node, dict) or start in state:
+            continue
+        stack = [(start, iter(_in_place_children(schema, start)))]
+        state[start] = 1
+        while stack:
+            path, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                state[path] = 2
+                stack.pop()
+            elif state.get(child) == 1:
+                return _pointer(child)
+            elif child not in state:
+                state[child] = 1
+                stack.append((child, iter(_in_place_children(schema, child))))
+    return None
+
+
+# Maps from names to subschemas: their keys are names, not keywords.
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+def schema_problems(schema) -> list[tuple[str, str]]:
+    """(path, message) for each reason a tenant's schema is refused, checked without recursion
+    before anything recursive looks at it."""
+    if depth_exceeds(schema, MAX_JSON_DEPTH):
+        return [("", f"nested deeper than {MAX_JSON_DEPTH} levels")]
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in exc.path)
+        return [(where, exc.message)]
+    problems = []
+    nodes = [
+        (path, node)
+        for path, node in _walk(schema)
+        if isinstance(node, dict) and not (path and path[-1] in _SCHEMA_MAPS)
+    ]
+    has_pattern_properties = any("patternProperties" in node for _, node in nodes)
+    for path, node in nodes:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+        patterns = []
+        if isinstance(node.get("pattern"), str):
+            patterns.append((f"{where}.pattern", node["pattern"]))
+        if isinstance(node.get("patternProperties"), dict):
+            patterns.extend((f"{where}.patternProperties", p) for p in node["patternProperties"])
+        for at, pattern in patterns:
+            try:
+                linear_regex(pattern)
+            except ValueError as exc:
+                problems.append(
+                    (at, f"{pattern!r} is not a regular expression this platform runs ({exc})")
+                )
+        if "unevaluatedProperties" in node and has_pattern_properties:
+            # jsonschema evaluates patternProperties for unevaluatedProperties with Python's
+            # backtracking engine; the combination is refused rather than run that way.
+            problems.append(
+                (
+                    f"{where}.unevaluatedProperties",
+                    "cannot be combined with patternProperties in the same schema",
+                )
+            )
+    cycle = _ref_cycle(schema)
+    if cycle is not None:
+        problems.append(("", f"{cycle} refers back to itself without validating anything"))
+    return problems

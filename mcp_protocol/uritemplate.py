@@ -4,6 +4,8 @@ import re
 from functools import lru_cache
 from urllib.parse import quote, unquote
 
+import re2
+
 _EXPRESSION = re.compile(r"\{([^{}]*)\}")
 _VARSPEC = re.compile(r"^([A-Za-z0-9_.%]+)(\*|:\d{1,4})?$")
 _UNRESERVED = "-._~"
@@ -119,11 +121,66 @@ _VALUE_PATTERN = {
     ".": "[^/?#.]*",
     "/": "[^/?#]*",
 }
+# Characters a value of each operator may contain (None: any), to tell whether the next
+# expression's first character could also be read as part of this one's value.
+_VALUE_EXCLUDES = {
+    "": "/?#,",
+    "+": None,
+    "#": None,
+    ".": "/?#.",
+    "/": "/?#",
+    "?": "#",
+    "&": "#",
+    ";": "/?#",
+}
+MAX_TEMPLATE_LENGTH = 1000
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.dot_nl = True
+_RE2_OPTIONS.log_errors = False
+
+
+def ambiguity(template: str) -> str | None:
+    """Why matching URIs against `template` has no single answer, or None.
+
+    Two expressions with nothing between them can split a URI between their values in more than
+    one way (`{+a}{+b}`), unless the second one starts with a character the first one's values
+    never contain (`{a}{/b}`, `{a}{?q}`); the same holds for the variables inside one expression
+    whose values may contain its separator (`{+a,b}`)."""
+    if len(template) > MAX_TEMPLATE_LENGTH:
+        return f"longer than {MAX_TEMPLATE_LENGTH} characters"
+    parts = _parse(template)
+    previous = None
+    for part in parts:
+        if isinstance(part, str):
+            previous = None
+            continue
+        operator, specs = part
+        first, separator, *_ = _OPERATORS[operator]
+        excludes = _VALUE_EXCLUDES[operator]
+        splits = excludes is None or separator not in excludes
+        if len(specs) > 1 and operator not in ("?", "&", ";") and splits:
+            names = ",".join(name for name, _ in specs)
+            return (
+                f"{{{operator}{names}}}: values may contain the separator {separator!r}, "
+                "so a URI could be split between them in more than one way"
+            )
+        if previous is not None:
+            prev_expression, prev_excludes = previous
+            expression = f"{{{operator}{','.join(name for name, _ in specs)}}}"
+            if not first or prev_excludes is None or first not in prev_excludes:
+                return (
+                    f"{expression} right after {prev_expression}: "
+                    "a URI could be split between them in more than one way; put a literal "
+                    "character between them"
+                )
+        previous = (f"{{{operator}{','.join(name for name, _ in specs)}}}", excludes)
+    return None
 
 
 @lru_cache(maxsize=1024)
 def _matcher(template: str):
-    """A regex for the template, and how to read each group back into variables."""
+    """A linear-time (RE2) regex for the template, and how to read each group into variables."""
     regex = ["^"]
     readers = []  # one per group: ("value", name) or ("pairs", names)
     for part in _parse(template):
@@ -155,7 +212,8 @@ def _matcher(template: str):
         else:
             regex.append("".join(groups))
     regex.append("$")
-    return re.compile("".join(regex), re.DOTALL), tuple(readers)
+    # RE2 has no backtracking: a match costs time linear in the URI, whatever the template.
+    return re2.compile("".join(regex), _RE2_OPTIONS), tuple(readers)
 
 
 def _read_pairs(text: str, separator: str, names) -> dict:
@@ -173,7 +231,7 @@ def _read_pairs(text: str, separator: str, names) -> dict:
 def match(template: str, uri: str) -> dict | None:
     """The variables that expand `template` into `uri`, or None when it cannot."""
     pattern, readers = _matcher(template)
-    found = pattern.match(uri)
+    found = pattern.search(uri)
     if not found:
         return None
     result: dict[str, str] = {}

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from activity.storable import storable_json
 from mcp_protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcp_protocol.pagination import paginate
 from mcp_protocol.versions import STATELESS
@@ -74,6 +75,13 @@ def create_task(
         arguments = {}
     if not isinstance(arguments, dict):
         raise McpError(INVALID_PARAMS, "Tool arguments must be an object")
+    if storable_json(arguments) != arguments:
+        # A task keeps its arguments in Postgres, which cannot hold NUL or lone surrogates;
+        # escaping them would run the tool with other arguments than were sent.
+        raise McpError(
+            INVALID_PARAMS,
+            "Tool arguments with NUL characters or lone surrogates cannot run as a task",
+        )
     ttl = effective_ttl_ms(ttl_ms)
     refuse_without_workers()
     from servers.models import ServerVersion

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import yaml
 from django.db import IntegrityError, transaction
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
-from mcp_protocol.schemas import external_refs
+from mcp_protocol import uritemplate
+from mcp_protocol.schemas import external_refs, schema_problems
 
+from . import documents
 from .models import SLUG_RE, TOOL_NAME_RE, Prompt, Resource, ResourceTemplate, Server, Tool
 
 
@@ -35,52 +35,14 @@ class DefinitionError(Exception):
 # --- loading ------------------------------------------------------------------------------------
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """A safe loader that refuses duplicate keys: the later one would silently win."""
-
-
-def _construct_mapping(loader, node, deep=False):
-    loader.flatten_mapping(node)
-    seen = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            mark = key_node.start_mark
-            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", mark)
-        seen[key] = True
-    return loader.construct_mapping(node, deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-class _DuplicateKey(Exception):
-    pass
-
-
-def _unique_pairs(pairs):
-    seen = {}
-    for key, value in pairs:
-        if key in seen:
-            raise _DuplicateKey(key)
-        seen[key] = value
-    return seen
-
-
 def load_text(text: str, filename: str = "<input>") -> dict:
     """Parse a YAML or JSON document; errors name the line and column."""
     strict_json = filename.lower().endswith(".json")
     if strict_json or text.lstrip().startswith("{"):
         try:
-            data = json.loads(text, object_pairs_hook=_unique_pairs)
-        except _DuplicateKey as exc:
-            raise DefinitionError(
-                f"{filename}: invalid JSON: duplicate key {exc.args[0]!r}"
-            ) from None
-        except json.JSONDecodeError as exc:
-            json_error = DefinitionError(
-                f"{filename}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"
-            )
+            data = documents.load_json(text)
+        except documents.DocumentError as exc:
+            json_error = DefinitionError(f"{exc.where(filename)}: {exc.problem}")
             if strict_json:
                 raise json_error from None
             # `{slug: a, ...}` is a YAML flow mapping, not broken JSON.
@@ -97,14 +59,9 @@ def load_text(text: str, filename: str = "<input>") -> dict:
 
 def _load_yaml(text: str, filename: str):
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{filename}:{mark.line + 1}:{mark.column + 1}" if mark else filename
-        problem = exc.problem or exc.context or "invalid YAML"
-        raise DefinitionError(f"{where}: invalid YAML: {problem}") from None
-    except yaml.YAMLError as exc:
-        raise DefinitionError(f"{filename}: invalid YAML: {exc}") from None
+        return documents.load_yaml(text)
+    except documents.DocumentError as exc:
+        raise DefinitionError(f"{exc.where(filename)}: {exc.problem}") from None
 
 
 def load_file(path) -> dict:
@@ -119,7 +76,9 @@ def load_file(path) -> dict:
 
 
 class _Dumper(yaml.SafeDumper):
-    pass
+    def ignore_aliases(self, data):
+        # A value used twice is written out twice: readers need not follow anchors.
+        return True
 
 
 def _represent_str(dumper, value):
@@ -304,11 +263,10 @@ class _Checker:
     def schema(self, path: str, schema) -> None:
         if not self.kind_of(path, schema, dict, "a mapping (a JSON Schema object)"):
             return
-        try:
-            Draft202012Validator.check_schema(schema)
-        except SchemaError as exc:
-            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in exc.path)
-            self.add(f"{path}{where}", exc.message)
+        problems = schema_problems(schema)
+        for where, message in problems:
+            self.add(f"{path}{where}", message)
+        if problems:
             return
         for where in external_refs(schema):
             self.add(
@@ -534,6 +492,13 @@ def _validate_templates(c: _Checker, templates) -> None:
                 variables.update(v.strip().rstrip("*").split(":")[0] for v in group.split(","))
             if not variables:
                 c.add(f"{path}.uriTemplate", "has no {variable}")
+            else:
+                try:
+                    problem = uritemplate.ambiguity(tpl["uriTemplate"])
+                except uritemplate.UriTemplateError as exc:
+                    problem = str(exc)
+                if problem:
+                    c.add(f"{path}.uriTemplate", f"is refused: {problem}")
         for key in ("name", "title", "description", "mimeType"):
             c.string(path, tpl, key)
         _validate_contents(c, path, tpl, template_ok=True)

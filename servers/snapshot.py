@@ -9,11 +9,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from mcp_protocol import uritemplate
-from mcp_protocol.schemas import external_refs, validator_for
+from mcp_protocol.schemas import BoundedValidator, external_refs, schema_problems, validator_for
 
 from . import kinds, prompts, resources
 from .kinds import workflow
@@ -69,8 +66,8 @@ class CompiledTool:
     wire: dict  # exactly what tools/list shows (a FrozenDict)
     kind: str
     compiled: Any
-    input_validator: Draft202012Validator
-    output_validator: Draft202012Validator | None
+    input_validator: BoundedValidator
+    output_validator: BoundedValidator | None
     task_support: str = "forbidden"
 
 
@@ -145,13 +142,14 @@ def _optional(source: dict, keys) -> dict:
     return {key: source[key] for key in keys if source.get(key) not in (None, "", [], {})}
 
 
-def _validator(schema, where: str) -> Draft202012Validator:
+def _validator(schema, where: str) -> BoundedValidator:
     if not isinstance(schema, dict):
         raise DefinitionError(f"{where}: must be a JSON Schema object")
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        raise DefinitionError(f"{where}: not a valid JSON Schema ({exc.message})") from None
+    problems = schema_problems(schema)
+    if problems:
+        at, message = problems[0]
+        at = f"{at.lstrip('.')}: " if at else ""
+        raise DefinitionError(f"{where}: not a valid JSON Schema ({at}{message})")
     remote = external_refs(schema)
     if remote:
         raise DefinitionError(f"{where}.{remote[0]}: remote $refs are not allowed")

@@ -13,9 +13,11 @@ from typing import Any
 
 import orjson
 from jinja2 import ChainableUndefined, TemplateError, TemplateSyntaxError, Undefined
-from jinja2.sandbox import SandboxedEnvironment
 
 from mcp_protocol.errors import ToolError
+
+from . import template_limits
+from .template_limits import BudgetedSandbox, TemplateLimitError
 
 # A string that is one expression and nothing else keeps the expression's native type.
 _SINGLE_EXPRESSION = re.compile(r"^\{\{(?P<expr>(?:(?!\{\{|\}\}).)*)\}\}$", re.DOTALL)
@@ -37,11 +39,13 @@ def _b64decode(value) -> str:
         raise ValueError(f"b64decode: not base64 ({exc})") from exc
 
 
-def _environment() -> SandboxedEnvironment:
+def _environment() -> BudgetedSandbox:
     # ChainableUndefined: a missing variable (or an attribute of one) renders as "".
-    env = SandboxedEnvironment(undefined=ChainableUndefined, autoescape=False)
-    env.filters["b64encode"] = _b64encode
-    env.filters["b64decode"] = _b64decode
+    env = BudgetedSandbox(undefined=ChainableUndefined, autoescape=False)
+    env.filters["b64encode"] = template_limits.checked_filter("b64encode", _b64encode)
+    env.filters["b64decode"] = template_limits.checked_filter("b64decode", _b64decode)
+    # lipsum(n) builds n paragraphs in one call: nothing a tool needs.
+    env.globals.pop("lipsum", None)
     return env
 
 
@@ -58,7 +62,11 @@ def _short(text: str) -> str:
 
 def _plain(value):
     """A native expression result as plain JSON data, ready for orjson."""
-    if value is None or isinstance(value, bool | int | float):
+    if value is None or isinstance(value, bool | float):
+        return value
+    if isinstance(value, int):
+        if not -(2**63) <= value < 2**64:
+            raise ToolError(f"Template result {_short(str(value))} is too large for a JSON number")
         return value
     if isinstance(value, Undefined):
         return ""
@@ -87,13 +95,31 @@ def _compile_string(text: str) -> Callable[[dict], Any]:
 
     def render(variables: dict) -> Any:
         try:
-            if single:
-                return _plain(expression(**variables))
-            return template.render(variables)
+            with template_limits.budget():
+                if single:
+                    value = expression(**variables)
+                    template_limits.check_weight(value)
+                    return _plain(value)
+                return _render_bounded(template, variables)
+        except TemplateLimitError as exc:
+            raise TemplateLimitError(f"Template {_short(text)!r} failed: {exc}") from None
+        except ToolError:
+            raise
+        except RecursionError:
+            raise ToolError(f"Template {_short(text)!r} failed: it recursed too deeply") from None
         except (TemplateError, ArithmeticError, TypeError, ValueError, LookupError) as exc:
             raise ToolError(f"Template {_short(text)!r} failed: {exc}") from exc
 
     return render
+
+
+def _render_bounded(template, variables: dict) -> str:
+    """`template.render`, with the output counted against the budget as it is produced."""
+    pieces = []
+    for piece in template.generate(variables):
+        template_limits.count_output(piece)
+        pieces.append(piece)
+    return "".join(pieces)
 
 
 def _constant(value):

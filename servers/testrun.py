@@ -68,7 +68,8 @@ def _secrets_used(server, tool: dict) -> list[dict]:
 
 
 async def _masker(server):
-    from vault.resolve import Masker, asecrets_for
+    from vault.masking import Masker
+    from vault.resolve import asecrets_for
 
     live = await asecrets_for(server.organization_id, server.pk)
     test = await asecrets_for(server.organization_id, server.pk, test=True)

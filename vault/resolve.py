@@ -1,13 +1,11 @@
-"""Reading secrets for a call, and masking their values out of any text that leaves the process.
+"""Reading secrets for a call (masking their values out of text lives in vault.masking).
 
 Decrypted values are cached per process, per (organization, server, live/test), and dropped
 when the organization's vault generation in Redis moves (every save or delete of one of its
 secrets bumps it), so a warm call costs one Redis GET and no SQL.
 """
 
-import re
-from collections.abc import Iterable, Iterator, Mapping
-from urllib.parse import quote, quote_plus
+from collections.abc import Iterator, Mapping
 
 from asgiref.sync import sync_to_async
 from django.db import transaction
@@ -18,10 +16,6 @@ from django.dispatch import receiver
 from servers.redis import async_client, sync_client
 
 from .models import Secret
-
-MASK = "***"
-# Shorter values would mask ordinary text ("on", "id") wherever it occurs.
-MIN_MASKED_LENGTH = 3
 
 
 class SecretValues(Mapping):
@@ -94,34 +88,3 @@ def _secret_changed(sender, instance, **kwargs):
     # process keeps a value it re-read before the transaction became visible.
     bump_generation(organization_id)
     transaction.on_commit(lambda: bump_generation(organization_id))
-
-
-class Masker:
-    """Replaces every known secret value (and its URL-encoded forms) with ***."""
-
-    def __init__(self, values: Iterable[str] = ()):
-        self._values = [v for v in values if v]
-        forms: set[str] = set()
-        for value in self._values:
-            if value and len(value) >= MIN_MASKED_LENGTH:
-                forms.update({value, quote(value, safe=""), quote_plus(value)})
-        ordered = sorted(forms, key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
-
-    def add(self, *values: str) -> "Masker":
-        return Masker([*self._values, *values])
-
-    def mask(self, text: str) -> str:
-        if self._pattern is None or not text:
-            return text
-        return self._pattern.sub(MASK, text)
-
-    def mask_data(self, data):
-        """The same structure with every string masked (keys included)."""
-        if isinstance(data, str):
-            return self.mask(data)
-        if isinstance(data, dict):
-            return {self.mask(str(k)): self.mask_data(v) for k, v in data.items()}
-        if isinstance(data, list | tuple):
-            return [self.mask_data(v) for v in data]
-        return data

@@ -19,8 +19,29 @@ POLICY = "; ".join(
     ]
 )
 
-# The browsable API and the admin bring their own scripts and styles; they keep Django's defaults.
+# The API docs (Swagger UI) and the admin bring their own scripts and styles (inline, or from
+# a CDN): they get a policy that still forbids framing, plugins and a foreign <base>.
 EXEMPT_PREFIXES = ("/api/", "/admin/")
+EXEMPT_POLICY = "; ".join(
+    ["object-src 'none'", "base-uri 'self'", "form-action 'self'", "frame-ancestors 'none'"]
+)
+# The HTML info page at /mcp/<slug> (served outside Django): one inline <style>, nothing else.
+INFO_PAGE_POLICY = "; ".join(
+    [
+        "default-src 'none'",
+        "style-src 'unsafe-inline'",
+        "img-src 'self' data: https:",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+    ]
+)
+INFO_PAGE_HEADERS = (
+    ("content-security-policy", INFO_PAGE_POLICY),
+    ("x-frame-options", "DENY"),
+    ("x-content-type-options", "nosniff"),
+    ("referrer-policy", "same-origin"),
+)
 
 
 class ContentSecurityPolicyMiddleware:
@@ -29,10 +50,9 @@ class ContentSecurityPolicyMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
-        if request.path.startswith(EXEMPT_PREFIXES):
-            return response
         if response.get("Content-Type", "").startswith("text/html"):
-            response.setdefault("Content-Security-Policy", POLICY)
+            exempt = request.path.startswith(EXEMPT_PREFIXES)
+            response.setdefault("Content-Security-Policy", EXEMPT_POLICY if exempt else POLICY)
             response.setdefault("Referrer-Policy", "same-origin")
             response.setdefault("X-Content-Type-Options", "nosniff")
         return response

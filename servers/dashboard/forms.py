@@ -5,12 +5,11 @@ and every message lands next to the field it names."""
 import json
 import re
 
-import yaml
 from django import forms
 from django.utils import timezone
 
 from accounts.models import ApiKey
-from servers import kinds
+from servers import documents, kinds
 from servers.definition import validate_definition
 from servers.models import (
     SLUG_RE,
@@ -55,27 +54,23 @@ class StructuredField(forms.CharField):
             return self.empty
         text = str(value)
         try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError as json_error:
+            parsed = documents.load_json(text, unique_keys=False)
+        except documents.DocumentError as json_error:
+            if json_error.line is None:
+                raise forms.ValidationError(f"Not accepted: {json_error.problem}.") from None
+            problem = json_error.problem.removeprefix("invalid JSON: ")
             not_json = forms.ValidationError(
-                f"Not valid JSON: {json_error.msg} (line {json_error.lineno}, "
-                f"column {json_error.colno})."
+                f"Not valid JSON: {problem} (line {json_error.line}, column {json_error.column})."
             )
             if not self.allow_yaml:
                 raise not_json from None
             try:
-                parsed = yaml.safe_load(text)
-            except yaml.YAMLError:
+                parsed = documents.load_yaml(text, unique_keys=False)
+            except documents.DocumentError as exc:
+                if exc.line is None or "alias" in exc.problem:
+                    # Not a typo in the text: what YAML allows and this platform refuses.
+                    raise forms.ValidationError(f"Not accepted: {exc.problem}.") from None
                 raise not_json from None
-            try:
-                # YAML has types JSON lacks (dates, timestamps); the stored value must be JSON.
-                json.dumps(parsed)
-            except (TypeError, ValueError):
-                raise forms.ValidationError(
-                    "Only JSON values are allowed: quote dates and times as strings."
-                ) from None
-        except RecursionError:
-            raise forms.ValidationError("Nested too deeply.") from None
         if not isinstance(parsed, self.expect):
             names = " or ".join("an object" if t is dict else "a list" for t in self.expect)
             raise forms.ValidationError(f"Must be {names}.")

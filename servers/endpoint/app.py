@@ -72,7 +72,7 @@ class McpApp:
         try:
             await route(self, gate, req, tracking_send)
         except Refused as refused:
-            await refused.send(tracking_send, gate.cors_headers() if gate.snapshot else ())
+            await refused.send(tracking_send, gate.cors_headers() if gate.origin_ok else ())
         except Exception:
             log.exception("Unhandled error on %s %s", req.method, req.path)
             if not started:

@@ -73,6 +73,7 @@ class Gate:
         "session_id",
         "session",
         "origin",
+        "origin_ok",
         "background",
     )
 
@@ -86,6 +87,8 @@ class Gate:
         self.session_id = session_header(request)
         self.session: Session | None = None
         self.origin = request.header("origin")
+        # Whether a refusal may carry CORS headers (the Origin passed the server's check).
+        self.origin_ok = False
         self.background = BACKGROUND
 
     def cors_headers(self) -> list[tuple[str, str]]:
@@ -131,20 +134,32 @@ class Gate:
         try:
             snapshot = await get_snapshot(self.slug, server_generation, self.version)
         except DefinitionError:
-            # A stored definition that no longer compiles: the owner has to fix it.
+            # A stored definition that no longer compiles: the owner has to fix it. Only a
+            # caller with a valid key learns it (its organization is unknown without the
+            # definition); everyone else gets the answer of a protected server.
+            if await self._refuse_as_protected(
+                token, digest, cached, key_generation, host, preflight
+            ):
+                return
             raise Refused(503, -32603, "This MCP server's definition is invalid") from None
         if snapshot is None or snapshot.status == "draft":
+            if await self._refuse_as_protected(
+                token, digest, cached, key_generation, host, preflight
+            ):
+                return
             raise Refused(404, -32600, "Unknown MCP server")
         if self.origin and not origin_allowed(self.origin, host, snapshot.allowed_origins):
             raise Refused(403, -32600, "Origin not allowed")
+        self.origin_ok = True
         self.snapshot = snapshot
         if preflight:
             return
-        if snapshot.status == "paused":
-            raise Refused(503, -32603, "This MCP server is paused", [("retry-after", "60")])
 
         if snapshot.auth_mode != "none":
+            # Before the status: an outsider must not learn that a server is paused.
             self.credential = await self._authenticate(token, digest, cached, key_generation)
+        if snapshot.status == "paused":
+            raise Refused(503, -32603, "This MCP server is paused", [("retry-after", "60")])
 
         if snapshot.rate_limit_per_minute:
             await self._count_against_limit(snapshot.rate_limit_per_minute)
@@ -182,7 +197,23 @@ class Gate:
                 [("retry-after", retry_after)],
             )
 
-    async def _authenticate(self, token, digest, cached, key_generation) -> auth.Credential:
+    async def _refuse_as_protected(
+        self, token, digest, cached, key_generation, host: str, preflight: bool
+    ) -> bool:
+        """For a slug with no live server behind it (unknown, draft, or broken): the same answer
+        a protected server gives the same caller, so an outsider cannot tell them apart.
+        Returns True for a preflight whose Origin a server without extra origins would accept
+        (answered 204 like any), False for a caller with a valid key (who then learns what is
+        wrong); raises the refusal for everyone else."""
+        if self.origin and not origin_allowed(self.origin, host, ()):
+            raise Refused(403, -32600, "Origin not allowed")
+        self.origin_ok = True
+        if preflight:
+            return True
+        await self._valid_credential(token, digest, cached, key_generation)
+        return False
+
+    async def _valid_credential(self, token, digest, cached, key_generation) -> auth.Credential:
         challenge = [("www-authenticate", 'Bearer realm="getmcp"')]
         if token is None:
             raise Refused(
@@ -197,6 +228,10 @@ class Gate:
             raise Refused(401, -32600, "Invalid API key", invalid)
         if not credential.usable(time.time()):
             raise Refused(401, -32600, "API key revoked or expired", invalid)
+        return credential
+
+    async def _authenticate(self, token, digest, cached, key_generation) -> auth.Credential:
+        credential = await self._valid_credential(token, digest, cached, key_generation)
         if credential.organization_id != self.snapshot.organization_id:
             # Another organization's key learns nothing, not even that the server exists.
             raise Refused(404, -32600, "Unknown MCP server")

@@ -8,7 +8,9 @@ import orjson
 
 from mcp_protocol.context import NullContext
 from mcp_protocol.jsonrpc import dumps
+from mcp_protocol.limits import MAX_JSON_DEPTH, depth_exceeds
 
+from ..dashboard.csp import INFO_PAGE_HEADERS
 from ..surfaces import discovery, info, openapi, rest, webtools
 from . import calllog
 from .gate import Gate, Refused
@@ -42,16 +44,22 @@ async def read_json(gate: Gate, send):
     if not body.strip():
         return {}, True
     try:
-        return orjson.loads(body), True
+        data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         await respond_json(send, 400, {"error": f"Invalid JSON: {exc}"}, gate.cors_headers())
         return None, False
+    if depth_exceeds(data):
+        message = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        await respond_json(send, 400, {"error": message}, gate.cors_headers())
+        return None, False
+    return data, True
 
 
 async def server_info(gate: Gate, send) -> None:
     if info.wants_html(gate.request.header("accept")):
         page = info.info_page(gate.snapshot, base_url(gate)).encode()
-        await respond(send, 200, page, "text/html; charset=utf-8", gate.cors_headers())
+        headers = [*INFO_PAGE_HEADERS, *gate.cors_headers()]
+        await respond(send, 200, page, "text/html; charset=utf-8", headers)
         return
     await respond_json(
         send, 200, info.server_info(gate.snapshot, base_url(gate)), gate.cors_headers()

@@ -7,8 +7,7 @@ spec would let an uploaded document make the server read arbitrary locations.
 import copy
 from urllib.parse import unquote
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
+from mcp_protocol.schemas import schema_problems as tenant_schema_problems
 
 # OpenAPI-only keywords with no JSON Schema meaning for a tool's arguments.
 _DROPPED = {"xml", "externalDocs", "discriminator", "example", "x-nullable", "nullable"}
@@ -194,9 +193,7 @@ def _allow_null(schema: dict) -> None:
 
 
 def schema_problems(schema: dict) -> list[str]:
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        path = "/".join(str(p) for p in exc.path) or "(root)"
-        return [f"inputSchema at {path}: {exc.message}"]
-    return []
+    return [
+        f"inputSchema at {where.lstrip('.').replace('.', '/') or '(root)'}: {message}"
+        for where, message in tenant_schema_problems(schema)
+    ]

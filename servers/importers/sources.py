@@ -6,23 +6,10 @@ platform's own network.
 
 from pathlib import Path
 
-import orjson
-import yaml
-
+from .. import documents
 from .preview import ImportFailed
 
 MAX_DOCUMENT_BYTES = 10 * 1024 * 1024
-
-
-class _JsonCompatibleLoader(yaml.SafeLoader):
-    """YAML as JSON sees it: `example: 2024-05-01` stays a string, as it would in JSON, instead
-    of becoming a date that no JSON column or client can take."""
-
-
-_JsonCompatibleLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
 
 
 def is_url(text: str) -> bool:
@@ -40,15 +27,13 @@ def parse_text(text: str | bytes, label: str = "document") -> dict:
     if not stripped:
         raise ImportFailed(f"{label}: empty")
     try:
-        data = (
-            orjson.loads(stripped)
-            if stripped[0] in "{["
-            else yaml.load(stripped, Loader=_JsonCompatibleLoader)
-        )  # noqa: S506 - a SafeLoader
-    except orjson.JSONDecodeError as exc:
-        raise ImportFailed(f"{label}: not valid JSON ({exc})") from None
-    except yaml.YAMLError as exc:
-        raise ImportFailed(f"{label}: not valid YAML or JSON ({exc})") from None
+        if stripped[0] in "{[":
+            data = documents.load_json(stripped, unique_keys=False)
+        else:
+            data = documents.load_yaml(stripped, unique_keys=False)
+    except documents.DocumentError as exc:
+        kind = "JSON" if stripped[0] in "{[" else "YAML or JSON"
+        raise ImportFailed(f"{exc.where(label)}: not valid {kind} ({exc.problem})") from None
     if not isinstance(data, dict):
         raise ImportFailed(f"{label}: must be a JSON or YAML mapping at the top level")
     return data

@@ -71,10 +71,9 @@ from urllib.parse import quote, urlencode
 import jmespath
 import jmespath.exceptions
 import orjson
-from jsonschema import Draft202012Validator
 
 from mcp_protocol.errors import ToolError
-from mcp_protocol.schemas import validator_for
+from mcp_protocol.schemas import BoundedValidator, validator_for
 from servers.outbound import BlockedDestination, GuardedResponse, OutboundError, guarded_request
 
 from ..templating import TemplateCompileError, compile_value, render_text
@@ -407,7 +406,7 @@ class HttpTool:
     select: Any
     render_template: Any
     structured: bool
-    output_validator: Draft202012Validator | None
+    output_validator: BoundedValidator | None
     max_bytes: int
     timeout: float
     retries: int
@@ -807,7 +806,7 @@ async def oauth_token(tool: HttpTool, auth: dict, *, test: bool, refresh: bool =
         payload = {}
     token = payload.get("access_token") if isinstance(payload, dict) else None
     if not isinstance(token, str) or not token:
-        from vault.resolve import Masker
+        from vault.masking import Masker
 
         detail = payload.get("error") if isinstance(payload, dict) else None
         detail = f" ({detail[:100]})" if isinstance(detail, str) and detail else ""
@@ -827,7 +826,7 @@ async def oauth_token(tool: HttpTool, auth: dict, *, test: bool, refresh: bool =
 
 
 def _masker(secrets, outbound: Outbound):
-    from vault.resolve import Masker
+    from vault.masking import Masker
 
     return Masker([*secrets.values(), *outbound.sensitive])
 

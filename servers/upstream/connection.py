@@ -22,6 +22,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from mcp_protocol.errors import Cancelled, InputRequired, McpError, ToolError
+from vault.masking import mask
 
 from ..outbound import OutboundError
 from .transport import guarded_http_client
@@ -69,10 +70,7 @@ class Upstream:
         return f"{host}:{parts.port}" if parts.port else host
 
     def mask(self, text: str) -> str:
-        for value in sorted(self.secret_values, key=len, reverse=True):
-            if value and len(value) >= 3:
-                text = text.replace(value, "***")
-        return text
+        return mask(text, self.secret_values)
 
 
 class Relay:

@@ -2,8 +2,9 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from servers.models import Server
+from vault.masking import MASK, Masker
 from vault.models import Secret
-from vault.resolve import MASK, Masker, asecrets_for, secrets_for
+from vault.resolve import asecrets_for, secrets_for
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ import json
 
 from django.http import JsonResponse
 from django.views.decorators.http import require_POST
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
+
+from mcp_protocol.schemas import schema_problems as tenant_schema_problems
 
 from .base import dashboard_view
 
@@ -23,13 +23,9 @@ def schema_problems(text: str, *, must_be_object: bool = True) -> list[dict]:
         return [{"path": "", "message": "The schema is nested too deeply."}]
     if not isinstance(schema, dict):
         return [{"path": "", "message": "A schema must be a JSON object."}]
-    try:
-        Draft202012Validator.check_schema(schema)
-    except RecursionError:
-        return [{"path": "", "message": "The schema is nested too deeply."}]
-    except SchemaError as exc:
-        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in exc.path)
-        return [{"path": where.lstrip("."), "message": exc.message}]
+    problems = tenant_schema_problems(schema)
+    if problems:
+        return [{"path": where.lstrip("."), "message": message} for where, message in problems]
     if must_be_object and schema.get("type") != "object":
         return [{"path": "type", "message": 'An input schema\'s type must be "object".'}]
     return []

@@ -19,10 +19,17 @@ def test_the_login_page_has_it_too(client, db):
 
 
 @modify_settings(MIDDLEWARE={"append": CSP})
-def test_json_answers_and_the_admin_are_left_alone(member_client):
+def test_json_answers_have_none_and_the_admin_a_policy_that_still_forbids_framing(
+    member_client,
+):
     response = member_client.post("/schema/check/", "{}", content_type="application/json")
     assert "Content-Security-Policy" not in response
-    assert "Content-Security-Policy" not in member_client.get("/admin/login/")
+    admin = member_client.get("/admin/login/")
+    assert admin["Content-Security-Policy"] == (
+        "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+    )
+    assert admin["X-Frame-Options"] == "DENY"
+    assert admin["X-Content-Type-Options"] == "nosniff"
 
 
 def test_no_template_has_inline_script_or_style():

@@ -214,11 +214,12 @@ def test_an_unknown_part_type_is_404(member_client, server):
     assert member_client.get(f"/servers/{server.slug}/widgets/new/").status_code == 404
 
 
-def test_yaml_dates_in_a_config_are_refused_not_a_500(member_client, server):
+def test_yaml_dates_in_a_config_stay_the_text_that_was_typed(member_client, server):
     config = "content:\n  - type: text\n    text: 2024-01-01\n"
     response = member_client.post(f"/servers/{server.slug}/tools/new/", tool_post(config=config))
-    assert response.status_code == 400
-    assert "quote dates" in str(response.context["form"].errors["config"])
+    assert response.status_code == 302
+    tool = server.tools.get(name=tool_post()["name"])
+    assert tool.config["content"][0]["text"] == "2024-01-01"
 
 
 def test_a_deeply_nested_schema_is_an_error_not_a_500(member_client, server):
