@@ -79,18 +79,13 @@ class InviteForm(forms.Form):
     email = forms.EmailField()
     role = forms.ChoiceField(choices=Membership.ROLES, initial=Membership.MEMBER)
 
-    def __init__(self, *args, organization, inviter_role, **kwargs):
+    def __init__(self, *args, roles, **kwargs):
         super().__init__(*args, **kwargs)
-        self.organization = organization
-        if inviter_role != Membership.OWNER:
-            # Only owners make owners.
-            self.fields["role"].choices = [c for c in Membership.ROLES if c[0] != Membership.OWNER]
+        # Only the roles the inviter may grant (accounts.policy.grantable_roles).
+        self.fields["role"].choices = roles
 
     def clean_email(self):
-        email = self.cleaned_data["email"].strip().lower()
-        if Membership.objects.filter(organization=self.organization, user__email=email).exists():
-            raise forms.ValidationError("This person is already a member.")
-        return email
+        return self.cleaned_data["email"].strip().lower()
 
 
 class RoleForm(forms.Form):

@@ -5,6 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import PasswordChangeForm
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
 from servers.dashboard.views.base import page
@@ -12,17 +13,26 @@ from servers.dashboard.views.base import page
 from .forms import LoginForm, ProfileForm, SignUpForm
 
 
+def _next(request) -> str:
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    allowed = url_has_allowed_host_and_scheme(
+        target, {request.get_host()}, require_https=request.is_secure()
+    )
+    return target if allowed else ""
+
+
 @require_http_methods(["GET", "POST"])
 def signup(request):
     if request.user.is_authenticated:
         return redirect("dashboard:home")
-    form = SignUpForm(request.POST or None)
+    # An invitation link sends people here with their address filled in (?email=...&next=...).
+    form = SignUpForm(request.POST or None, initial={"email": request.GET.get("email", "")})
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(request, "Welcome! Your personal organization is ready.")
-        return redirect("dashboard:home")
-    return render(request, "accounts/signup.html", {"form": form})
+        return redirect(_next(request) or "dashboard:home")
+    return render(request, "accounts/signup.html", {"form": form, "next": _next(request)})
 
 
 class LoginView(auth_views.LoginView):
