@@ -106,6 +106,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 
 # Accounts: invitations and sign-in throttling (issue 8, part B).
+# Where the file-based e-mail backend writes messages (EMAIL_BACKEND=...filebased.EmailBackend).
+EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH", str(BASE_DIR / "var" / "mail"))
 INVITATION_TTL_DAYS = int(os.environ.get("INVITATION_TTL_DAYS", "7"))
 # Failed logins allowed per account and per source address in one window; then every login
 # for that account (or from that address) is refused, right password or not, until it ends.
