@@ -80,13 +80,17 @@ class ApiMixin:
         if action is not None:
             policy.require(user=self.request.user, org=organization, action=action, obj=obj)
 
-    def perform_create(self, serializer):
-        if self.policy_organization() is None:
-            self.policy_require_for(serializer.validated_data["organization"])
-        serializer.save()
-
     def get_exception_handler(self):
         return exception_handler
+
+
+class OrganizationCreateMixin:
+    """First in a viewset's bases (DRF's CreateModelMixin would otherwise win the MRO): the
+    organization a create names in its body is checked once the body is validated."""
+
+    def perform_create(self, serializer):
+        self.policy_require_for(serializer.validated_data["organization"])
+        serializer.save()
 
 
 class ApiView(ApiMixin, APIView):

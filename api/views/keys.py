@@ -5,13 +5,14 @@ from rest_framework.response import Response
 from accounts.models import ApiKey
 from accounts.policy import Action
 
-from ..base import ScopedViewSet
+from ..base import OrganizationCreateMixin, ScopedViewSet
 from ..models import PersonalAccessToken
 from ..serializers import ApiKeySerializer, NewApiKeySerializer, NewTokenSerializer, TokenSerializer
 from ..text import query_text
 
 
 class KeyViewSet(
+    OrganizationCreateMixin,
     mixins.ListModelMixin,
     mixins.CreateModelMixin,
     mixins.RetrieveModelMixin,

@@ -6,7 +6,7 @@ from rest_framework import mixins, serializers
 from accounts.policy import Action
 from vault.models import Secret
 
-from ..base import ScopedViewSet
+from ..base import OrganizationCreateMixin, ScopedViewSet
 from ..scoping import DefaultOrganization, MemberOrganizationField
 from ..text import query_text
 
@@ -113,6 +113,7 @@ class SecretSerializer(serializers.ModelSerializer):
 
 
 class SecretViewSet(
+    OrganizationCreateMixin,
     mixins.ListModelMixin,
     mixins.CreateModelMixin,
     mixins.RetrieveModelMixin,

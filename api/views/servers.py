@@ -12,7 +12,7 @@ from servers import publishing
 from servers.definition import DefinitionError, export_definition, import_definition
 from servers.models import Server
 
-from ..base import ScopedViewSet
+from ..base import OrganizationCreateMixin, ScopedViewSet
 from ..definition_fields import ServerSerializer, field_errors
 from ..scoping import member_organizations, server_of
 from ..serializers import (
@@ -32,6 +32,7 @@ SERVER_SLUG = OpenApiParameter(
 
 
 class ServerViewSet(
+    OrganizationCreateMixin,
     mixins.ListModelMixin,
     mixins.CreateModelMixin,
     mixins.RetrieveModelMixin,
@@ -107,6 +108,7 @@ class ServerViewSet(
             return request.user.personal_organization()
         organization = member_organizations(request.user).filter(slug=slug).first()
         if organization is None:
+            # The same answer as for an organization that does not exist.
             raise serializers.ValidationError(
                 {"organization": [f"You have no organization slug={slug}."]}
             )
