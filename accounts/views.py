@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods
 
 from servers.dashboard.views.base import page
 
+from . import throttle
 from .forms import LoginForm, ProfileForm, SignUpForm
 
 
@@ -40,6 +41,12 @@ class LoginView(auth_views.LoginView):
     authentication_form = LoginForm
     redirect_authenticated_user = True
 
+    def form_invalid(self, form):
+        response = super().form_invalid(form)
+        if getattr(form, "throttled", False):
+            response.status_code = 429
+        return response
+
 
 class LogoutView(auth_views.LogoutView):
     next_page = reverse_lazy("accounts:login")
@@ -50,6 +57,16 @@ class PasswordResetView(auth_views.PasswordResetView):
     email_template_name = "accounts/email/password_reset.txt"
     subject_template_name = "accounts/email/password_reset_subject.txt"
     success_url = reverse_lazy("accounts:password_reset_done")
+
+    def form_valid(self, form):
+        # Over a limit, no mail is sent but the answer is the same "sent" page as always: it
+        # must not tell whether the address has an account, nor that anything was held back.
+        allowed = throttle.reset_allowed(
+            email=form.cleaned_data["email"], address=throttle.source_address(self.request)
+        )
+        if not allowed:
+            return redirect(self.get_success_url())
+        return super().form_valid(form)
 
 
 class PasswordResetDoneView(auth_views.PasswordResetDoneView):
