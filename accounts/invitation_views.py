@@ -10,18 +10,21 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from servers.dashboard.scoping import memberships, switch_to
 from servers.dashboard.views.base import page
 
 from . import services
-from .models import User
 
 
 def _answer(request, invitation, accept: bool):
     if accept:
-        membership = services.invitation_accept(user=request.user, invitation=invitation)
-        switch_to(request, memberships(request.user).get(pk=membership.pk))
-        messages.success(request, f"You joined {invitation.organization.name}.")
+        services.invitation_accept(user=request.user, invitation=invitation)
+        # The current organization stays what it was: what the user creates next must not
+        # move into the new organization unless they pick it themselves.
+        messages.success(
+            request,
+            f"You joined {invitation.organization.name}. Pick it in the organization menu at "
+            "the top to work in it.",
+        )
         return redirect("dashboard:server_list")
     services.invitation_decline(user=request.user, invitation=invitation)
     messages.success(request, f"Invitation to {invitation.organization.name} declined.")
@@ -38,12 +41,12 @@ def invitation(request, token):
     context = {"invitation": found, "token": token}
     if not request.user.is_authenticated:
         here = request.get_full_path()
-        has_account = User.objects.filter(email__iexact=found.email).exists()
+        # Both ways in are offered whatever the address: the page must not tell a link holder
+        # whether an account exists.
         context["login_url"] = reverse("accounts:login") + "?" + urlencode({"next": here})
         context["signup_url"] = (
             reverse("accounts:signup") + "?" + urlencode({"email": found.email, "next": here})
         )
-        context["has_account"] = has_account
         return render(request, "accounts/invitation.html", context)
     if request.user.email.lower() != found.email.lower():
         context["error"] = (

@@ -138,9 +138,12 @@ def test_an_invitation_never_redirects_the_victims_new_data_into_the_attackers_o
     created = victim_api.post("/api/secrets/", json={"name": f"API_{unique}", "value": "s3cret-1"})
     assert created.status_code == 201, created.text
     assert created.json()["organization"] == p.victim_org.slug
-    # 2. A secret through the dashboard's default organization (a fresh login: no session pick).
+    # 2. A secret through the dashboard's current organization, in the same session that
+    # answered the invitation (accepting does not switch it), and again after a fresh login.
+    saved = victim.post_form("/secrets/", {"name": f"DASH_{unique}", "value": "s3cret-2"})
+    assert saved.status_code == 302, saved.text
     fresh = Browser(live.url, p.victim.email, "victim pass 12")
-    saved = fresh.post_form("/secrets/", {"name": f"DASH_{unique}", "value": "s3cret-2"})
+    saved = fresh.post_form("/secrets/", {"name": f"FRESH_{unique}", "value": "s3cret-3"})
     assert saved.status_code == 302, saved.text
     # 3. A server imported through the API, no organization named.
     imported = victim_api.post(
@@ -166,18 +169,19 @@ def test_an_invitation_never_redirects_the_victims_new_data_into_the_attackers_o
         return {
             "api secret": Secret.objects.get(name=f"API_{unique}").organization_id,
             "dashboard secret": Secret.objects.get(name=f"DASH_{unique}").organization_id,
+            "fresh login secret": Secret.objects.get(name=f"FRESH_{unique}").organization_id,
             "server": Server.objects.get(slug=f"victim-{unique}").organization_id,
             "key": ApiKey.objects.get(created_by=p.victim, name="cli").organization_id,
         }
 
     assert committed(placed) == dict.fromkeys(
-        ["api secret", "dashboard secret", "server", "key"], p.victim_org.pk
+        ["api secret", "dashboard secret", "fresh login secret", "server", "key"], p.victim_org.pk
     )
 
     # The attacker sees none of it, on any surface.
     attacker_api = api_client(live.url, p.attacker_token)
     names = {s["name"] for s in attacker_api.get("/api/secrets/").json()["results"]}
-    assert not names & {f"API_{unique}", f"DASH_{unique}"}
+    assert not names & {f"API_{unique}", f"DASH_{unique}", f"FRESH_{unique}"}
     assert attacker_api.get(f"/api/servers/victim-{unique}/").status_code == 404
     assert "cli" not in {k["name"] for k in attacker_api.get("/api/keys/").json()["results"]}
     assert attacker.http.get(f"/servers/victim-{unique}/").status_code == 404

@@ -55,10 +55,15 @@ def test_an_invitee_signs_up_from_the_link_and_accepts(
     shoot(invitee, "invite-03-link-logged-in")
     invitee.click("button:has-text('Accept and join')")
     expect(invitee).to_have_url(re.compile(r"/servers/$"))
+    org_name = f"owner-{unique}@example.com's organization"
+    # Still in their own organization until they pick the new one.
     expect(invitee.locator("#org-select option:checked")).to_have_text(
-        f"owner-{unique}@example.com's organization"
+        f"{invitee_email}'s organization"
     )
+    expect(invitee.locator(".message", has_text="You joined")).to_be_visible()
     shoot(invitee, "invite-04-joined")
+    invitee.select_option("#org-select", label=org_name)
+    expect(invitee.locator("#org-select option:checked")).to_have_text(org_name)
 
     owner.goto("/organization/members/")
     expect(owner.locator("tr", has_text=invitee_email)).to_contain_text("Member")
