@@ -2,7 +2,7 @@ from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.utils import timezone
 
-from .models import ApiKey, Membership, Organization, User
+from .models import ApiKey, Invitation, Membership, Organization, User
 
 
 class MembershipInline(admin.TabularInline):
@@ -18,8 +18,9 @@ class UserAdmin(BaseUserAdmin):
     list_filter = ["is_active", "is_staff", "is_superuser"]
     search_fields = ["email", "name"]
     readonly_fields = ["date_joined", "last_login"]
+    autocomplete_fields = ["personal_org"]
     fieldsets = [
-        (None, {"fields": ["email", "password", "name"]}),
+        (None, {"fields": ["email", "password", "name", "personal_org"]}),
         ("Permissions", {"fields": ["is_active", "is_staff", "is_superuser", "groups"]}),
         ("Dates", {"fields": ["date_joined", "last_login"]}),
     ]
@@ -42,6 +43,33 @@ class MembershipAdmin(admin.ModelAdmin):
     list_filter = ["role"]
     search_fields = ["user__email", "organization__slug"]
     autocomplete_fields = ["user", "organization"]
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    """Read-only: invitations are sent from the dashboard (the link exists only in the email)."""
+
+    list_display = ["email", "organization", "role", "state", "created_at", "expires_at"]
+    list_filter = ["state", "role"]
+    search_fields = ["email", "organization__slug"]
+    readonly_fields = [
+        "organization",
+        "email",
+        "role",
+        "invited_by",
+        "state",
+        "created_at",
+        "expires_at",
+        "responded_at",
+        "responded_by",
+    ]
+    exclude = ["nonce_digest"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(ApiKey)

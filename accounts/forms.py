@@ -2,6 +2,7 @@ from django import forms
 from django.contrib.auth import password_validation
 from django.contrib.auth.forms import AuthenticationForm
 
+from . import throttle
 from .models import Membership, Organization, User
 
 
@@ -55,6 +56,27 @@ class LoginForm(AuthenticationForm):
         # Addresses are stored lower-cased at sign-up, so Grace@Example.com must still log in.
         return self.cleaned_data["username"].strip().lower()
 
+    def clean(self):
+        """Refuse while the account or the source address is locked (before the password is
+        even checked, so the right one is refused too), and count failures."""
+        email = self.cleaned_data.get("username") or ""
+        address = throttle.source_address(self.request) if self.request else "unknown"
+        wait = throttle.login_blocked(email=email, address=address)
+        if wait:
+            self.throttled = True
+            minutes = max(1, -(-wait // 60))
+            raise forms.ValidationError(
+                "Too many failed attempts for this account or from your network. "
+                f"Try again in {minutes} minute{'s' if minutes != 1 else ''}, "
+                "or reset your password.",
+                code="throttled",
+            )
+        try:
+            return super().clean()
+        except forms.ValidationError:
+            throttle.login_failed(email=email, address=address)
+            raise
+
 
 class ProfileForm(forms.ModelForm):
     class Meta:
@@ -79,18 +101,13 @@ class InviteForm(forms.Form):
     email = forms.EmailField()
     role = forms.ChoiceField(choices=Membership.ROLES, initial=Membership.MEMBER)
 
-    def __init__(self, *args, organization, inviter_role, **kwargs):
+    def __init__(self, *args, roles, **kwargs):
         super().__init__(*args, **kwargs)
-        self.organization = organization
-        if inviter_role != Membership.OWNER:
-            # Only owners make owners.
-            self.fields["role"].choices = [c for c in Membership.ROLES if c[0] != Membership.OWNER]
+        # Only the roles the inviter may grant (accounts.policy.grantable_roles).
+        self.fields["role"].choices = roles
 
     def clean_email(self):
-        email = self.cleaned_data["email"].strip().lower()
-        if Membership.objects.filter(organization=self.organization, user__email=email).exists():
-            raise forms.ValidationError("This person is already a member.")
-        return email
+        return self.cleaned_data["email"].strip().lower()
 
 
 class RoleForm(forms.Form):

@@ -36,6 +36,17 @@ class User(AbstractBaseUser, PermissionsMixin):
     is_active = models.BooleanField(default=True)
     is_staff = models.BooleanField(default=False)
     date_joined = models.DateTimeField(default=timezone.now)
+    # Where the user's own things go when nothing else is named (API and commands without an
+    # organization, the dashboard's first page). Set once at sign-up and never inferred from
+    # memberships: an invitation someone else sends must not change where a user's data lands.
+    personal_org = models.ForeignKey(
+        "accounts.Organization",
+        models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name="personal organization",
+    )
 
     objects = UserManager()
 
@@ -49,7 +60,12 @@ class User(AbstractBaseUser, PermissionsMixin):
         return Organization.objects.filter(memberships__user=self)
 
     def personal_organization(self):
-        return self.organizations().order_by("created_at").first()
+        """The explicit personal organization. If it is gone, or the user no longer belongs to
+        it, a fresh one is made: never another organization the user happens to be in."""
+        org = self.personal_org
+        if org is not None and Membership.objects.filter(organization=org, user=self).exists():
+            return org
+        return Organization.create_personal(self)
 
 
 class Organization(models.Model):
@@ -66,14 +82,17 @@ class Organization(models.Model):
         slug = base
         while cls.objects.filter(slug=slug).exists():
             slug = f"{base}-{secrets.token_hex(3)}"
-        org = cls.objects.create(name=f"{user.email}'s organization", slug=slug)
-        Membership.objects.create(organization=org, user=user, role=Membership.OWNER)
+        with transaction.atomic():
+            org = cls.objects.create(name=f"{user.email}'s organization", slug=slug)
+            Membership.objects.create(organization=org, user=user, role=Membership.OWNER)
+            user.personal_org = org
+            user.save(update_fields=["personal_org"])
         return org
 
 
 class Membership(models.Model):
-    OWNER, ADMIN, MEMBER = "owner", "admin", "member"
-    ROLES = [(OWNER, "Owner"), (ADMIN, "Admin"), (MEMBER, "Member")]
+    OWNER, ADMIN, MEMBER, VIEWER = "owner", "admin", "member", "viewer"
+    ROLES = [(OWNER, "Owner"), (ADMIN, "Admin"), (MEMBER, "Member"), (VIEWER, "Viewer")]
 
     organization = models.ForeignKey(Organization, models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="memberships")
@@ -158,3 +177,49 @@ class ApiKey(models.Model):
             return False
         allowed = [s.pk for s in self.servers.all()]
         return not allowed or server.pk in allowed
+
+
+class Invitation(models.Model):
+    """An offer of membership. Nothing changes for the invited person until they accept it,
+    logged in as the invited address, through the signed link emailed to them
+    (accounts.services.invitation_accept); they may decline it, and the inviting side may
+    revoke it while it is pending. The link's nonce is stored as a digest only."""
+
+    PENDING, ACCEPTED, DECLINED, REVOKED = "pending", "accepted", "declined", "revoked"
+    STATES = [
+        (PENDING, "Pending"),
+        (ACCEPTED, "Accepted"),
+        (DECLINED, "Declined"),
+        (REVOKED, "Revoked"),
+    ]
+
+    organization = models.ForeignKey(Organization, models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    role = models.CharField(max_length=10, choices=Membership.ROLES, default=Membership.MEMBER)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    nonce_digest = models.CharField(max_length=64, unique=True, editable=False)
+    state = models.CharField(max_length=10, choices=STATES, default=PENDING)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    responded_at = models.DateTimeField(null=True, blank=True)
+    responded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "email"],
+                condition=models.Q(state="pending"),
+                name="one_pending_invitation_per_address",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.email} to {self.organization} ({self.state})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.state == self.PENDING and self.expires_at > timezone.now()

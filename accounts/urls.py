@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import invitation_views, views
 
 app_name = "accounts"
 
@@ -17,4 +17,18 @@ urlpatterns = [
     ),
     path("reset/done/", views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
     path("account/", views.account_settings, name="settings"),
+    path("invitations/", invitation_views.invitation_list, name="invitations"),
+    path(
+        "invitations/<int:pk>/accept/",
+        invitation_views.invitation_answer,
+        {"answer": "accept"},
+        name="invitation_accept",
+    ),
+    path(
+        "invitations/<int:pk>/decline/",
+        invitation_views.invitation_answer,
+        {"answer": "decline"},
+        name="invitation_decline",
+    ),
+    path("invitations/<str:token>/", invitation_views.invitation, name="invitation"),
 ]

@@ -5,30 +5,47 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import PasswordChangeForm
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
 from servers.dashboard.views.base import page
 
+from . import throttle
 from .forms import LoginForm, ProfileForm, SignUpForm
+
+
+def _next(request) -> str:
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    allowed = url_has_allowed_host_and_scheme(
+        target, {request.get_host()}, require_https=request.is_secure()
+    )
+    return target if allowed else ""
 
 
 @require_http_methods(["GET", "POST"])
 def signup(request):
     if request.user.is_authenticated:
         return redirect("dashboard:home")
-    form = SignUpForm(request.POST or None)
+    # An invitation link sends people here with their address filled in (?email=...&next=...).
+    form = SignUpForm(request.POST or None, initial={"email": request.GET.get("email", "")})
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(request, "Welcome! Your personal organization is ready.")
-        return redirect("dashboard:home")
-    return render(request, "accounts/signup.html", {"form": form})
+        return redirect(_next(request) or "dashboard:home")
+    return render(request, "accounts/signup.html", {"form": form, "next": _next(request)})
 
 
 class LoginView(auth_views.LoginView):
     template_name = "accounts/login.html"
     authentication_form = LoginForm
     redirect_authenticated_user = True
+
+    def form_invalid(self, form):
+        response = super().form_invalid(form)
+        if getattr(form, "throttled", False):
+            response.status_code = 429
+        return response
 
 
 class LogoutView(auth_views.LogoutView):
@@ -40,6 +57,16 @@ class PasswordResetView(auth_views.PasswordResetView):
     email_template_name = "accounts/email/password_reset.txt"
     subject_template_name = "accounts/email/password_reset_subject.txt"
     success_url = reverse_lazy("accounts:password_reset_done")
+
+    def form_valid(self, form):
+        # Over a limit, no mail is sent but the answer is the same "sent" page as always: it
+        # must not tell whether the address has an account, nor that anything was held back.
+        allowed = throttle.reset_allowed(
+            email=form.cleaned_data["email"], address=throttle.source_address(self.request)
+        )
+        if not allowed:
+            return redirect(self.get_success_url())
+        return super().form_valid(form)
 
 
 class PasswordResetDoneView(auth_views.PasswordResetDoneView):

@@ -28,7 +28,8 @@ def exception_handler(exc, context):
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
-        exc = exceptions.PermissionDenied()
+        # accounts.policy says which role the action takes; keep that message.
+        exc = exceptions.PermissionDenied(str(exc) or None)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

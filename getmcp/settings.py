@@ -109,6 +109,20 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 
+# Accounts: invitations and sign-in throttling (issue 8, part B).
+# Where the file-based e-mail backend writes messages (EMAIL_BACKEND=...filebased.EmailBackend).
+EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH", str(BASE_DIR / "var" / "mail"))
+INVITATION_TTL_DAYS = int(os.environ.get("INVITATION_TTL_DAYS", "7"))
+# Failed logins allowed per account and per source address in one window; then every login
+# for that account (or from that address) is refused, right password or not, until it ends.
+LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "10"))
+LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("LOGIN_FAILURES_PER_ADDRESS", "50"))
+LOGIN_THROTTLE_WINDOW_SECONDS = int(os.environ.get("LOGIN_THROTTLE_WINDOW_SECONDS", "900"))
+# Password-reset requests per target address and per source address in one window.
+PASSWORD_RESETS_PER_ACCOUNT = int(os.environ.get("PASSWORD_RESETS_PER_ACCOUNT", "3"))
+PASSWORD_RESETS_PER_ADDRESS = int(os.environ.get("PASSWORD_RESETS_PER_ADDRESS", "20"))
+PASSWORD_RESET_WINDOW_SECONDS = int(os.environ.get("PASSWORD_RESET_WINDOW_SECONDS", "3600"))
+
 # The MCP endpoint.
 MCP_MAX_BODY_BYTES = int(os.environ.get("MCP_MAX_BODY_BYTES", str(4 * 1024 * 1024)))
 MCP_SESSION_IDLE_SECONDS = int(os.environ.get("MCP_SESSION_IDLE_SECONDS", "3600"))

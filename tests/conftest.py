@@ -193,3 +193,12 @@ def committed(live_database, django_db_blocker):
 @pytest.fixture
 def unique():
     return uuid.uuid4().hex[:10]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttles():
+    """Login and reset counters live in Redis across tests; each test starts with none."""
+    from accounts import throttle
+
+    throttle.clear()
+    yield

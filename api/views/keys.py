@@ -3,14 +3,16 @@ from rest_framework import mixins, status
 from rest_framework.response import Response
 
 from accounts.models import ApiKey
+from accounts.policy import Action
 
-from ..base import ScopedViewSet
+from ..base import OrganizationCreateMixin, ScopedViewSet
 from ..models import PersonalAccessToken
 from ..serializers import ApiKeySerializer, NewApiKeySerializer, NewTokenSerializer, TokenSerializer
 from ..text import query_text
 
 
 class KeyViewSet(
+    OrganizationCreateMixin,
     mixins.ListModelMixin,
     mixins.CreateModelMixin,
     mixins.RetrieveModelMixin,
@@ -27,6 +29,12 @@ class KeyViewSet(
         .order_by("-created_at", "-id")
     )
     serializer_class = ApiKeySerializer
+    policy_actions = {
+        "create": Action.KEY_CREATE,
+        "update": Action.KEY_MANAGE,
+        "partial_update": Action.KEY_MANAGE,
+        "destroy": Action.KEY_MANAGE,
+    }
 
     def get_queryset(self):
         queryset = super().get_queryset()
@@ -43,7 +51,8 @@ class KeyViewSet(
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        key = serializer.save()
+        self.perform_create(serializer)
+        key = serializer.instance
         return Response(NewApiKeySerializer(key, context=self.get_serializer_context()).data, 201)
 
     def perform_destroy(self, key):
@@ -62,6 +71,7 @@ class TokenViewSet(
 
     queryset = PersonalAccessToken.objects.order_by("-created_at", "-id")
     serializer_class = TokenSerializer
+    policy_exempt = True  # the user's own tokens; no organization involved
 
     def get_queryset(self):
         return self.queryset.filter(user=self.request.user)

@@ -1,9 +1,10 @@
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, mixins
+from rest_framework import mixins
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from accounts.models import Membership, Organization
+from accounts.models import Organization
+from accounts.policy import Action
 from activity import queries
 
 from ..base import ScopedViewSet
@@ -21,17 +22,14 @@ class OrganizationViewSet(
     lookup_field = "slug"
     organization_path = ""
     http_method_names = ["get", "patch", "head", "options"]
+    # Retention is the only writable field: a billing-like quota.
+    policy_actions = {"partial_update": Action.ORG_QUOTAS}
 
     def get_queryset(self):
         return self.queryset.filter(memberships__user=self.request.user)
 
-    def perform_update(self, serializer):
-        role = serializer.instance.memberships.get(user=self.request.user).role
-        if role not in (Membership.OWNER, Membership.ADMIN):
-            raise exceptions.PermissionDenied(
-                "Only owners and admins change organization settings."
-            )
-        serializer.save()
+    def policy_object_organization(self, obj):
+        return obj
 
     @extend_schema(parameters=ANALYTICS_PARAMETERS, responses=AnalyticsSerializer)
     @action(detail=True, methods=["get"])

@@ -1,6 +1,7 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins
 
+from accounts.policy import Action
 from servers import definition as d
 
 from ..base import ScopedViewSet
@@ -26,6 +27,15 @@ class PartViewSet(
     """The draft rows of one server; writes are checked by the definition format's rules."""
 
     lookup_value_regex = r"[0-9]+"
+    policy_actions = {
+        "create": Action.SERVER_EDIT,
+        "update": Action.SERVER_EDIT,
+        "partial_update": Action.SERVER_EDIT,
+        "destroy": Action.SERVER_EDIT,
+        "import_api_preview": Action.SERVER_EDIT,
+        "import_api_commit": Action.SERVER_EDIT,
+        "test": Action.SERVER_EDIT,  # runs with the server's test secrets
+    }
 
     @property
     def part(self):
@@ -35,6 +45,14 @@ class PartViewSet(
         if not hasattr(self, "_server"):
             self._server = server_of(self.request.user, self.kwargs["server_slug"])
         return self._server
+
+    def policy_organization(self):
+        if getattr(self, "swagger_fake_view", False):
+            return None
+        return self.server().organization
+
+    def policy_object_organization(self, obj):
+        return self.server().organization
 
     def get_queryset(self):
         model, _, _, related = self.part

@@ -3,9 +3,10 @@ from django.db import IntegrityError, transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers
 
+from accounts.policy import Action
 from vault.models import Secret
 
-from ..base import ScopedViewSet
+from ..base import OrganizationCreateMixin, ScopedViewSet
 from ..scoping import DefaultOrganization, MemberOrganizationField
 from ..text import query_text
 
@@ -112,6 +113,7 @@ class SecretSerializer(serializers.ModelSerializer):
 
 
 class SecretViewSet(
+    OrganizationCreateMixin,
     mixins.ListModelMixin,
     mixins.CreateModelMixin,
     mixins.RetrieveModelMixin,
@@ -124,6 +126,12 @@ class SecretViewSet(
 
     queryset = Secret.objects.select_related("organization", "server").order_by("name", "id")
     serializer_class = SecretSerializer
+    policy_actions = {
+        "create": Action.SECRET_WRITE,
+        "update": Action.SECRET_WRITE,
+        "partial_update": Action.SECRET_WRITE,
+        "destroy": Action.SECRET_WRITE,
+    }
 
     def get_queryset(self):
         queryset = super().get_queryset()

@@ -5,12 +5,14 @@ from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from accounts import policy
+from accounts.policy import Action
 from activity import queries
 from servers import publishing
 from servers.definition import DefinitionError, export_definition, import_definition
 from servers.models import Server
 
-from ..base import ScopedViewSet
+from ..base import OrganizationCreateMixin, ScopedViewSet
 from ..definition_fields import ServerSerializer, field_errors
 from ..scoping import member_organizations, server_of
 from ..serializers import (
@@ -30,6 +32,7 @@ SERVER_SLUG = OpenApiParameter(
 
 
 class ServerViewSet(
+    OrganizationCreateMixin,
     mixins.ListModelMixin,
     mixins.CreateModelMixin,
     mixins.RetrieveModelMixin,
@@ -43,6 +46,14 @@ class ServerViewSet(
     serializer_class = ServerSerializer
     lookup_field = "slug"
     lookup_value_regex = SLUG_PATTERN
+    policy_actions = {
+        "create": Action.SERVER_CREATE,
+        "update": Action.SERVER_SETTINGS,  # auth mode, status, origins, limits, slug
+        "partial_update": Action.SERVER_SETTINGS,
+        "destroy": Action.SERVER_DELETE,
+        "import_": Action.SERVER_CREATE,  # replace=true: SERVER_SETTINGS too, see import_
+        "rollback": Action.SERVER_PUBLISH,
+    }
 
     def get_queryset(self):
         queryset = super().get_queryset()
@@ -73,8 +84,11 @@ class ServerViewSet(
     def import_(self, request):
         """Create (or with replace=true rewrite) a server from a definition document."""
         organization = self._import_organization(request)
+        self.policy_require_for(organization)
         check_json(request.data)
         replace = request.query_params.get("replace", "").lower() in {"1", "true", "yes"}
+        if replace:
+            policy.require(user=request.user, org=organization, action=Action.SERVER_SETTINGS)
         existed = Server.objects.filter(
             slug=str(request.data.get("slug", "")) if isinstance(request.data, dict) else "",
             organization=organization,
@@ -94,6 +108,7 @@ class ServerViewSet(
             return request.user.personal_organization()
         organization = member_organizations(request.user).filter(slug=slug).first()
         if organization is None:
+            # The same answer as for an organization that does not exist.
             raise serializers.ValidationError(
                 {"organization": [f"You have no organization slug={slug}."]}
             )
@@ -127,6 +142,7 @@ class VersionViewSet(
     """Published, immutable versions of a server. POST publishes the current draft."""
 
     serializer_class = VersionSerializer
+    policy_actions = {"create": Action.SERVER_PUBLISH}
     lookup_field = "version"
     lookup_value_regex = r"[0-9]+\.[0-9]+\.[0-9]+"
 
@@ -137,6 +153,11 @@ class VersionViewSet(
             return ServerVersion.objects.none()
         server = server_of(self.request.user, self.kwargs["server_slug"])
         return server.versions.select_related("published_by").order_by("-published_at", "-id")
+
+    def policy_organization(self):
+        if getattr(self, "swagger_fake_view", False):
+            return None
+        return server_of(self.request.user, self.kwargs["server_slug"]).organization
 
     def get_object(self):
         return get_object_or_404(self.get_queryset(), version=self.kwargs["version"])

@@ -2,10 +2,11 @@ import sys
 
 from django.core.management.base import CommandError
 
+from accounts.policy import Action
 from servers.definition import DefinitionError, import_definition, load_file, load_text
 from servers.publishing import publish_import
 
-from .owners import resolve_owner
+from .owners import authorize, resolve_owner
 
 NAME = "import"
 HELP = "Create a server from a YAML/JSON definition file (or replace one with --replace)."
@@ -30,6 +31,9 @@ def add_arguments(parser) -> None:
 
 def handle(command, options) -> None:
     user, org = resolve_owner(options["owner"], options.get("org"))
+    authorize(user, org, Action.SERVER_SETTINGS if options["replace"] else Action.SERVER_CREATE)
+    if not options["draft"]:
+        authorize(user, org, Action.SERVER_PUBLISH)
     try:
         if options["file"] == "-":
             data = load_text(sys.stdin.read(), "<stdin>")

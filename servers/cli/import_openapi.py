@@ -6,11 +6,12 @@ from pathlib import Path
 import orjson
 from django.core.management.base import CommandError
 
+from accounts.policy import Action
 from servers.importers import ImportFailed, commit_import, parse_openapi
 from servers.importers.sources import is_url
 from servers.models import Server
 
-from .owners import resolve_owner
+from .owners import authorize, resolve_owner
 
 NAME = "import-openapi"
 HELP = "Preview or import the operations of an OpenAPI 3.0/3.1 or Swagger 2.0 document as draft http tools."
@@ -59,6 +60,8 @@ def run(command, options, parse) -> None:
     """The shared body of import-openapi and import-postman: `parse(source, organization_id)`."""
     user, _org = resolve_owner(options["owner"])
     server = find_server(user, options["server"])
+    if not options["preview"]:
+        authorize(user, server.organization, Action.SERVER_EDIT)
     try:
         preview = parse(read_source(options["source"]), server.organization_id)
     except ImportFailed as exc:

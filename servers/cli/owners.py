@@ -2,6 +2,7 @@
 
 from django.core.management.base import CommandError
 
+from accounts import policy
 from accounts.models import User
 
 
@@ -16,7 +17,16 @@ def resolve_owner(email: str, org_slug: str | None = None):
         if org is None:
             raise CommandError(f"--org: {email} has no organization {org_slug!r}")
     else:
+        # The explicit personal organization (never inferred from memberships).
         org = user.personal_organization()
-        if org is None:
-            raise CommandError(f"--owner: {email} belongs to no organization; pass --org")
     return user, org
+
+
+def authorize(user, org, action: policy.Action, obj=None) -> None:
+    """The role check of a command (accounts.policy), as a CommandError."""
+    try:
+        policy.require(user=user, org=org, action=action, obj=obj)
+    except policy.NotFound:
+        raise CommandError(f"--owner: {user.email} has no organization {org.slug!r}") from None
+    except policy.PermissionDenied as exc:
+        raise CommandError(f"--owner: {exc}") from None

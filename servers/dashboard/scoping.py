@@ -25,18 +25,16 @@ def membership_or_404(user, organization_slug: str) -> Membership:
 
 
 def current_membership(request) -> Membership:
-    """The membership of the organization stored in the session, else the personal one."""
+    """The membership of the organization stored in the session, else the user's explicit
+    personal one (never whichever organization is oldest: an invitation must not change it)."""
     cached = getattr(request, "_current_membership", None)
     if cached is not None:
         return cached
     mine = memberships(request.user)
     chosen = mine.filter(organization_id=request.session.get(SESSION_KEY)).first()
     if chosen is None:
-        chosen = mine.order_by("organization__created_at", "organization_id").first()
-        if chosen is None:
-            # A user always has a personal organization; recreate it if it was deleted.
-            Organization.create_personal(request.user)
-            chosen = mine.order_by("organization__created_at").first()
+        # personal_organization() recreates it if it was deleted or the user left it.
+        chosen = mine.get(organization=request.user.personal_organization())
         request.session[SESSION_KEY] = chosen.organization_id
     request._current_membership = chosen
     return chosen
@@ -62,7 +60,3 @@ def server_or_404(request, slug: str) -> Server:
     if server.organization_id != request.session.get(SESSION_KEY):
         switch_to(request, memberships(request.user).get(organization_id=server.organization_id))
     return server
-
-
-def can_manage_members(membership: Membership) -> bool:
-    return membership.role in (Membership.OWNER, Membership.ADMIN)

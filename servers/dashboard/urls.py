@@ -58,5 +58,10 @@ urlpatterns = [
     path("organization/members/", orgs.members, name="members"),
     path("organization/members/<int:pk>/role/", orgs.member_role, name="member_role"),
     path("organization/members/<int:pk>/remove/", orgs.member_remove, name="member_remove"),
+    path(
+        "organization/invitations/<int:pk>/revoke/",
+        orgs.invitation_revoke,
+        name="invitation_revoke",
+    ),
     re_path(r"^static/(?P<path>.+)$", assets.static_file, name="static"),
 ]

@@ -5,7 +5,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from accounts.models import ApiKey
-from servers.cli.owners import resolve_owner
+from accounts.policy import Action
+from servers.cli.owners import authorize, resolve_owner
 
 
 def key_state(key: ApiKey) -> str:
@@ -49,6 +50,7 @@ class Command(BaseCommand):
 
     def _create(self, options):
         user, org = resolve_owner(options["owner"], options.get("org"))
+        authorize(user, org, Action.KEY_CREATE)
         servers = []
         for slug in dict.fromkeys(options["servers"]):
             server = org.servers.filter(slug=slug).first()
@@ -114,6 +116,7 @@ class Command(BaseCommand):
         if len(matches) > 1:
             raise CommandError(f"{len(matches)} keys share prefix {options['prefix']!r}")
         key = matches[0]
+        authorize(user, key.organization, Action.KEY_MANAGE, obj=key)
         if key.revoked_at is not None:
             self.stdout.write(f"Key {key.prefix}… was already revoked")
             return

@@ -1,11 +1,15 @@
-"""What every dashboard view shares: login, the current organization, and rendering with it."""
+"""What every dashboard view shares: login, the current organization, the role check, and
+rendering with them."""
 
 from functools import wraps
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
-from ..scoping import can_manage_members, current_membership, memberships
+from accounts import policy
+from accounts.services import invitations_pending_for
+
+from ..scoping import current_membership, memberships
 from ..snippets import endpoint_url
 
 
@@ -22,13 +26,25 @@ def dashboard_view(view):
     return wrapper
 
 
+def authorize(request, action: policy.Action, *, org=None, obj=None) -> None:
+    """The one role check of a dashboard view (accounts.policy decides): 404 outside the
+    organization, 403 when the role does not allow it."""
+    org = org or request.org
+    current = current_membership(request)  # server_or_404 may have switched it
+    membership = current if current.organization_id == org.pk else None
+    policy.require(user=request.user, org=org, action=action, obj=obj, membership=membership)
+
+
 def page(request, template: str, context: dict | None = None, status: int = 200):
     membership = current_membership(request)
+    allowed = policy.allowed(membership.role)
     base = {
         "org": membership.organization,
         "membership": membership,
         "all_memberships": memberships(request.user).order_by("organization__name"),
-        "can_manage_members": can_manage_members(membership),
+        "can": allowed,
+        "can_manage_members": allowed["members_manage"],
+        "invitations_for_me": invitations_pending_for(user=request.user).count(),
     }
     context = {**base, **(context or {})}
     if "server" in context and context["server"] is not None:

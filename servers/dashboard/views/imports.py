@@ -9,11 +9,12 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
+from accounts.policy import Action
 from servers.importers import ImportFailed, commit_import, parse_openapi, parse_postman
 from servers.importers.sources import MAX_DOCUMENT_BYTES, load
 
 from ..scoping import server_or_404
-from .base import dashboard_view, page
+from .base import authorize, dashboard_view, page
 
 
 def _parse(document: dict, organization_id: int):
@@ -52,6 +53,7 @@ def _source(request):
 @require_http_methods(["GET", "POST"])
 def import_tools(request, slug):
     server = server_or_404(request, slug)
+    authorize(request, Action.SERVER_EDIT, org=server.organization)
     context = {"server": server, "values": request.POST}
     if request.method == "POST":
         try:

@@ -2,8 +2,10 @@ from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.policy import Action
+
 from ..forms import ApiKeyForm
-from .base import dashboard_view, page
+from .base import authorize, dashboard_view, page
 
 
 @dashboard_view
@@ -17,6 +19,7 @@ def key_list(request):
 @dashboard_view
 @require_http_methods(["GET", "POST"])
 def key_create(request):
+    authorize(request, Action.KEY_CREATE)
     form = ApiKeyForm(request.POST or None, organization=request.org)
     if request.method == "POST" and form.is_valid():
         key, raw = form.issue(request.user)
@@ -36,6 +39,7 @@ def key_create(request):
 @require_POST
 def key_revoke(request, pk):
     key = get_object_or_404(request.org.api_keys, pk=pk, revoked_at=None)
+    authorize(request, Action.KEY_MANAGE, obj=key)
     key.revoke()
     messages.success(
         request, f"Key “{key.name}” revoked. Clients using it are refused from now on."

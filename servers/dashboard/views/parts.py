@@ -10,12 +10,13 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.policy import Action
 from servers import kinds
 from servers.models import Prompt, Resource, ResourceTemplate, Tool
 
 from ..forms import PromptForm, ResourceForm, ResourceTemplateForm, ToolForm
 from ..scoping import server_or_404
-from .base import dashboard_view, page
+from .base import authorize, dashboard_view, page
 
 # A starting config per kind, put in the editor when the kind changes and the config is empty.
 KIND_EXAMPLES = {
@@ -111,6 +112,7 @@ def _editor(request, server, part, part_type, form, row=None):
 @require_http_methods(["GET", "POST"])
 def part_create(request, slug, part):
     server = server_or_404(request, slug)
+    authorize(request, Action.SERVER_EDIT, org=server.organization)
     part_type = _part_type(part)
     form = part_type.form(request.POST or None, server=server)
     if request.method == "POST" and form.is_valid():
@@ -126,6 +128,8 @@ def part_edit(request, slug, part, pk):
     server = server_or_404(request, slug)
     part_type = _part_type(part)
     row = _row(server, part_type, pk)
+    if request.method == "POST":
+        authorize(request, Action.SERVER_EDIT, org=server.organization)
     form = part_type.form(request.POST or None, instance=row, server=server)
     if request.method == "POST" and form.is_valid():
         row = form.save()
@@ -138,6 +142,7 @@ def part_edit(request, slug, part, pk):
 @require_http_methods(["GET", "POST"])
 def part_delete(request, slug, part, pk):
     server = server_or_404(request, slug)
+    authorize(request, Action.SERVER_EDIT, org=server.organization)
     part_type = _part_type(part)
     row = _row(server, part_type, pk)
     if request.method == "POST":
@@ -155,6 +160,7 @@ def part_delete(request, slug, part, pk):
 @require_POST
 def tool_toggle(request, slug, pk):
     server = server_or_404(request, slug)
+    authorize(request, Action.SERVER_EDIT, org=server.organization)
     tool = get_object_or_404(server.tools, pk=pk)
     tool.enabled = not tool.enabled
     tool.save(update_fields=["enabled"])
@@ -168,6 +174,7 @@ def tool_toggle(request, slug, pk):
 def part_move(request, slug, part, pk):
     """Swap a row with its neighbour; positions are renumbered so ties never stall a move."""
     server = server_or_404(request, slug)
+    authorize(request, Action.SERVER_EDIT, org=server.organization)
     part_type = _part_type(part)
     rows = list(getattr(server, part_type.related).order_by("position", "id"))
     index = next((i for i, r in enumerate(rows) if r.pk == pk), None)

@@ -13,9 +13,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from accounts.models import ApiKey
+from accounts.policy import Action
 
 from ..scoping import server_or_404
-from .base import dashboard_view, page
+from .base import authorize, dashboard_view, page
 
 PLAYGROUND_KEY_TTL = timedelta(hours=1)
 PLAYGROUND_PREFIX = "Playground · "
@@ -39,6 +40,7 @@ def playground(request, slug):
 @require_POST
 def playground_key(request, slug):
     server = server_or_404(request, slug)
+    authorize(request, Action.KEY_CREATE, org=server.organization)
     earlier = ApiKey.objects.filter(
         organization=server.organization,
         created_by=request.user,

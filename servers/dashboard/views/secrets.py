@@ -12,10 +12,11 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.policy import Action
 from servers.models import Tool
 from vault.models import SECRET_NAME_RE, Secret
 
-from .base import dashboard_view, page
+from .base import authorize, dashboard_view, page
 
 REFERENCE = re.compile(r"secrets\.([A-Za-z_][A-Za-z0-9_]{0,63})")
 
@@ -67,6 +68,8 @@ def secret_list(request):
     form = SecretForm(
         request.POST or None, organization=org, initial={"name": request.GET.get("name", "")}
     )
+    if request.method == "POST":
+        authorize(request, Action.SECRET_WRITE)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -94,6 +97,7 @@ def secret_list(request):
 @dashboard_view
 @require_POST
 def secret_delete(request, pk):
+    authorize(request, Action.SECRET_WRITE)
     secret = get_object_or_404(request.org.secrets, pk=pk)
     secret.delete()
     messages.success(request, f"Secret {secret.name} deleted.")

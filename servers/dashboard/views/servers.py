@@ -5,12 +5,13 @@ from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.models import ApiKey
+from accounts.policy import Action
 from servers.models import Server
 
 from .. import stats
 from ..forms import ServerForm
 from ..scoping import server_or_404
-from .base import dashboard_view, page
+from .base import authorize, dashboard_view, page
 from .versions import pending_changes
 
 
@@ -30,6 +31,7 @@ def server_list(request):
 @dashboard_view
 @require_http_methods(["GET", "POST"])
 def server_create(request):
+    authorize(request, Action.SERVER_CREATE)
     form = ServerForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         server = form.save(commit=False)
@@ -63,6 +65,8 @@ def server_detail(request, slug):
 @require_http_methods(["GET", "POST"])
 def server_settings(request, slug):
     server = server_or_404(request, slug)
+    if request.method == "POST":
+        authorize(request, Action.SERVER_SETTINGS, org=server.organization)
     form = ServerForm(request.POST or None, instance=server)
     if request.method == "POST" and form.is_valid():
         server = form.save()
@@ -75,6 +79,7 @@ def server_settings(request, slug):
 @require_http_methods(["GET", "POST"])
 def server_delete(request, slug):
     server = server_or_404(request, slug)
+    authorize(request, Action.SERVER_DELETE, org=server.organization)
     if request.method == "POST":
         if request.POST.get("confirm_slug") != server.slug:
             return page(
@@ -97,6 +102,7 @@ def server_delete(request, slug):
 @require_POST
 def server_status(request, slug):
     server = server_or_404(request, slug)
+    authorize(request, Action.SERVER_STATUS, org=server.organization)
     status = request.POST.get("status")
     if status in dict(Server.STATUSES):
         server.status = status

@@ -8,10 +8,11 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_http_methods
 
+from accounts.policy import Action
 from servers.testrun import DefinitionError, UnknownTool, test_run_sync
 
 from ..scoping import server_or_404
-from .base import dashboard_view, page
+from .base import authorize, dashboard_view, page
 
 
 @dashboard_view
@@ -21,6 +22,7 @@ def tool_test(request, slug, pk):
     tool = get_object_or_404(server.tools, pk=pk)
     if request.method == "GET":
         return page(request, "dashboard/parts/test.html", {"server": server, "tool": tool})
+    authorize(request, Action.SERVER_EDIT, org=server.organization)
     try:
         body = json.loads(request.body or b"{}")
     except (json.JSONDecodeError, RecursionError):

@@ -7,10 +7,11 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.policy import Action
 from servers import publishing
 
 from ..scoping import server_or_404
-from .base import dashboard_view, page
+from .base import authorize, dashboard_view, page
 
 
 def pending_changes(server) -> tuple[object, list[str]]:
@@ -27,6 +28,7 @@ def version_list(request, slug):
     server = server_or_404(request, slug)
     error = None
     if request.method == "POST":
+        authorize(request, Action.SERVER_PUBLISH, org=server.organization)
         wanted = (request.POST.get("version") or "").strip() or None
         try:
             published = publishing.publish(server, wanted, user=request.user)
@@ -55,6 +57,7 @@ def version_list(request, slug):
 @require_POST
 def version_rollback(request, slug, version):
     server = server_or_404(request, slug)
+    authorize(request, Action.SERVER_PUBLISH, org=server.organization)
     try:
         published = publishing.rollback(server, version, user=request.user)
     except publishing.PublishError as exc:

@@ -58,7 +58,7 @@ def test_a_slug_taken_by_any_organization_is_refused(api, outsider_server):
 
 
 def test_a_server_is_created_in_another_of_my_organizations_on_request(api, user, outsider_org):
-    outsider_org.memberships.create(user=user, role="member")
+    outsider_org.memberships.create(user=user, role="admin")
     response = api.post(
         "/api/servers/",
         {"slug": "shared", "name": "s", "organization": outsider_org.slug},

@@ -1,6 +1,6 @@
 from django.core import mail
 
-from accounts.models import Membership, Organization, User
+from accounts.models import Invitation, Membership, Organization, User
 from servers.dashboard.scoping import SESSION_KEY
 
 
@@ -12,22 +12,39 @@ def test_creating_an_organization_makes_me_its_owner_and_switches_to_it(member_c
     assert member_client.session[SESSION_KEY] == org.pk
 
 
-def test_inviting_a_new_person_creates_their_account_and_emails_a_password_link(member_client, org):
+def test_inviting_someone_without_an_account_creates_no_account_and_emails_a_link(
+    member_client, org
+):
     response = member_client.post(
         "/organization/members/", {"email": "bob@example.com", "role": "admin"}
     )
     assert response.status_code == 302
-    bob = User.objects.get(email="bob@example.com")
-    assert not bob.has_usable_password()
-    assert Membership.objects.get(organization=org, user=bob).role == "admin"
+    assert not User.objects.filter(email="bob@example.com").exists()
+    invitation = Invitation.objects.get(organization=org, email="bob@example.com")
+    assert (invitation.state, invitation.role) == ("pending", "admin")
     assert len(mail.outbox) == 1
-    assert "/reset/" in mail.outbox[0].body
+    assert "/invitations/" in mail.outbox[0].body
+    assert "create your account" in mail.outbox[0].body
 
 
-def test_inviting_an_existing_user_adds_them(member_client, org, outsider):
+def test_inviting_an_existing_user_adds_nobody_until_they_accept(member_client, org, outsider):
     member_client.post("/organization/members/", {"email": outsider.email, "role": "member"})
-    assert Membership.objects.filter(organization=org, user=outsider).exists()
-    assert "Log in" in mail.outbox[0].body
+    assert not Membership.objects.filter(organization=org, user=outsider).exists()
+    assert Invitation.objects.get(organization=org, email=outsider.email).state == "pending"
+    assert "log in as this address" in mail.outbox[0].body
+
+
+def test_pending_invitations_are_listed_for_the_inviting_side_with_revoke(member_client, org):
+    member_client.post("/organization/members/", {"email": "bob@example.com", "role": "member"})
+    page = member_client.get("/organization/members/")
+    assert b"bob@example.com" in page.content
+    invitation = Invitation.objects.get(email="bob@example.com")
+    assert f"/organization/invitations/{invitation.pk}/revoke/".encode() in page.content
+    member_client.post(f"/organization/invitations/{invitation.pk}/revoke/")
+    invitation.refresh_from_db()
+    assert invitation.state == "revoked"
+    after = member_client.get("/organization/members/").content
+    assert f"/organization/invitations/{invitation.pk}/revoke/".encode() not in after
 
 
 def test_inviting_a_member_twice_is_an_error_next_to_the_email(member_client, user):
@@ -40,8 +57,8 @@ def test_a_plain_member_cannot_invite(client, org, outsider):
     client.force_login(outsider)
     client.post("/organizations/switch/", {"organization": org.slug})
     response = client.post("/organization/members/", {"email": "eve@example.com", "role": "owner"})
-    assert response.status_code == 404
-    assert not User.objects.filter(email="eve@example.com").exists()
+    assert response.status_code == 403
+    assert not Invitation.objects.filter(email="eve@example.com").exists()
 
 
 def test_an_admin_cannot_make_owners(client, org, outsider):
