@@ -62,7 +62,9 @@ class Tool(ServerPart):
     enabled = models.BooleanField(default=True)
 
     class Meta(ServerPart.Meta):
-        constraints = [models.UniqueConstraint(fields=["server", "name"], name="tool_name_per_server")]
+        constraints = [
+            models.UniqueConstraint(fields=["server", "name"], name="tool_name_per_server")
+        ]
 
     def __str__(self):
         return self.name
@@ -85,7 +87,9 @@ class Resource(ServerPart):
     config = models.JSONField(default=dict, blank=True)
 
     class Meta(ServerPart.Meta):
-        constraints = [models.UniqueConstraint(fields=["server", "uri"], name="resource_uri_per_server")]
+        constraints = [
+            models.UniqueConstraint(fields=["server", "uri"], name="resource_uri_per_server")
+        ]
 
     def __str__(self):
         return self.uri
@@ -123,7 +127,9 @@ class Prompt(ServerPart):
     config = models.JSONField(default=dict, blank=True)
 
     class Meta(ServerPart.Meta):
-        constraints = [models.UniqueConstraint(fields=["server", "name"], name="prompt_name_per_server")]
+        constraints = [
+            models.UniqueConstraint(fields=["server", "name"], name="prompt_name_per_server")
+        ]
 
     def __str__(self):
         return self.name
@@ -143,8 +149,30 @@ class ServerVersion(models.Model):
     class Meta:
         ordering = ["-published_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["server", "version"], name="one_version_number_per_server")
+            models.UniqueConstraint(
+                fields=["server", "version"], name="one_version_number_per_server"
+            )
         ]
 
     def __str__(self):
         return f"{self.server.slug}@{self.version}"
+
+
+class Change(models.Model):
+    """A change the per-process caches must drop, written in the transaction that made it, so it
+    reaches every process even when Redis missed it (see servers/invalidation.py).
+
+    `txid` is the writing transaction's id: a reader that remembers the oldest transaction still
+    running at its last look (its snapshot's xmin) finds every row committed since, in whatever
+    order the writers committed. Rows are pruned after CHANGE_LOG_RETENTION_HOURS.
+    """
+
+    SERVER, KEY, VAULT = "server", "key", "vault"
+
+    kind = models.CharField(max_length=8)
+    subject = models.CharField(max_length=200)
+    txid = models.BigIntegerField(null=True, db_index=True)
+    created_at = models.DateTimeField(db_index=True)
+
+    def __str__(self):
+        return f"{self.kind}:{self.subject}"

@@ -4,9 +4,10 @@ import logging
 import re
 from urllib.parse import unquote
 
+from ..outages import RETRY_AFTER_SECONDS, outage_message, outage_of
 from . import legacy_sse, streamable, surfaces
 from .gate import CORS_ALLOW_HEADERS, Gate, Refused
-from .http import HttpRequest, respond, respond_json
+from .http import BodyTimeout, HttpRequest, respond, respond_json, rpc_error
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,24 @@ class McpApp:
             await route(self, gate, req, tracking_send)
         except Refused as refused:
             await refused.send(tracking_send, gate.cors_headers() if gate.snapshot else ())
-        except Exception:
+        except BodyTimeout:
+            if not started:
+                await respond_json(
+                    send, 408, rpc_error(-32600, "Request body not received in time")
+                )
+        except Exception as exc:
+            service = outage_of(exc)
+            if service is not None:
+                # Redis or Postgres down, hung or restarting: a clean, retryable answer.
+                log.warning("%s %s: %s unavailable: %r", req.method, req.path, service, exc)
+                if not started:
+                    await respond_json(
+                        send,
+                        503,
+                        rpc_error(-32603, outage_message(service)),
+                        [("retry-after", str(RETRY_AFTER_SECONDS))],
+                    )
+                return
             log.exception("Unhandled error on %s %s", req.method, req.path)
             if not started:
                 await respond_json(
@@ -151,7 +169,16 @@ class McpApp:
                 message = f"No webtool {match['slug']} at version {version}"
             body = {"status": "error", "error": {"code": code, "message": message}}
             await respond_json(send, refused.status, body, refused.headers)
-        except Exception:
+        except Exception as exc:
+            service = outage_of(exc)
+            if service is not None:
+                log.warning("%s %s: %s unavailable: %r", req.method, req.path, service, exc)
+                body = {
+                    "status": "error",
+                    "error": {"code": "UNAVAILABLE", "message": outage_message(service)},
+                }
+                await respond_json(send, 503, body, [("retry-after", str(RETRY_AFTER_SECONDS))])
+                return
             log.exception("Unhandled error on %s %s", req.method, req.path)
             body = {
                 "status": "error",
