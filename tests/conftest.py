@@ -101,6 +101,8 @@ class LiveServer:
                 "-m",
                 "uvicorn",
                 "getmcp.asgi:application",
+                "--http",
+                "getmcp.http_protocol:HttpProtocol",
                 "--host",
                 "127.0.0.1",
                 "--port",

@@ -1,8 +1,11 @@
 """The ASGI entry of the hot path: /mcp/... is served here, everything else goes to Django."""
 
+import asyncio
 import logging
 import re
 from urllib.parse import unquote
+
+from django.conf import settings
 
 from ..outages import RETRY_AFTER_SECONDS, outage_message, outage_of
 from . import legacy_sse, streamable, surfaces
@@ -24,6 +27,32 @@ WEBTOOL_CODES = {
 }
 
 
+def bounded_body(receive, timeout: float):
+    """`receive` for Django: the request body must arrive within `timeout` seconds, else Django
+    is told the client went away (it drops the request, uvicorn closes the connection). Later
+    receives (waiting for a disconnect) are not bounded."""
+    deadline = None
+    done = False
+
+    async def bounded():
+        nonlocal deadline, done
+        if done:
+            return await receive()
+        loop = asyncio.get_running_loop()
+        if deadline is None:
+            deadline = loop.time() + timeout
+        try:
+            message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0))
+        except TimeoutError:
+            done = True
+            return {"type": "http.disconnect"}
+        if message["type"] != "http.request" or not message.get("more_body"):
+            done = True
+        return message
+
+    return bounded
+
+
 class McpApp:
     def __init__(self, fallback):
         self.fallback = fallback
@@ -38,6 +67,8 @@ class McpApp:
         if scope["type"] == "http" and scope["path"].startswith("/webtools/"):
             await self.webtools(scope, receive, send)
             return
+        if scope["type"] == "http":
+            receive = bounded_body(receive, settings.HTTP_BODY_TIMEOUT_SECONDS)
         await self.fallback(scope, receive, send)
 
     async def lifespan(self, receive, send):

@@ -3,7 +3,8 @@
 Every test under tests/faults/ carries the `faults` marker (it runs by default, so CI runs it;
 `-m "not faults"` skips it locally). The private Postgres cluster and its migrated template
 database are started once per session; each test gets a fresh database copied from the template
-(a file copy, well under a second) and, if it asks, its own append-only Redis.
+(a file copy, well under a second) with one seeded tenant (`fault_tenant`) and, if it asks,
+its own append-only Redis.
 """
 
 import uuid
@@ -17,6 +18,7 @@ from .harness import (
     PrivateRedis,
     celery_worker,
     django_script,
+    seed_tenant,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -30,14 +32,28 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def fault_postgres():
-    """A private Postgres cluster with a migrated template database (`TEMPLATE`)."""
+def _fault_cluster():
+    """A private Postgres cluster with a migrated template database (`TEMPLATE`) holding one
+    seeded tenant (harness.seed_tenant), and that tenant's secrets."""
     cluster = PrivatePostgres().start()
     try:
-        cluster.create_database(TEMPLATE)
-        yield cluster
+        url = cluster.create_database(TEMPLATE)
+        # Seeded without Redis (in-process fake): each test brings its own, empty Redis.
+        tenant = seed_tenant(database_url=url, redis_url="")
+        yield cluster, tenant
     finally:
         cluster.close()
+
+
+@pytest.fixture(scope="session")
+def fault_postgres(_fault_cluster):
+    return _fault_cluster[0]
+
+
+@pytest.fixture
+def fault_tenant(_fault_cluster, fault_database):
+    """The seeded tenant of `fault_database`: slug, key, key_id, spare_keys, token, email..."""
+    return dict(_fault_cluster[1])
 
 
 @pytest.fixture

@@ -319,6 +319,17 @@ class FaultLiveServer(LiveServer):
             extra_env={"DATABASE_URL": database_url, "REDIS_URL": redis_url, **(extra_env or {})},
         )
 
+    def stop(self):
+        """SIGTERM, then SIGKILL after 3 s: a test that broke a backing service may leave a
+        request hanging, and uvicorn's graceful shutdown would wait for it."""
+        self.process.terminate()
+        try:
+            self.process.wait(3)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(5)
+        self._log.close()
+
     def alive(self) -> bool:
         try:
             httpx.get(self.url + "/mcp/-", timeout=1)
@@ -360,13 +371,16 @@ server = import_definition({
 }, org)
 key, raw = ApiKey.issue(org, "faults key")
 token, raw_token = PersonalAccessToken.issue(user, "faults token")
+# Keys no request has used yet: their first use must read Postgres (a cold call).
+spare = [ApiKey.issue(org, f"spare {i}")[1] for i in range(3)]
 result = {"slug": server.slug, "server_id": server.pk, "key_id": key.pk, "key": raw,
-          "token": raw_token, "email": user.email, "org_id": org.pk}
+          "token": raw_token, "email": user.email, "org_id": org.pk, "spare_keys": spare}
 """
 
 
 def seed_tenant(*, database_url: str, redis_url: str) -> dict:
-    """A user with a server (one `echo` tool, API-key auth), an MCP key and an API token."""
+    """A user with a server (one `echo` tool, API-key auth), an MCP key, three unused spare
+    keys and an API token; the answer holds the raw secrets."""
     return django_script(SEED_TENANT, database_url=database_url, redis_url=redis_url)
 
 

@@ -7,52 +7,57 @@ import time
 
 import httpx
 
-from .harness import seed_tenant
-
 PASSWORD = "long enough password 1"  # harness.SEED_TENANT's
 
 
-def _api(server, tenant, method, path, **kwargs):
+def _api(server, fault_tenant, method, path, **kwargs):
     return httpx.request(
         method,
         f"{server.url}/api/{path}",
-        headers={"authorization": f"Token {tenant['token']}"},
+        headers={"authorization": f"Token {fault_tenant['token']}"},
         timeout=30,
         **kwargs,
     )
 
 
-def _logged_in(server, tenant) -> httpx.Client:
+def _logged_in(server, fault_tenant) -> httpx.Client:
     client = httpx.Client(base_url=server.url, timeout=30)
     page = client.get("/login/")
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)[1]
     response = client.post(
         "/login/",
-        data={"username": tenant["email"], "password": PASSWORD, "csrfmiddlewaretoken": token},
+        data={
+            "username": fault_tenant["email"],
+            "password": PASSWORD,
+            "csrfmiddlewaretoken": token,
+        },
         headers={"referer": f"{server.url}/login/"},
     )
     assert response.status_code == 302, response.text
     return client
 
 
-def test_api_writes_succeed_while_redis_is_down_or_hung(fault_database, fault_redis, start_server):
-    tenant = seed_tenant(database_url=fault_database, redis_url=fault_redis.url())
+def test_api_writes_succeed_while_redis_is_down_or_hung(
+    fault_database, fault_tenant, fault_redis, start_server
+):
     server = start_server(
         database_url=fault_database,
         redis_url=fault_redis.url(),
         extra_env={"REDIS_SOCKET_TIMEOUT_SECONDS": "1"},
     )
     fault_redis.kill()
-    created = _api(server, tenant, "POST", "keys/", json={"name": "made during the outage"})
+    created = _api(server, fault_tenant, "POST", "keys/", json={"name": "made during the outage"})
     assert created.status_code == 201, created.text
-    renamed = _api(server, tenant, "PATCH", f"servers/{tenant['slug']}/", json={"title": "Down"})
+    renamed = _api(
+        server, fault_tenant, "PATCH", f"servers/{fault_tenant['slug']}/", json={"title": "Down"}
+    )
     assert renamed.status_code == 200, renamed.text
 
     fault_redis.start()
     fault_redis.freeze()
     try:
         started = time.monotonic()
-        revoked = _api(server, tenant, "DELETE", f"keys/{created.json()['id']}/")
+        revoked = _api(server, fault_tenant, "DELETE", f"keys/{created.json()['id']}/")
         elapsed = time.monotonic() - started
     finally:
         fault_redis.thaw()
@@ -62,22 +67,21 @@ def test_api_writes_succeed_while_redis_is_down_or_hung(fault_database, fault_re
 
 
 def test_every_api_answer_during_a_postgres_outage_is_a_json_503(
-    fault_postgres, fault_database, fault_redis, start_server
+    fault_postgres, fault_database, fault_tenant, fault_redis, start_server
 ):
-    tenant = seed_tenant(database_url=fault_database, redis_url=fault_redis.url())
     server = start_server(database_url=fault_database, redis_url=fault_redis.url())
-    dashboard = _logged_in(server, tenant)
+    dashboard = _logged_in(server, fault_tenant)
     assert dashboard.get("/", follow_redirects=True).status_code == 200
 
     fault_postgres.stop(mode="immediate")
     try:
         for method, path, body in [
             ("GET", "servers/", None),
-            ("GET", f"servers/{tenant['slug']}/", None),
+            ("GET", f"servers/{fault_tenant['slug']}/", None),
             ("POST", "keys/", {"name": "x"}),
-            ("DELETE", f"keys/{tenant['key_id']}/", None),
+            ("DELETE", f"keys/{fault_tenant['key_id']}/", None),
         ]:
-            response = _api(server, tenant, method, path, json=body)
+            response = _api(server, fault_tenant, method, path, json=body)
             assert response.status_code == 503, (path, response.text)
             assert response.headers["content-type"] == "application/json"
             assert response.headers["retry-after"]
@@ -91,5 +95,5 @@ def test_every_api_answer_during_a_postgres_outage_is_a_json_503(
         assert "Traceback" not in page.text and "OperationalError" not in page.text
     finally:
         fault_postgres.start()
-    assert _api(server, tenant, "GET", "servers/").status_code == 200
+    assert _api(server, fault_tenant, "GET", "servers/").status_code == 200
     assert dashboard.get("/", follow_redirects=True).status_code == 200
