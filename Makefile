@@ -51,7 +51,7 @@ demo: migrate
 run demo: export SITE_URL ?= http://$(HOST):$(PORT)
 
 run: demo
-	$(BIN)/uvicorn getmcp.asgi:application --host $(HOST) --port $(PORT)
+	$(BIN)/uvicorn getmcp.asgi:application --http getmcp.http_protocol:HttpProtocol --host $(HOST) --port $(PORT)
 
 # Only the test and bench targets default to the local Postgres and Redis; `make run` stays embedded.
 test services bench: export DATABASE_URL ?= $(TEST_DATABASE_URL)

@@ -111,6 +111,7 @@ REDIS_HEALTH_CHECK_SECONDS = int(os.environ.get("REDIS_HEALTH_CHECK_SECONDS", "1
 # process re-reads them this often, so they take effect within this bound even when Redis was
 # down when they happened or came back with old data (servers/invalidation.py). 0 disables.
 SECURITY_RECHECK_SECONDS = float(os.environ.get("SECURITY_RECHECK_SECONDS", "2"))
+CHANGE_LOG_RETENTION_HOURS = int(os.environ.get("CHANGE_LOG_RETENTION_HOURS", "24"))
 
 AUTH_USER_MODEL = "accounts.User"
 AUTH_PASSWORD_VALIDATORS = [
@@ -169,6 +170,7 @@ CELERY_BEAT_SCHEDULE = {
     "reap-mcp-tasks": {"task": "mcptasks.reap_tasks", "schedule": 30.0},
     "drain-call-log": {"task": "activity.tasks.drain_call_log", "schedule": 5.0},
     "purge-call-log": {"task": "activity.tasks.purge_call_log", "schedule": 3600.0},
+    "prune-change-log": {"task": "servers.tasks.prune_change_log", "schedule": 3600.0},
 }
 CALL_LOG_RETENTION_DAYS = int(os.environ.get("CALL_LOG_RETENTION_DAYS", "30"))
 # Without a broker the web process runs the whole beat schedule itself (getmcp/embedded_beat.py),

@@ -104,7 +104,8 @@ def test_compose_runs_every_service_with_a_health_check_and_configures_apps_by_e
     for name in APP_SERVICES:
         environment = services[name]["environment"]
         assert {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "ALLOWED_HOSTS"} <= set(environment)
-    assert "uvicorn.workers.UvicornWorker" in " ".join(services["web"]["command"])
+    # uvicorn's worker with the slowloris header deadline (getmcp/http_protocol.py).
+    assert "getmcp.http_protocol.UvicornWorker" in " ".join(services["web"]["command"])
     assert "getmcp.asgi:application" in services["web"]["command"]
     for name in ("web", "worker", "beat"):
         migrate = services[name]["depends_on"]["migrate"]
@@ -117,7 +118,8 @@ def test_make_run_installs_migrates_sets_up_the_demo_and_serves_in_that_order():
     positions = [next(i for i, line in enumerate(commands) if step in line) for step in steps]
     assert positions == sorted(positions)
     assert commands[positions[-1]].endswith(
-        "uvicorn getmcp.asgi:application --host 127.0.0.1 --port 8000"
+        "uvicorn getmcp.asgi:application --http getmcp.http_protocol:HttpProtocol "
+        "--host 127.0.0.1 --port 8000"
     )
 
 
