@@ -105,3 +105,39 @@ def test_a_revocation_redis_never_heard_of_reaches_a_running_server_within_the_b
     )
     assert elapsed < BOUND
     _stays(server, fault_tenant, 401)
+
+
+def test_a_definition_edited_and_a_server_deleted_while_redis_is_down_take_effect_after(
+    fault_database, fault_tenant, fault_redis, start_server
+):
+    server = start_server(database_url=fault_database, redis_url=fault_redis.url())
+    slug = fault_tenant["slug"]
+
+    def description() -> str | None:
+        response = mcp_call(server.url, slug, fault_tenant["key"], method="tools/list")
+        if response.status_code != 200:
+            return None
+        return answer_of(response)["result"]["tools"][0]["description"]
+
+    assert description() == "Echo a message back."
+    tools = api(server, fault_tenant, "GET", f"servers/{slug}/tools/").json()
+    tool_id = (tools["results"] if isinstance(tools, dict) else tools)[0]["id"]
+
+    fault_redis.kill()
+    edited = api(
+        server, fault_tenant, "PATCH", f"servers/{slug}/tools/{tool_id}/",
+        json={"description": "Edited while Redis was down."},
+    )  # fmt: skip
+    assert edited.status_code == 200, edited.text
+    fault_redis.start()
+    started = time.monotonic()
+    wait_until(lambda: description() == "Edited while Redis was down.", timeout=BOUND * 3)
+    edited_after = time.monotonic() - started
+
+    fault_redis.kill()
+    deleted = api(server, fault_tenant, "DELETE", f"servers/{slug}/")
+    assert deleted.status_code == 204, deleted.text
+    fault_redis.start()
+    gone_after = _wait_for_status(server, fault_tenant, 404)
+    print(f"\nedit served after {edited_after:.2f} s, deletion enforced after {gone_after:.2f} s")
+    assert edited_after < BOUND and gone_after < BOUND
