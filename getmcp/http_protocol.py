@@ -61,8 +61,10 @@ class HeaderDeadline:
 
     def _header_deadline_passed(self) -> None:
         self._header_timer = None
+        if self.transport.is_closing() or self.transport.get_protocol() is not self:
+            return  # closed already, or upgraded to another protocol (websocket)
         in_progress = self.cycle is not None and not self.cycle.response_complete
-        if self.cycle is self._armed_cycle and not in_progress and not self.transport.is_closing():
+        if self.cycle is self._armed_cycle and not in_progress:
             self.transport.close()
 
 
