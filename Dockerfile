@@ -23,5 +23,5 @@ USER getmcp
 
 EXPOSE 8000
 
-CMD ["gunicorn", "getmcp.asgi:application", "-k", "uvicorn.workers.UvicornWorker", \
+CMD ["gunicorn", "getmcp.asgi:application", "-k", "getmcp.http_protocol.UvicornWorker", \
      "--bind", "0.0.0.0:8000", "--workers", "2", "--access-logfile", "-"]

@@ -89,6 +89,34 @@ if os.environ.get("TEST_DB_NAME"):
 # Empty means embedded mode: fakeredis in-process, Celery tasks on an in-process executor.
 REDIS_URL = os.environ.get("REDIS_URL", "")
 
+# -- Outages: timeouts and health checks on every Postgres and Redis connection -----------------
+# A connection broken by a Postgres restart is noticed (one cheap ping after each idle period)
+# and replaced instead of failing requests until the process restarts.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    DATABASE_CONNECT_TIMEOUT_SECONDS = int(os.environ.get("DATABASE_CONNECT_TIMEOUT_SECONDS", "5"))
+    # Server-side cap on any one statement (0: none), so a stuck query frees its connection.
+    DATABASE_STATEMENT_TIMEOUT_MS = int(os.environ.get("DATABASE_STATEMENT_TIMEOUT_MS", "30000"))
+    _db_options = DATABASES["default"].setdefault("OPTIONS", {})
+    _db_options.setdefault("connect_timeout", DATABASE_CONNECT_TIMEOUT_SECONDS)
+    if DATABASE_STATEMENT_TIMEOUT_MS:
+        _db_options["options"] = (
+            f"{_db_options.get('options', '')} -c statement_timeout={DATABASE_STATEMENT_TIMEOUT_MS}"
+        ).strip()
+# How long the MCP endpoint waits for one database call before answering a clean error (the
+# database may be frozen, where no server-side timeout fires).
+MCP_DATABASE_TIMEOUT_SECONDS = float(os.environ.get("MCP_DATABASE_TIMEOUT_SECONDS", "10"))
+# Redis: each reply (blocking commands get their own block time on top), each connect, and the
+# idle time after which a pooled connection is pinged before reuse.
+REDIS_SOCKET_TIMEOUT_SECONDS = float(os.environ.get("REDIS_SOCKET_TIMEOUT_SECONDS", "3"))
+REDIS_CONNECT_TIMEOUT_SECONDS = float(os.environ.get("REDIS_CONNECT_TIMEOUT_SECONDS", "2"))
+REDIS_HEALTH_CHECK_SECONDS = int(os.environ.get("REDIS_HEALTH_CHECK_SECONDS", "15"))
+# Revocations, pauses, deletions and definition changes are also recorded in Postgres; each
+# process re-reads them this often, so they take effect within this bound even when Redis was
+# down when they happened or came back with old data (servers/invalidation.py). 0 disables.
+SECURITY_RECHECK_SECONDS = float(os.environ.get("SECURITY_RECHECK_SECONDS", "2"))
+CHANGE_LOG_RETENTION_HOURS = int(os.environ.get("CHANGE_LOG_RETENTION_HOURS", "24"))
+
 AUTH_USER_MODEL = "accounts.User"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -136,6 +164,11 @@ MCP_REQUEST_STATE_SECRET = os.environ.get("MCP_REQUEST_STATE_SECRET", SECRET_KEY
 MCP_REQUEST_STATE_TTL_SECONDS = int(os.environ.get("MCP_REQUEST_STATE_TTL_SECONDS", "3600"))
 # Origins accepted on every server in addition to same-origin requests.
 MCP_ALLOWED_ORIGINS = env_list("MCP_ALLOWED_ORIGINS")
+# -- Slow clients (slowloris): a request's headers, and then its body, must arrive in time ------
+# Headers: enforced by getmcp.http_protocol (uvicorn has no header timeout of its own); the body:
+# by the ASGI app, for /mcp/ and Django alike (a 408, or the connection closed).
+HTTP_HEADER_TIMEOUT_SECONDS = float(os.environ.get("HTTP_HEADER_TIMEOUT_SECONDS", "10"))
+HTTP_BODY_TIMEOUT_SECONDS = float(os.environ.get("HTTP_BODY_TIMEOUT_SECONDS", "30"))
 
 # Secrets at rest: Fernet keys, newest first (older ones still decrypt; see vault/README.md).
 SECRETS_KEYS = env_list("SECRETS_KEYS")
@@ -155,6 +188,7 @@ CELERY_BEAT_SCHEDULE = {
     "reap-mcp-tasks": {"task": "mcptasks.reap_tasks", "schedule": 30.0},
     "drain-call-log": {"task": "activity.tasks.drain_call_log", "schedule": 5.0},
     "purge-call-log": {"task": "activity.tasks.purge_call_log", "schedule": 3600.0},
+    "prune-change-log": {"task": "servers.tasks.prune_change_log", "schedule": 3600.0},
 }
 CALL_LOG_RETENTION_DAYS = int(os.environ.get("CALL_LOG_RETENTION_DAYS", "30"))
 # Without a broker the web process runs the whole beat schedule itself (getmcp/embedded_beat.py),

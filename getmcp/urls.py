@@ -7,3 +7,6 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("servers.dashboard.urls")),
 ]
+
+# JSON under /api/, a plain page elsewhere; 503 with Retry-After when Redis or Postgres is out.
+handler500 = "api.errors.server_error"

@@ -4,9 +4,8 @@ task's input requests to the client the session-era way (as requests on the task
 
 import asyncio
 
-from asgiref.sync import sync_to_async
-
 from mcp_protocol.errors import INTERNAL_ERROR, McpError
+from servers.db import run as run_db
 
 from .lifecycle import update_task, wait_for_task
 from .models import Task
@@ -32,7 +31,7 @@ async def core_task_result(
         if task.status == Task.INPUT_REQUIRED:
             for key, request in task.input_requests.items():
                 answer = await ctx.request(key, request["method"], request.get("params") or {})
-                await sync_to_async(update_task)(task, {key: answer})
+                await run_db(update_task, task, {key: answer})
             continue
         if remaining <= 0:
             raise McpError(INTERNAL_ERROR, "Timed out waiting for the task", {"taskId": task_id})

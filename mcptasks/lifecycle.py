@@ -226,12 +226,12 @@ async def wait_for_task(
 ) -> Task:
     """Poll until the task reaches one of `statuses` (2025-11-25 `tasks/result` blocks on this)
     or `timeout` seconds pass; returns the task as it then is."""
-    from asgiref.sync import sync_to_async
+    from servers.db import run as run_db
 
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
-        task = await sync_to_async(get_task)(task_id, organization_id, credential)
+        task = await run_db(get_task, task_id, organization_id, credential)
         if task.status in statuses or loop.time() >= deadline:
             return task
         await asyncio.sleep(min(task.poll_interval_ms / 1000, max(deadline - loop.time(), 0)))

@@ -125,7 +125,7 @@ start_server() {
   BASE=http://localhost:$PORT
   export SITE_URL=$BASE
   log "serving on $BASE (log: ${RESULTS#"$ROOT"/}/server.log)"
-  "$PY" -m uvicorn getmcp.asgi:application --host 127.0.0.1 --port "$PORT" \
+  "$PY" -m uvicorn getmcp.asgi:application --http getmcp.http_protocol:HttpProtocol --host 127.0.0.1 --port "$PORT" \
     --workers "$CONFORMANCE_WORKERS" --log-level warning >"$RESULTS/server.log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 240); do

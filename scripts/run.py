@@ -42,9 +42,14 @@ def url_host(host: str) -> str:
         return "127.0.0.1"
 
 
+# The header deadline against slow clients lives in getmcp.http_protocol (see docs/architecture.md).
+UVICORN_HTTP = ["--http", "getmcp.http_protocol:HttpProtocol"]
+
+
 def commands(host: str, port: int, workers: int, schedule: Path) -> dict[str, list[str]]:
     python = sys.executable
-    web = [python, "-m", "uvicorn", "getmcp.asgi:application", "--host", host, "--port", str(port)]
+    web = [python, "-m", "uvicorn", "getmcp.asgi:application", *UVICORN_HTTP, "--host", host]
+    web += ["--port", str(port)]
     if workers > 1:
         web += ["--workers", str(workers)]
     if not os.environ.get("REDIS_URL"):

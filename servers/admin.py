@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Prompt, Resource, ResourceTemplate, Server, ServerVersion, Tool
+from .models import Change, Prompt, Resource, ResourceTemplate, Server, ServerVersion, Tool
 
 
 class PartInline(admin.StackedInline):
@@ -93,6 +93,23 @@ class ServerVersionAdmin(admin.ModelAdmin):
     list_display = ["server", "version", "published_at", "published_by"]
     search_fields = ["server__slug", "version"]
     readonly_fields = ["server", "version", "definition", "published_at", "published_by"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Change)
+class ChangeAdmin(admin.ModelAdmin):
+    """The change log every process re-reads (servers/invalidation.py): read-only, for
+    operators checking that a revocation or pause was recorded."""
+
+    list_display = ["created_at", "kind", "subject", "txid"]
+    list_filter = ["kind"]
+    search_fields = ["subject"]
+    ordering = ["-id"]
 
     def has_add_permission(self, request):
         return False

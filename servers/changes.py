@@ -1,7 +1,9 @@
 """After a definition or key changes: bump generations so every process drops its cached copy,
 and tell the open sessions of that server that a list changed.
 
-Everything runs after the transaction commits, so no process can re-cache the old rows.
+Everything in Redis runs after the transaction commits, so no process can re-cache the old rows,
+and only as a best effort: while Redis is down the change still succeeds, and the `Change` row
+written in the same transaction (servers.invalidation) reaches every process once it is back.
 """
 
 import orjson
@@ -12,8 +14,10 @@ from django.dispatch import receiver
 
 from accounts.models import ApiKey
 
+from . import invalidation
 from . import keys as rkeys
-from .models import Prompt, Resource, ResourceTemplate, Server, ServerVersion, Tool
+from .models import Change, Prompt, Resource, ResourceTemplate, Server, ServerVersion, Tool
+from .outages import best_effort
 from .redis import sync_client
 
 LIST_CHANGED = {
@@ -30,11 +34,11 @@ LIST_CHANGED = {
 
 
 def bump_server(slug: str) -> None:
-    sync_client().incr(rkeys.server_generation(slug))
+    best_effort(sync_client().incr, rkeys.server_generation(slug))
 
 
 def bump_key(digest: str) -> None:
-    sync_client().incr(rkeys.key_generation(digest))
+    best_effort(sync_client().incr, rkeys.key_generation(digest))
 
 
 def _live_sessions(client, members_key: str) -> list[str]:
@@ -106,7 +110,7 @@ def _server_going(sender, instance, **kwargs):
     # must not widen to every server, and its open sessions (and their streams) must end.
     ApiKey.revoke_keys_only_for(instance)
     server_id = instance.pk
-    transaction.on_commit(lambda: end_sessions(server_id))
+    transaction.on_commit(lambda: best_effort(end_sessions, server_id))
 
 
 def end_sessions(server_id: int) -> None:
@@ -122,24 +126,27 @@ def end_sessions(server_id: int) -> None:
 
 @receiver(post_save, sender=Server)
 @receiver(post_delete, sender=Server)
-def _server_changed(sender, instance, **kwargs):
+def _server_changed(sender, instance, using="default", **kwargs):
     slugs = {instance.slug, getattr(instance, "_old_slug", None)} - {None}
+    for slug in slugs:
+        invalidation.record(Change.SERVER, slug, using)
     transaction.on_commit(lambda: [bump_server(s) for s in slugs])
 
 
-def _part_changed(sender, instance, **kwargs):
+def _part_changed(sender, instance, using="default", **kwargs):
     server_id = instance.server_id
     try:
         slug = instance.server.slug
     except Server.DoesNotExist:
         return
     uri = getattr(instance, "uri", None) if sender is Resource else None
+    invalidation.record(Change.SERVER, slug, using)
 
     def after_commit():
         bump_server(slug)
-        notify_sessions(server_id, LIST_CHANGED[sender])
+        best_effort(notify_sessions, server_id, LIST_CHANGED[sender])
         if uri and not kwargs.get("created", False):
-            notify_resource_updated(server_id, uri)
+            best_effort(notify_resource_updated, server_id, uri)
 
     transaction.on_commit(after_commit)
 
@@ -151,13 +158,15 @@ for _model in LIST_CHANGED:
 
 @receiver(post_save, sender=ApiKey)
 @receiver(post_delete, sender=ApiKey)
-def _key_changed(sender, instance, **kwargs):
+def _key_changed(sender, instance, using="default", **kwargs):
     digest = instance.digest
+    invalidation.record(Change.KEY, digest, using)
     transaction.on_commit(lambda: bump_key(digest))
 
 
 @receiver(m2m_changed, sender=ApiKey.servers.through)
-def _key_servers_changed(sender, instance, action, **kwargs):
+def _key_servers_changed(sender, instance, action, using="default", **kwargs):
     if action.startswith("post_") and isinstance(instance, ApiKey):
         digest = instance.digest
+        invalidation.record(Change.KEY, digest, using)
         transaction.on_commit(lambda: bump_key(digest))

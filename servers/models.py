@@ -156,3 +156,23 @@ class ServerVersion(models.Model):
 
     def __str__(self):
         return f"{self.server.slug}@{self.version}"
+
+
+class Change(models.Model):
+    """A change the per-process caches must drop, written in the transaction that made it, so it
+    reaches every process even when Redis missed it (see servers/invalidation.py).
+
+    `txid` is the writing transaction's id: a reader that remembers the oldest transaction still
+    running at its last look (its snapshot's xmin) finds every row committed since, in whatever
+    order the writers committed. Rows are pruned after CHANGE_LOG_RETENTION_HOURS.
+    """
+
+    SERVER, KEY, VAULT = "server", "key", "vault"
+
+    kind = models.CharField(max_length=8)
+    subject = models.CharField(max_length=200)
+    txid = models.BigIntegerField(null=True, db_index=True)
+    created_at = models.DateTimeField(db_index=True)
+
+    def __str__(self):
+        return f"{self.kind}:{self.subject}"

@@ -1,17 +1,94 @@
-"""The Redis clients: the real server when REDIS_URL is set, an in-process fakeredis otherwise."""
+"""The Redis clients: the real server when REDIS_URL is set, an in-process fakeredis otherwise.
+
+Every command has a deadline, so a hung Redis (frozen, partitioned) turns into a
+`redis.TimeoutError` the caller answers cleanly instead of a request that never ends:
+
+- connecting is bounded by REDIS_CONNECT_TIMEOUT_SECONDS and each reply by
+  REDIS_SOCKET_TIMEOUT_SECONDS;
+- a blocking command (BLPOP, XREAD BLOCK, ...) waits as long as it asked the server to block,
+  plus that same socket timeout (`TimedConnection` reads the block time from the command);
+- a pooled connection that died with a Redis restart is replaced and the command sent again
+  once (`Retry` on ConnectionError only: retrying on a timeout would multiply the wait), and
+  connections idle for REDIS_HEALTH_CHECK_SECONDS are pinged before reuse.
+"""
 
 import asyncio
+import math
 import weakref
 
 import redis
 import redis.asyncio as aioredis
 from django.conf import settings
+from redis.asyncio.connection import Connection, SSLConnection
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
 
 _sync_client = None
 _async_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis]" = (
     weakref.WeakKeyDictionary()
 )
 _fake_server = None
+
+# Errors a caller may meet when Redis is down or hung; the endpoint answers them with a 503.
+UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError)
+
+BLOCKING_LAST_ARG = {b"BLPOP", b"BRPOP", b"BRPOPLPUSH", b"BLMOVE", b"BZPOPMIN", b"BZPOPMAX"}
+BLOCKING_FIRST_ARG = {b"BLMPOP", b"BZMPOP"}
+BLOCK_OPTION = {b"XREAD", b"XREADGROUP"}
+
+
+def _upper(value) -> bytes:
+    if isinstance(value, str):
+        value = value.encode()
+    return value.upper() if isinstance(value, bytes) else b""
+
+
+def blocking_seconds(args) -> float | None:
+    """How long a command asks the server to block (math.inf for "forever"), or None for an
+    ordinary command. Only the first word of a multi-word name is looked at (none block)."""
+    if not args:
+        return None
+    name = _upper(args[0])
+    try:
+        if name in BLOCKING_LAST_ARG:
+            seconds = float(args[-1])
+        elif name in BLOCKING_FIRST_ARG:
+            seconds = float(args[1])
+        elif name in BLOCK_OPTION:
+            upper = [_upper(arg) for arg in args]
+            if b"BLOCK" not in upper:
+                return None
+            seconds = float(args[upper.index(b"BLOCK") + 1]) / 1000
+        else:
+            return None
+    except (IndexError, TypeError, ValueError):
+        return None
+    return math.inf if seconds == 0 else seconds
+
+
+class _TimedReads:
+    """Gives the reply of a blocking command the time it asked for, plus the socket timeout."""
+
+    _block_for: float | None = None
+
+    async def send_command(self, *args, **kwargs):
+        self._block_for = blocking_seconds(args)
+        await super().send_command(*args, **kwargs)
+
+    async def read_response(self, disable_decoding=False, timeout=None, **kwargs):
+        block_for, self._block_for = self._block_for, None
+        if timeout is None and block_for is not None:
+            timeout = block_for + (self.socket_timeout or 0)
+        return await super().read_response(disable_decoding, timeout, **kwargs)
+
+
+class TimedConnection(_TimedReads, Connection):
+    pass
+
+
+class TimedSSLConnection(_TimedReads, SSLConnection):
+    pass
 
 
 def is_embedded() -> bool:
@@ -27,6 +104,18 @@ def _fake():
     return _fake_server
 
 
+def _common_options() -> dict:
+    return {
+        "socket_timeout": settings.REDIS_SOCKET_TIMEOUT_SECONDS,
+        "socket_connect_timeout": settings.REDIS_CONNECT_TIMEOUT_SECONDS,
+        "health_check_interval": settings.REDIS_HEALTH_CHECK_SECONDS,
+    }
+
+
+def _backoff():
+    return ExponentialBackoff(cap=0.2, base=0.02)
+
+
 def sync_client() -> redis.Redis:
     global _sync_client
     if _sync_client is None:
@@ -35,7 +124,11 @@ def sync_client() -> redis.Redis:
 
             _sync_client = fakeredis.FakeRedis(server=_fake())
         else:
-            _sync_client = redis.Redis.from_url(settings.REDIS_URL)
+            _sync_client = redis.Redis.from_url(
+                settings.REDIS_URL,
+                retry=Retry(_backoff(), 1, supported_errors=(redis.ConnectionError,)),
+                **_common_options(),
+            )
     return _sync_client
 
 
@@ -49,12 +142,19 @@ def async_client() -> aioredis.Redis:
 
             client = fakeredis.FakeAsyncRedis(server=_fake())
         else:
-            # No read timeout: BLPOP and XREAD BLOCK wait on purpose, bounded by their own timeouts.
+            options = {}
+            if settings.REDIS_URL.startswith(("redis://", "rediss://")):
+                options["connection_class"] = (
+                    TimedSSLConnection
+                    if settings.REDIS_URL.startswith("rediss://")
+                    else TimedConnection
+                )
             client = aioredis.Redis.from_url(
                 settings.REDIS_URL,
                 max_connections=10_000,
-                socket_timeout=None,
-                socket_connect_timeout=5,
+                retry=AsyncRetry(_backoff(), 1, supported_errors=(redis.ConnectionError,)),
+                **_common_options(),
+                **options,
             )
         _async_clients[loop] = client
     return client

@@ -452,13 +452,20 @@ def _cached(key: str, generation: str):
 
 
 def _load_into_cache(slug: str, generation: str, version: str | None = None) -> Snapshot | None:
+    from . import invalidation
+
+    invalidation.ensure_started()
     key = _cache_key(slug, version)
+    # A change seen by this process's re-check while the rows were read may not be in them.
+    epoch = invalidation.epoch()
     try:
         snapshot = _load(slug, generation, version)
     except DefinitionError as exc:
-        _cache[key] = (generation, None, exc)
+        if invalidation.still_current(epoch):
+            _cache[key] = (generation, None, exc)
         raise
-    _cache[key] = (generation, snapshot, None)
+    if invalidation.still_current(epoch):
+        _cache[key] = (generation, snapshot, None)
     return snapshot
 
 
@@ -475,9 +482,9 @@ async def get_snapshot(
     hit, snapshot = _cached(_cache_key(slug, version), generation)
     if hit:
         return snapshot
-    from asgiref.sync import sync_to_async
+    from .db import run as run_db
 
-    return await sync_to_async(_load_into_cache)(slug, generation, version)
+    return await run_db(_load_into_cache, slug, generation, version)
 
 
 def load_snapshot(slug: str, version: str | None = None) -> Snapshot | None:
@@ -495,3 +502,9 @@ def load_snapshot(slug: str, version: str | None = None) -> Snapshot | None:
 
 def clear_cache() -> None:
     _cache.clear()
+
+
+def drop_server(slug: str) -> None:
+    """Forget every cached snapshot of `slug` (its draft and each pinned version)."""
+    for key in [k for k in list(_cache) if k == slug or k.startswith(slug + "@")]:
+        _cache.pop(key, None)

@@ -23,13 +23,13 @@ def database_url_for_workers() -> str:
 class Worker:
     """A real `celery worker` process on this test's Redis DB and test database."""
 
-    def __init__(self, database_url: str, log_dir: Path):
+    def __init__(self, database_url: str, log_dir: Path, *, redis_url: str | None = None):
         self.name = f"test-worker-{uuid.uuid4().hex[:8]}"
         self.log_path = log_dir / f"{self.name}.log"
         env = {
             **os.environ,
             "DATABASE_URL": database_url,
-            "REDIS_URL": settings.REDIS_URL,
+            "REDIS_URL": redis_url or settings.REDIS_URL,
             "DJANGO_SETTINGS_MODULE": "getmcp.settings",
         }
         env.pop("TEST_DB_NAME", None)

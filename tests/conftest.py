@@ -41,6 +41,9 @@ def outsider_org(outsider):
 def pytest_configure(config):
     # Password hashing is deliberately slow; tests create many users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # No change-log thread in the test process: it would hold a connection to the test database
+    # past its teardown. Live servers (subprocesses) run it; tests/faults/ proves it there.
+    settings.SECURITY_RECHECK_SECONDS = 0
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -98,6 +101,8 @@ class LiveServer:
                 "-m",
                 "uvicorn",
                 "getmcp.asgi:application",
+                "--http",
+                "getmcp.http_protocol:HttpProtocol",
                 "--host",
                 "127.0.0.1",
                 "--port",

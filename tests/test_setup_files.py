@@ -104,7 +104,8 @@ def test_compose_runs_every_service_with_a_health_check_and_configures_apps_by_e
     for name in APP_SERVICES:
         environment = services[name]["environment"]
         assert {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "ALLOWED_HOSTS"} <= set(environment)
-    assert "uvicorn.workers.UvicornWorker" in " ".join(services["web"]["command"])
+    # uvicorn's worker with the slowloris header deadline (getmcp/http_protocol.py).
+    assert "getmcp.http_protocol.UvicornWorker" in " ".join(services["web"]["command"])
     assert "getmcp.asgi:application" in services["web"]["command"]
     for name in ("web", "worker", "beat"):
         migrate = services[name]["depends_on"]["migrate"]

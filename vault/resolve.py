@@ -7,12 +7,15 @@ secrets bumps it), so a warm call costs one Redis GET and no SQL.
 
 from collections.abc import Iterator, Mapping
 
-from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.db.models import Q
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
+from servers import invalidation
+from servers.db import run as run_db
+from servers.models import Change
+from servers.outages import best_effort
 from servers.redis import async_client, sync_client
 
 from .models import Secret
@@ -67,24 +70,43 @@ async def asecrets_for(
     cached = _cache.get(key)
     if cached is not None and cached[0] == generation and generation is not None:
         return cached[1]
-    values = await sync_to_async(secrets_for)(organization_id, server_id, test=test)
+    epoch = invalidation.epoch()
+    values = await run_db(_secrets_watched, organization_id, server_id, test=test)
     if generation is None:
         # Start the counter so later changes are seen; the values just read are current.
         await async_client().set(generation_key(organization_id), 0, nx=True)
         generation = await async_client().get(generation_key(organization_id))
-    _cache[key] = (generation, values)
+    if invalidation.still_current(epoch):
+        _cache[key] = (generation, values)
     return values
 
 
+def _secrets_watched(organization_id, server_id, *, test):
+    invalidation.ensure_started()
+    return secrets_for(organization_id, server_id, test=test)
+
+
+def drop_organization(organization_id: int) -> None:
+    for key in [k for k in list(_cache) if k[0] == organization_id]:
+        _cache.pop(key, None)
+
+
+def clear_cache() -> None:
+    _cache.clear()
+
+
 def bump_generation(organization_id: int) -> None:
-    sync_client().incr(generation_key(organization_id))
+    best_effort(sync_client().incr, generation_key(organization_id))
 
 
 @receiver(post_save, sender=Secret)
 @receiver(post_delete, sender=Secret)
-def _secret_changed(sender, instance, **kwargs):
+def _secret_changed(sender, instance, using="default", **kwargs):
     organization_id = instance.organization_id
+    # Durably, so every process drops its copy even if Redis misses the bumps below.
+    invalidation.record(Change.VAULT, str(organization_id), using)
     # Now, so this process stops using the old value at once; and after commit, so no other
     # process keeps a value it re-read before the transaction became visible.
+    drop_organization(organization_id)
     bump_generation(organization_id)
     transaction.on_commit(lambda: bump_generation(organization_id))

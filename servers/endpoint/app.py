@@ -1,12 +1,16 @@
 """The ASGI entry of the hot path: /mcp/... is served here, everything else goes to Django."""
 
+import asyncio
 import logging
 import re
 from urllib.parse import unquote
 
+from django.conf import settings
+
+from ..outages import RETRY_AFTER_SECONDS, outage_message, outage_of
 from . import legacy_sse, streamable, surfaces
 from .gate import CORS_ALLOW_HEADERS, Gate, Refused
-from .http import HttpRequest, respond, respond_json
+from .http import BodyTimeout, HttpRequest, respond, respond_json, rpc_error
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +27,32 @@ WEBTOOL_CODES = {
 }
 
 
+def bounded_body(receive, timeout: float):
+    """`receive` for Django: the request body must arrive within `timeout` seconds, else Django
+    is told the client went away (it drops the request, uvicorn closes the connection). Later
+    receives (waiting for a disconnect) are not bounded."""
+    deadline = None
+    done = False
+
+    async def bounded():
+        nonlocal deadline, done
+        if done:
+            return await receive()
+        loop = asyncio.get_running_loop()
+        if deadline is None:
+            deadline = loop.time() + timeout
+        try:
+            message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0))
+        except TimeoutError:
+            done = True
+            return {"type": "http.disconnect"}
+        if message["type"] != "http.request" or not message.get("more_body"):
+            done = True
+        return message
+
+    return bounded
+
+
 class McpApp:
     def __init__(self, fallback):
         self.fallback = fallback
@@ -37,6 +67,8 @@ class McpApp:
         if scope["type"] == "http" and scope["path"].startswith("/webtools/"):
             await self.webtools(scope, receive, send)
             return
+        if scope["type"] == "http":
+            receive = bounded_body(receive, settings.HTTP_BODY_TIMEOUT_SECONDS)
         await self.fallback(scope, receive, send)
 
     async def lifespan(self, receive, send):
@@ -73,7 +105,24 @@ class McpApp:
             await route(self, gate, req, tracking_send)
         except Refused as refused:
             await refused.send(tracking_send, gate.cors_headers() if gate.origin_ok else ())
-        except Exception:
+        except BodyTimeout:
+            if not started:
+                await respond_json(
+                    send, 408, rpc_error(-32600, "Request body not received in time")
+                )
+        except Exception as exc:
+            service = outage_of(exc)
+            if service is not None:
+                # Redis or Postgres down, hung or restarting: a clean, retryable answer.
+                log.warning("%s %s: %s unavailable: %r", req.method, req.path, service, exc)
+                if not started:
+                    await respond_json(
+                        send,
+                        503,
+                        rpc_error(-32603, outage_message(service)),
+                        [("retry-after", str(RETRY_AFTER_SECONDS))],
+                    )
+                return
             log.exception("Unhandled error on %s %s", req.method, req.path)
             if not started:
                 await respond_json(
@@ -151,7 +200,16 @@ class McpApp:
                 message = f"No webtool {match['slug']} at version {version}"
             body = {"status": "error", "error": {"code": code, "message": message}}
             await respond_json(send, refused.status, body, refused.headers)
-        except Exception:
+        except Exception as exc:
+            service = outage_of(exc)
+            if service is not None:
+                log.warning("%s %s: %s unavailable: %r", req.method, req.path, service, exc)
+                body = {
+                    "status": "error",
+                    "error": {"code": "UNAVAILABLE", "message": outage_message(service)},
+                }
+                await respond_json(send, 503, body, [("retry-after", str(RETRY_AFTER_SECONDS))])
+                return
             log.exception("Unhandled error on %s %s", req.method, req.path)
             body = {
                 "status": "error",

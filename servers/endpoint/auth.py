@@ -1,18 +1,19 @@
 """Bearer API keys on the hot path: digests cached per process, revocation seen on the next request.
 
 A cached credential stays valid only while the key's generation in Redis is the one it was loaded
-under; `servers.changes` bumps it whenever a key is saved or deleted.
+under; `servers.changes` bumps it whenever a key is saved or deleted, and `servers.invalidation`
+drops it when that bump was missed (Redis down, or back with old data).
 """
 
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from asgiref.sync import sync_to_async
-
 from accounts.models import ApiKey, digest_key
 
+from .. import invalidation
 from .. import keys as rkeys
+from ..db import run as run_db
 
 CACHE_SIZE = 100_000
 
@@ -79,6 +80,7 @@ def bearer_token(authorization: str | None) -> str | None:
 
 
 def _load(digest: str, generation: str) -> Credential | None:
+    invalidation.ensure_started()
     key = ApiKey.objects.filter(digest=digest).first()
     if key is None:
         return None
@@ -98,8 +100,10 @@ async def load_credential(redis, digest: str) -> Credential | None:
     if cache.is_unknown(digest):
         return None
     generation = await redis.get(rkeys.key_generation(digest))
-    credential = await sync_to_async(_load)(digest, generation.decode() if generation else "0")
-    cache.put(digest, credential)
+    epoch = invalidation.epoch()
+    credential = await run_db(_load, digest, generation.decode() if generation else "0")
+    if invalidation.still_current(epoch):
+        cache.put(digest, credential)
     return credential
 
 

@@ -1,12 +1,24 @@
 """Minimal ASGI request/response helpers for the hot path (no Django request objects here)."""
 
+import asyncio
 from urllib.parse import parse_qs
+
+from django.conf import settings
 
 from mcp_protocol.jsonrpc import dumps
 
 
 class BodyTooLarge(Exception):
     pass
+
+
+class BodyTimeout(Exception):
+    """The whole body did not arrive within HTTP_BODY_TIMEOUT_SECONDS (a slow or stalled
+    client must not hold a connection and a request slot for ever)."""
+
+
+def rpc_error(code: int, message: str) -> dict:
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
 
 
 class HttpRequest:
@@ -40,8 +52,13 @@ class HttpRequest:
         if length is not None and length.isdigit() and int(length) > limit:
             raise BodyTooLarge()
         chunks, size = [], 0
+        deadline = asyncio.get_running_loop().time() + settings.HTTP_BODY_TIMEOUT_SECONDS
         while True:
-            message = await self.receive()
+            remaining = deadline - asyncio.get_running_loop().time()
+            try:
+                message = await asyncio.wait_for(self.receive(), max(remaining, 0))
+            except TimeoutError:
+                raise BodyTimeout() from None
             if message["type"] == "http.disconnect":
                 break
             chunk = message.get("body", b"")

@@ -92,17 +92,21 @@ async def still_admitted(gate) -> errors.McpError | None:
         pipe.get(rkeys.key_generation(digest))
     replies = await pipe.execute()
     server_generation = replies[0].decode() if replies[0] else "0"
-    if server_generation != gate.snapshot.generation:
-        try:
-            snapshot = await get_snapshot(gate.slug, server_generation, gate.version)
-        except DefinitionError:
-            snapshot = None
-        if snapshot is None or snapshot.status != "active":
-            return errors.McpError(errors.INVALID_REQUEST, "This MCP server is no longer available")
+    # Through the cache even when the generation did not move: servers.invalidation may have
+    # dropped the entry for a change Redis missed (a cache hit costs no SQL).
+    try:
+        snapshot = await get_snapshot(gate.slug, server_generation, gate.version)
+    except DefinitionError:
+        snapshot = None
+    if snapshot is None or snapshot.status != "active":
+        return errors.McpError(errors.INVALID_REQUEST, "This MCP server is no longer available")
     current = credential
     if digest is not None:
         key_generation = replies[1].decode() if replies[1] else "0"
-        if key_generation != credential.generation:
+        cached = auth.cache.get(digest)
+        if cached is not None and cached.generation == key_generation:
+            current = cached
+        else:
             current = await auth.load_credential(gate.redis, digest)
     if credential.key_id is not None and (
         current is None

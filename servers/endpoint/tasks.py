@@ -14,7 +14,6 @@ another caller's task reads exactly like one that does not exist.
 import asyncio
 
 import orjson
-from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from mcp_protocol import errors
@@ -33,6 +32,7 @@ from mcptasks.wire import (
 )
 
 from .. import keys as rkeys
+from ..db import run as run_db
 from . import stateless
 from .gate import start_background
 
@@ -109,7 +109,8 @@ async def session_call(gate, request, ctx) -> dict | None:
         cursor = params.get("cursor")
         if cursor is not None and not isinstance(cursor, str):
             raise errors.invalid_params("cursor must be a string")
-        page = await sync_to_async(lifecycle.list_tasks)(
+        page = await run_db(
+            lifecycle.list_tasks,
             gate.snapshot.organization_id,
             gate.credential.ident,
             cursor,
@@ -117,11 +118,11 @@ async def session_call(gate, request, ctx) -> dict | None:
         )
         page["tasks"] = [task_wire(task, CORE_TASKS_VERSION) for task in page["tasks"]]
         return page
-    task = await sync_to_async(_find)(gate, task_id)
+    task = await run_db(_find, gate, task_id)
     if request.method == "tasks/get":
         return task_wire(task, CORE_TASKS_VERSION)
     if request.method == "tasks/cancel":
-        task = await sync_to_async(lifecycle.cancel_task)(task, CORE_TASKS_VERSION)
+        task = await run_db(lifecycle.cancel_task, task, CORE_TASKS_VERSION)
         return {**task_wire(task, CORE_TASKS_VERSION), "_meta": _related(task)}
     return await core_task_result(
         task.id, gate.snapshot.organization_id, gate.credential.ident, ctx
@@ -149,7 +150,8 @@ async def _session_tools_call(gate, params: dict) -> dict | None:
         raise errors.invalid_params("params.task must be an object")
     if tool.task_support == "forbidden":
         raise McpError(errors.METHOD_NOT_FOUND, f"Tool {tool.name} does not support task execution")
-    task = await sync_to_async(_create)(
+    task = await run_db(
+        _create,
         gate,
         tool,
         params,
@@ -183,7 +185,7 @@ async def relay_status(redis, sid: str, task_id: str) -> None:
     await pubsub.subscribe(events_channel(task_id))
     try:
         # What happened before the subscription (a quick task may already have ended).
-        task = await sync_to_async(Task.objects.filter(pk=task_id).first)()
+        task = await run_db(Task.objects.filter(pk=task_id).first)
         if task is None:
             return
         if task.status != Task.WORKING:
@@ -251,7 +253,8 @@ async def stateless_tools_call(call) -> dict:
             return await stateless._run_mrtr(call)
         except StartTask as started:
             answers = started.answers
-    task = await sync_to_async(_create)(
+    task = await run_db(
+        _create,
         call.gate,
         tool,
         call.request.params,
@@ -270,7 +273,7 @@ def _has_task_step(tool) -> bool:
 
 async def stateless_get(call) -> dict:
     _require_extension(call)
-    task = await sync_to_async(_find)(call.gate, call.request.params.get("taskId"))
+    task = await run_db(_find, call.gate, call.request.params.get("taskId"))
     return task_wire(task, EXTENSION_ERA)
 
 
@@ -279,15 +282,15 @@ async def stateless_update(call) -> dict:
     responses = call.request.params.get("inputResponses")
     if not isinstance(responses, dict):
         raise errors.invalid_params("inputResponses must be an object")
-    task = await sync_to_async(_find)(call.gate, call.request.params.get("taskId"))
-    await sync_to_async(lifecycle.update_task)(task, responses)
+    task = await run_db(_find, call.gate, call.request.params.get("taskId"))
+    await run_db(lifecycle.update_task, task, responses)
     return {}
 
 
 async def stateless_cancel(call) -> dict:
     _require_extension(call)
-    task = await sync_to_async(_find)(call.gate, call.request.params.get("taskId"))
-    await sync_to_async(lifecycle.cancel_task)(task, EXTENSION_ERA)
+    task = await run_db(_find, call.gate, call.request.params.get("taskId"))
+    await run_db(lifecycle.cancel_task, task, EXTENSION_ERA)
     return {}
 
 
@@ -330,7 +333,7 @@ async def listen_task_ids(gate, request, requested: dict) -> list[str]:
         raise missing_extension()
     if not task_ids:
         return []
-    return await sync_to_async(_own_task_ids)(gate, list(dict.fromkeys(task_ids)))
+    return await run_db(_own_task_ids, gate, list(dict.fromkeys(task_ids)))
 
 
 def task_channels(task_ids: list[str]) -> list[str]:

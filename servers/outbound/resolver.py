@@ -50,7 +50,7 @@ def _organization_networks(organization_id: int) -> list[IPNetwork]:
 async def allowed_networks(organization_id: int | None) -> list[IPNetwork]:
     networks = deployment_networks()
     if organization_id is not None:
-        from asgiref.sync import sync_to_async
+        from servers.db import run as run_db
 
-        networks += await sync_to_async(_organization_networks)(organization_id)
+        networks += await run_db(_organization_networks, organization_id)
     return networks

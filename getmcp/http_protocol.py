@@ -1,0 +1,84 @@
+"""uvicorn's HTTP protocol with a deadline on request headers (slowloris).
+
+uvicorn bounds the idle time between requests (--timeout-keep-alive) but not the time a client
+takes to send a request's headers: a client trickling a header byte every few seconds held its
+connection for ever, and a few hundred of them held a process's connections. This protocol
+closes a connection that has not completed a request's headers HTTP_HEADER_TIMEOUT_SECONDS after
+it opened or after its previous response ended. Body reads are bounded in the ASGI app
+(servers/endpoint/http.py, getmcp/asgi.py).
+
+Use it with `uvicorn --http getmcp.http_protocol:HttpProtocol` (Makefile, scripts) or the gunicorn
+worker class `getmcp.http_protocol.UvicornWorker` (Dockerfile, docker-compose.yml). Behind a
+reverse proxy that buffers requests (nginx's client_header_timeout), this is a second line.
+"""
+
+import asyncio
+
+from django.conf import settings
+
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as _Base
+except ImportError:  # httptools is optional in uvicorn; h11 always ships
+    from uvicorn.protocols.http.h11_impl import H11Protocol as _Base
+
+
+def header_timeout() -> float:
+    try:
+        return settings.HTTP_HEADER_TIMEOUT_SECONDS
+    except Exception:  # settings not configured (a bare uvicorn import): the documented default
+        return 10.0
+
+
+class HeaderDeadline:
+    """Mixin for a uvicorn HTTP protocol: arms a timer whenever the connection waits for a new
+    request; if no request's headers completed when it fires, the connection is closed."""
+
+    _header_timer: asyncio.TimerHandle | None = None
+    _armed_cycle = None
+
+    def connection_made(self, transport):
+        super().connection_made(transport)
+        self._arm_header_deadline()
+
+    def on_response_complete(self):
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm_header_deadline()
+
+    def connection_lost(self, exc):
+        self._cancel_header_deadline()
+        super().connection_lost(exc)
+
+    def _arm_header_deadline(self) -> None:
+        self._cancel_header_deadline()
+        self._armed_cycle = self.cycle
+        self._header_timer = self.loop.call_later(header_timeout(), self._header_deadline_passed)
+
+    def _cancel_header_deadline(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _header_deadline_passed(self) -> None:
+        self._header_timer = None
+        if self.transport.is_closing() or self.transport.get_protocol() is not self:
+            return  # closed already, or upgraded to another protocol (websocket)
+        in_progress = self.cycle is not None and not self.cycle.response_complete
+        if self.cycle is self._armed_cycle and not in_progress:
+            self.transport.close()
+
+
+class HttpProtocol(HeaderDeadline, _Base):
+    pass
+
+
+try:
+    from uvicorn.workers import UvicornWorker as _Worker
+
+    class UvicornWorker(_Worker):
+        """gunicorn worker class: uvicorn with the header deadline."""
+
+        CONFIG_KWARGS = {**_Worker.CONFIG_KWARGS, "http": "getmcp.http_protocol:HttpProtocol"}
+
+except ImportError:  # gunicorn not installed: only the uvicorn CLI is used
+    pass

@@ -1,0 +1,12 @@
+"""Scheduled upkeep of the servers app (Celery beat, or the embedded beat thread)."""
+
+from celery import shared_task
+from django.conf import settings
+
+from . import invalidation
+
+
+@shared_task(name="servers.tasks.prune_change_log")
+def prune_change_log() -> int:
+    """Change-log rows every process has long read (servers/invalidation.py)."""
+    return invalidation.prune(settings.CHANGE_LOG_RETENTION_HOURS)

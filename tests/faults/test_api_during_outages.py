@@ -1,0 +1,99 @@
+"""The management API and the dashboard during outages: writes that only need Postgres succeed
+while Redis is down or hung, and whatever cannot be answered is a clean 503 (JSON under /api/,
+a plain page on the dashboard) with Retry-After, never an HTML 500 or a traceback."""
+
+import re
+import time
+
+import httpx
+
+PASSWORD = "long enough password 1"  # harness.SEED_TENANT's
+
+
+def _api(server, fault_tenant, method, path, **kwargs):
+    return httpx.request(
+        method,
+        f"{server.url}/api/{path}",
+        headers={"authorization": f"Token {fault_tenant['token']}"},
+        timeout=30,
+        **kwargs,
+    )
+
+
+def _logged_in(server, fault_tenant) -> httpx.Client:
+    client = httpx.Client(base_url=server.url, timeout=30)
+    page = client.get("/login/")
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)[1]
+    response = client.post(
+        "/login/",
+        data={
+            "username": fault_tenant["email"],
+            "password": PASSWORD,
+            "csrfmiddlewaretoken": token,
+        },
+        headers={"referer": f"{server.url}/login/"},
+    )
+    assert response.status_code == 302, response.text
+    return client
+
+
+def test_api_writes_succeed_while_redis_is_down_or_hung(
+    fault_database, fault_tenant, fault_redis, start_server
+):
+    server = start_server(
+        database_url=fault_database,
+        redis_url=fault_redis.url(),
+        extra_env={"REDIS_SOCKET_TIMEOUT_SECONDS": "1"},
+    )
+    fault_redis.kill()
+    created = _api(server, fault_tenant, "POST", "keys/", json={"name": "made during the outage"})
+    assert created.status_code == 201, created.text
+    renamed = _api(
+        server, fault_tenant, "PATCH", f"servers/{fault_tenant['slug']}/", json={"title": "Down"}
+    )
+    assert renamed.status_code == 200, renamed.text
+
+    fault_redis.start()
+    fault_redis.freeze()
+    try:
+        started = time.monotonic()
+        revoked = _api(server, fault_tenant, "DELETE", f"keys/{created.json()['id']}/")
+        elapsed = time.monotonic() - started
+    finally:
+        fault_redis.thaw()
+    assert revoked.status_code == 204, revoked.text
+    print(f"\nkey revoked in {elapsed:.2f} s while Redis hung")
+    assert elapsed < 10
+
+
+def test_every_api_answer_during_a_postgres_outage_is_a_json_503(
+    fault_postgres, fault_database, fault_tenant, fault_redis, start_server
+):
+    server = start_server(database_url=fault_database, redis_url=fault_redis.url())
+    dashboard = _logged_in(server, fault_tenant)
+    assert dashboard.get("/", follow_redirects=True).status_code == 200
+
+    fault_postgres.stop(mode="immediate")
+    try:
+        for method, path, body in [
+            ("GET", "servers/", None),
+            ("GET", f"servers/{fault_tenant['slug']}/", None),
+            ("POST", "keys/", {"name": "x"}),
+            ("DELETE", f"keys/{fault_tenant['key_id']}/", None),
+        ]:
+            response = _api(server, fault_tenant, method, path, json=body)
+            assert response.status_code == 503, (path, response.text)
+            assert response.headers["content-type"] == "application/json"
+            assert response.headers["retry-after"]
+            assert response.json()["error"]["code"] == "unavailable"
+            assert "database" in response.json()["error"]["message"]
+
+        page = dashboard.get("/", follow_redirects=True)
+        assert page.status_code == 503
+        assert page.headers["content-type"].startswith("text/html")
+        assert "Temporarily unavailable" in page.text
+        assert "Traceback" not in page.text and "OperationalError" not in page.text
+    finally:
+        fault_postgres.start()
+    assert _api(server, fault_tenant, "GET", "servers/").status_code == 200
+    assert dashboard.get("/", follow_redirects=True).status_code == 200

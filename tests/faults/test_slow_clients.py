@@ -1,0 +1,123 @@
+"""Slow clients (slowloris) cannot hold connections: headers must be complete within
+HTTP_HEADER_TIMEOUT_SECONDS (getmcp/http_protocol.py) and a body must arrive within
+HTTP_BODY_TIMEOUT_SECONDS (the ASGI app), while normal requests go on being served."""
+
+import json
+import socket
+import time
+
+import httpx
+
+from .harness import mcp_call
+
+HEADER_TIMEOUT = 2.0
+BODY_TIMEOUT = 2.0
+SLOW_CLIENTS = 300
+
+
+def _closed_by_peer(sock: socket.socket) -> bool:
+    """True once the server has closed the connection (EOF or reset), without blocking."""
+    sock.setblocking(False)
+    try:
+        data = sock.recv(4096)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    # A close may come with a short error response (e.g. 408/500) first: read to the EOF.
+    while data:
+        try:
+            data = sock.recv(4096)
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+    return True
+
+
+def test_three_hundred_slowloris_connections_are_closed_and_the_server_keeps_serving(
+    fault_database, fault_tenant, fault_redis, start_server
+):
+    server = start_server(
+        database_url=fault_database,
+        redis_url=fault_redis.url(),
+        extra_env={"HTTP_HEADER_TIMEOUT_SECONDS": str(HEADER_TIMEOUT)},
+    )
+    clients = []
+    for i in range(SLOW_CLIENTS):
+        sock = socket.create_connection(("127.0.0.1", server.port))
+        path = f"/mcp/{fault_tenant['slug']}" if i % 2 else "/login/"
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\n".encode())
+        clients.append(sock)
+    opened = time.monotonic()
+    # Trickle one header line per client every half second: never the blank line.
+    closed_at: dict[int, float] = {}
+    deadline = opened + HEADER_TIMEOUT + 8
+    while len(closed_at) < SLOW_CLIENTS and time.monotonic() < deadline:
+        for index, sock in enumerate(clients):
+            if index in closed_at:
+                continue
+            if _closed_by_peer(sock):
+                closed_at[index] = time.monotonic() - opened
+                continue
+            try:
+                sock.sendall(b"X-Slow: 1\r\n")
+            except OSError:
+                closed_at[index] = time.monotonic() - opened
+        # Meanwhile an ordinary client is served normally.
+        assert mcp_call(server.url, fault_tenant["slug"], fault_tenant["key"]).status_code == 200
+        time.sleep(0.5)
+    for sock in clients:
+        sock.close()
+    assert len(closed_at) == SLOW_CLIENTS, f"{SLOW_CLIENTS - len(closed_at)} still held"
+    print(
+        f"\n{SLOW_CLIENTS} slowloris connections closed after "
+        f"{min(closed_at.values()):.1f}-{max(closed_at.values()):.1f} s "
+        f"(header timeout {HEADER_TIMEOUT} s)"
+    )
+    assert max(closed_at.values()) < HEADER_TIMEOUT + 5
+
+
+def test_a_body_that_does_not_arrive_in_time_gets_a_408_and_frees_the_connection(
+    fault_database, fault_tenant, fault_redis, start_server
+):
+    server = start_server(
+        database_url=fault_database,
+        redis_url=fault_redis.url(),
+        extra_env={"HTTP_BODY_TIMEOUT_SECONDS": str(BODY_TIMEOUT)},
+    )
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    mcp = socket.create_connection(("127.0.0.1", server.port))
+    mcp.sendall(
+        (
+            f"POST /mcp/{fault_tenant['slug']} HTTP/1.1\r\nHost: localhost\r\n"
+            f"Authorization: Bearer {fault_tenant['key']}\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        + body[:5]
+    )
+    django = socket.create_connection(("127.0.0.1", server.port))
+    django.sendall(
+        b"POST /login/ HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-"
+        b"urlencoded\r\nContent-Length: 100\r\n\r\nusername="
+    )
+    started = time.monotonic()
+    mcp.settimeout(BODY_TIMEOUT + 5)
+    answer = b""
+    while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+        chunk = mcp.recv(4096)
+        if not chunk:
+            break
+        answer += chunk
+    elapsed = time.monotonic() - started
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    assert b'"code":-32600' in answer.replace(b" ", b"")
+    assert BODY_TIMEOUT - 0.5 < elapsed < BODY_TIMEOUT + 3
+
+    django.settimeout(BODY_TIMEOUT + 5)
+    while django.recv(4096):  # whatever it answers, the server ends the connection
+        pass
+    assert time.monotonic() - started < BODY_TIMEOUT + 5
+    mcp.close()
+    django.close()
+    assert httpx.get(f"{server.url}/login/", timeout=10).status_code == 200
