@@ -141,7 +141,13 @@ CELERY_BEAT_SCHEDULE = {
 CALL_LOG_RETENTION_DAYS = int(os.environ.get("CALL_LOG_RETENTION_DAYS", "30"))
 # Without a broker the web process runs the whole beat schedule itself (getmcp/embedded_beat.py),
 # call-log upkeep included.
-CALL_LOG_DRAIN_IN_PROCESS = False
+
+# -- Durable call log (issue 9): what a SIGKILL of a web process can lose is bounded by the flush
+# interval; an orderly stop (SIGTERM) flushes, retrying Redis for up to the shutdown budget.
+CALL_LOG_FLUSH_SECONDS = float(os.environ.get("CALL_LOG_FLUSH_SECONDS", "1.0"))
+CALL_LOG_SHUTDOWN_FLUSH_SECONDS = float(os.environ.get("CALL_LOG_SHUTDOWN_FLUSH_SECONDS", "10"))
+# Rows waiting in Redis (a long Postgres outage) beyond this cap give way, oldest first.
+CALL_LOG_STREAM_MAX_ROWS = int(os.environ.get("CALL_LOG_STREAM_MAX_ROWS", "1000000"))
 # A worker that dies must not take tasks it never started down with it.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 

@@ -1,8 +1,13 @@
 """The ASGI entry of the hot path: /mcp/... is served here, everything else goes to Django."""
 
+import asyncio
 import logging
 import re
 from urllib.parse import unquote
+
+from django.conf import settings
+
+from activity import recorder
 
 from . import legacy_sse, streamable, surfaces
 from .gate import CORS_ALLOW_HEADERS, Gate, Refused
@@ -48,8 +53,14 @@ class McpApp:
                 embedded_beat.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                await self.shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    async def shutdown(self):
+        """An orderly stop (SIGTERM) loses no call-log row: the buffer goes to Redis first."""
+        timeout = float(getattr(settings, "CALL_LOG_SHUTDOWN_FLUSH_SECONDS", 10.0))
+        await asyncio.to_thread(recorder.flush_before_exit, timeout)
 
     async def mcp(self, scope, receive, send):
         match = MCP_PATH.match(scope["path"])
