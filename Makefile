@@ -15,7 +15,7 @@ TEST_DATABASE_URL := postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL := redis://127.0.0.1:6379/0
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint format conformance bench worker beat migrate demo services chromium install install-dev
+.PHONY: help run test lint format conformance bench worker worker-platform worker-mcp beat migrate demo services chromium install install-dev
 
 help:
 	@echo "make run          serve getmcp on http://$(HOST):$(PORT) (SQLite + in-process Redis unless DATABASE_URL/REDIS_URL are set)"
@@ -23,7 +23,8 @@ help:
 	@echo "make lint         ruff check and ruff format --check (make format fixes)"
 	@echo "make conformance  run the MCP conformance suite against a local server"
 	@echo "make bench        compare tools/call throughput with a FastMCP server"
-	@echo "make worker       run a Celery worker (needs REDIS_URL)"
+	@echo "make worker       run a Celery worker for platform jobs and MCP tasks (needs REDIS_URL)"
+	@echo "make worker-platform / worker-mcp   one worker pool per queue, as in production"
 	@echo "make beat         run Celery beat (needs REDIS_URL)"
 
 $(PY):
@@ -88,8 +89,16 @@ bench: install-dev services
 	@command -v wrk >/dev/null || { [ "$$(id -u)" -eq 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }
 	$(PY) bench/run.py
 
+# `worker` consumes both queues (enough for development); in production run one pool per queue
+# so tenants' long MCP tasks never delay the platform's own jobs (docs/operations.md).
 worker: install
-	$(BIN)/celery -A $(CELERY_APP) worker --loglevel=$${LOG_LEVEL:-INFO}
+	$(BIN)/celery -A $(CELERY_APP) worker -Q platform,mcp --loglevel=$${LOG_LEVEL:-INFO}
+
+worker-platform: install
+	$(BIN)/celery -A $(CELERY_APP) worker -Q platform -n platform@%h --loglevel=$${LOG_LEVEL:-INFO}
+
+worker-mcp: install
+	$(BIN)/celery -A $(CELERY_APP) worker -Q mcp -n mcp@%h --loglevel=$${LOG_LEVEL:-INFO}
 
 beat: install
 	@mkdir -p var

@@ -151,6 +151,19 @@ CALL_LOG_STREAM_MAX_ROWS = int(os.environ.get("CALL_LOG_STREAM_MAX_ROWS", "10000
 # A worker that dies must not take tasks it never started down with it.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
+# -- Fair, separate queues (issue 9): platform jobs (beat schedule, refreshes) on `platform`,
+# tenants' MCP tasks on `mcp`, so a burst of long tasks cannot delay the platform's own jobs.
+# Run a worker per queue in production (`make worker-platform`, `make worker-mcp`).
+# A worker started without -Q consumes every queue declared here (the dev default).
+CELERY_TASK_DEFAULT_QUEUE = "platform"
+MCP_TASK_QUEUE = "mcp"
+CELERY_TASK_QUEUES = {
+    name: {"exchange": name, "routing_key": name} for name in ("platform", MCP_TASK_QUEUE)
+}
+CELERY_TASK_ROUTES = {"mcptasks.run_tool": {"queue": MCP_TASK_QUEUE}}
+# Tasks of one organization running at once; the rest wait their turn (mcptasks/fairness.py).
+MCP_TASKS_PER_ORG_CONCURRENCY = int(os.environ.get("MCP_TASKS_PER_ORG_CONCURRENCY", "4"))
+
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "api.errors.exception_handler",
