@@ -31,6 +31,7 @@ class Worker:
         database_url: str,
         log_dir: Path,
         *,
+        redis_url: str | None = None,
         queues: str | None = None,
         concurrency: int = 1,
         env: dict | None = None,
@@ -41,7 +42,7 @@ class Worker:
         env = {
             **os.environ,
             "DATABASE_URL": database_url,
-            "REDIS_URL": settings.REDIS_URL,
+            "REDIS_URL": redis_url or settings.REDIS_URL,
             "DJANGO_SETTINGS_MODULE": "getmcp.settings",
             **(env or {}),
         }
