@@ -119,6 +119,15 @@ MCP_REQUEST_STATE_TTL_SECONDS = int(os.environ.get("MCP_REQUEST_STATE_TTL_SECOND
 # Origins accepted on every server in addition to same-origin requests.
 MCP_ALLOWED_ORIGINS = env_list("MCP_ALLOWED_ORIGINS")
 
+# -- Bounded streams (issue 9): long-lived SSE streams (session GET streams, the old SSE
+# transport, subscriptions/listen) open at once; beyond a limit a stream is refused with 429
+# (per session, per key) or 503 (per process) and Retry-After. See servers/endpoint/stream_limits.py.
+MCP_STREAMS_PER_SESSION = int(os.environ.get("MCP_STREAMS_PER_SESSION", "8"))
+MCP_STREAMS_PER_KEY = int(os.environ.get("MCP_STREAMS_PER_KEY", "100"))
+MCP_STREAMS_PER_PROCESS = int(os.environ.get("MCP_STREAMS_PER_PROCESS", "1000"))
+# Idle connections a web process keeps in its Redis pool after a burst; the rest are closed.
+REDIS_POOL_MAX_IDLE = int(os.environ.get("REDIS_POOL_MAX_IDLE", "32"))
+
 # Secrets at rest: Fernet keys, newest first (older ones still decrypt; see vault/README.md).
 SECRETS_KEYS = env_list("SECRETS_KEYS")
 # Networks outbound fetches may reach although private (self-hosted upstreams), as CIDRs.

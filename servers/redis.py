@@ -7,6 +7,8 @@ import redis
 import redis.asyncio as aioredis
 from django.conf import settings
 
+from .redis_pool import IdleTrimmingPool
+
 _sync_client = None
 _async_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis]" = (
     weakref.WeakKeyDictionary()
@@ -50,11 +52,13 @@ def async_client() -> aioredis.Redis:
             client = fakeredis.FakeAsyncRedis(server=_fake())
         else:
             # No read timeout: BLPOP and XREAD BLOCK wait on purpose, bounded by their own timeouts.
-            client = aioredis.Redis.from_url(
+            pool = IdleTrimmingPool.from_url(
                 settings.REDIS_URL,
+                max_idle=settings.REDIS_POOL_MAX_IDLE,
                 max_connections=10_000,
                 socket_timeout=None,
                 socket_connect_timeout=5,
             )
+            client = aioredis.Redis(connection_pool=pool)
         _async_clients[loop] = client
     return client
