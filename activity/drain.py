@@ -36,6 +36,18 @@ def drain_call_log(max_rows: int = 5000) -> int:
     return written
 
 
+def drain_everything(batch: int = 5000, max_rounds: int = 100) -> int:
+    """Drain until nothing waits; returns the rows written. For embedded mode's shutdown, where
+    the queue lives in this process's memory and would die with it."""
+    client = sync_client()
+    written = 0
+    for _ in range(max_rounds):
+        if not stream.waiting(client):
+            break
+        written += drain_call_log(batch)
+    return written
+
+
 def _store(rows: list[dict]) -> int:
     """Raises (leaving the rows pending in Redis) when Postgres cannot be reached."""
     rows = _attach_to_existing(rows)

@@ -2,7 +2,7 @@ import orjson
 import pytest
 
 from activity import recorder, stream
-from activity.drain import drain_call_log
+from activity.drain import drain_call_log, drain_everything
 from activity.models import CallLog
 from servers.models import Server
 
@@ -140,3 +140,13 @@ def test_a_redis_that_lost_the_stream_and_its_group_still_drains(call_queue, org
     recorder.flush()
     assert drain_call_log() == 1
     assert sorted(CallLog.objects.values_list("method", flat=True)) == ["after", "before"]
+
+
+def test_draining_everything_goes_on_until_nothing_waits(call_queue, org):
+    for _ in range(7):
+        recorder.record_call(organization_id=org.pk, method="ping")
+    recorder.flush()
+
+    assert drain_everything(batch=3) == 7
+    assert stream.waiting(call_queue) == 0
+    assert CallLog.objects.count() == 7

@@ -150,3 +150,19 @@ def test_a_sigkill_loses_nothing_pushed_by_the_flush_interval(
     start_worker(database_url=fault_database, redis_url=fault_redis.url())
     state = tenant.wait_until_stored(made)
     assert state == {"rows": made, "uids": made, "waiting": 0}
+
+
+def test_embedded_mode_stores_its_rows_when_stopped_with_sigterm(
+    fault_database, start_server, private_django
+):
+    # No REDIS_URL: the queue is in the web process's memory, and so is the beat that drains it.
+    tenant = Tenant(private_django, fault_database, "")
+    server = start_server(
+        database_url=fault_database, redis_url="", extra_env={"CALL_LOG_FLUSH_SECONDS": "600"}
+    )
+    made = tenant.call(server, 12)
+    assert tenant.stored()["rows"] == 0
+
+    os.kill(server.process.pid, signal.SIGTERM)
+    server.process.wait(15)
+    assert tenant.stored() == {"rows": made, "uids": made, "waiting": 0}
