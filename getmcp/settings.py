@@ -170,6 +170,10 @@ CELERY_TASK_QUEUES = {
     name: {"exchange": name, "routing_key": name} for name in ("platform", MCP_TASK_QUEUE)
 }
 CELERY_TASK_ROUTES = {"mcptasks.run_tool": {"queue": MCP_TASK_QUEUE}}
+# A scheduled job not started within its own interval is dropped (the next one is on its way)
+# rather than run late in a pile-up behind a stopped or overloaded platform worker.
+for _entry in CELERY_BEAT_SCHEDULE.values():
+    _entry.setdefault("options", {}).setdefault("expires", float(_entry["schedule"]))
 # Tasks of one organization running at once; the rest wait their turn (mcptasks/fairness.py).
 MCP_TASKS_PER_ORG_CONCURRENCY = int(os.environ.get("MCP_TASKS_PER_ORG_CONCURRENCY", "4"))
 

@@ -129,6 +129,11 @@ def test_platform_jobs_and_mcp_tasks_go_to_queues_that_compose_consumes_with_sep
     assert queues_of(services["worker-platform"]["command"]) == {"platform"}
 
 
+def test_a_scheduled_job_expires_rather_than_run_later_than_its_own_interval():
+    for name, entry in settings.CELERY_BEAT_SCHEDULE.items():
+        assert entry["options"]["expires"] == float(entry["schedule"]), name
+
+
 def test_make_worker_consumes_both_queues_and_each_pool_target_one():
     assert queues_of(make_dry_run("worker").splitlines()[-1]) == {"platform", "mcp"}
     assert queues_of(make_dry_run("worker-platform").splitlines()[-1]) == {"platform"}
