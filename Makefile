@@ -16,7 +16,7 @@ TEST_DATABASE_URL := postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL := redis://127.0.0.1:6379/0
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint format lock check-install conformance bench worker beat migrate demo services chromium install install-dev
+.PHONY: help run test lint format lock check-install conformance bench worker worker-platform worker-mcp beat migrate demo services chromium install install-dev
 
 help:
 	@echo "make run            serve getmcp on http://$(HOST):$(PORT) (SQLite + in-process Redis unless DATABASE_URL/REDIS_URL are set)"
@@ -29,7 +29,8 @@ help:
 	@echo "make check-install  install without extras into a fresh venv, import everything, call an upstream tool"
 	@echo "make conformance    run the MCP conformance suite against a local server"
 	@echo "make bench          compare tools/call throughput with a FastMCP server"
-	@echo "make worker         run a Celery worker alone (needs REDIS_URL)"
+	@echo "make worker         run a Celery worker for platform jobs and MCP tasks alone (needs REDIS_URL)"
+	@echo "make worker-platform / worker-mcp   one worker pool per queue, as in production"
 	@echo "make beat           run Celery beat alone (needs REDIS_URL)"
 	@echo "make migrate        apply database migrations"
 	@echo "make demo           create the demo user and servers (kept as they are if present) and a new key"
@@ -110,8 +111,16 @@ bench: install-dev services
 	@command -v wrk >/dev/null || { [ "$$(id -u)" -eq 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }
 	$(PY) bench/run.py
 
+# `worker` consumes both queues (enough for development); in production run one pool per queue
+# so tenants' long MCP tasks never delay the platform's own jobs (docs/operations.md).
 worker: install
-	$(BIN)/celery -A $(CELERY_APP) worker --loglevel=$${LOG_LEVEL:-INFO}
+	$(BIN)/celery -A $(CELERY_APP) worker -Q platform,mcp --loglevel=$${LOG_LEVEL:-INFO}
+
+worker-platform: install
+	$(BIN)/celery -A $(CELERY_APP) worker -Q platform -n platform@%h --loglevel=$${LOG_LEVEL:-INFO}
+
+worker-mcp: install
+	$(BIN)/celery -A $(CELERY_APP) worker -Q mcp -n mcp@%h --loglevel=$${LOG_LEVEL:-INFO}
 
 beat: install
 	@mkdir -p var

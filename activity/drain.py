@@ -1,4 +1,10 @@
-"""Move call-log rows from Redis into Postgres in bulk (run by Celery beat every few seconds)."""
+"""Move call-log rows from Redis into Postgres in bulk (run by Celery beat every few seconds).
+
+Rows leave Redis only after Postgres has committed them (stream.settle after the transaction):
+a drain that fails anywhere, Postgres down or the worker killed mid-batch, leaves every row it
+read pending, and the next drain stores them. Inserting a row whose uid is already stored does
+nothing, so a batch stored twice is stored once.
+"""
 
 import logging
 
@@ -8,8 +14,8 @@ from accounts.models import ApiKey, Organization
 from servers.models import Server
 from servers.redis import sync_client
 
+from . import stream
 from .models import CallLog
-from .recorder import CALL_LOG_KEY, parse_row
 
 log = logging.getLogger(__name__)
 
@@ -17,25 +23,42 @@ _FIELDS = {f.attname for f in CallLog._meta.concrete_fields} - {"id"}
 
 
 def drain_call_log(max_rows: int = 5000) -> int:
-    """Insert up to max_rows queued calls; returns how many rows were written."""
+    """Store up to max_rows queued calls; returns how many rows were written (or were already)."""
     client = sync_client()
-    raw = client.lpop(CALL_LOG_KEY, max_rows)
-    if not raw:
+    entries = stream.read(client, max_rows)
+    if not entries:
         return 0
-    rows = [row for row in map(parse_row, raw) if row is not None]
-    if len(rows) < len(raw):
-        log.warning("call log: dropped %d unreadable rows", len(raw) - len(rows))
+    rows = [row for row in (stream.parse_row(raw) for _id, raw in entries) if row is not None]
+    if len(rows) < len(entries):
+        log.warning("call log: dropped %d unreadable rows", len(entries) - len(rows))
+    written = _store(rows)
+    stream.settle(client, [entry_id for entry_id, _raw in entries])
+    return written
+
+
+def drain_everything(batch: int = 5000, max_rounds: int = 100) -> int:
+    """Drain until nothing waits; returns the rows written. For embedded mode's shutdown, where
+    the queue lives in this process's memory and would die with it."""
+    client = sync_client()
+    written = 0
+    for _ in range(max_rounds):
+        if not stream.waiting(client):
+            break
+        written += drain_call_log(batch)
+    return written
+
+
+def _store(rows: list[dict]) -> int:
+    """Raises (leaving the rows pending in Redis) when Postgres cannot be reached."""
     rows = _attach_to_existing(rows)
     try:
         with transaction.atomic():
-            CallLog.objects.bulk_create([_call(row) for row in rows], batch_size=1000)
+            CallLog.objects.bulk_create(
+                [_call(row) for row in rows], batch_size=1000, ignore_conflicts=True
+            )
     except DataError:
         # Some row Postgres will not take: write the others one by one, drop that one.
         return _insert_one_by_one(rows)
-    except Exception:
-        # Back into the queue so the next run retries them instead of losing them.
-        client.rpush(CALL_LOG_KEY, *raw)
-        raise
     return len(rows)
 
 
@@ -48,7 +71,7 @@ def _insert_one_by_one(rows: list[dict]) -> int:
     for row in rows:
         try:
             with transaction.atomic():
-                _call(row).save(force_insert=True)
+                CallLog.objects.bulk_create([_call(row)], ignore_conflicts=True)
             written += 1
         except (DataError, IntegrityError):
             log.warning(

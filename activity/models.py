@@ -9,6 +9,9 @@ class CallLog(models.Model):
     OK, TOOL_ERROR, ERROR = "ok", "tool_error", "error"
     OUTCOMES = [(OK, "OK"), (TOOL_ERROR, "Tool error"), (ERROR, "Error")]
 
+    # Given when the call is recorded: a row the drain stores twice (a retried batch) is
+    # stored once. Null on rows written before it existed.
+    uid = models.UUIDField(unique=True, null=True, blank=True, editable=False)
     at = models.DateTimeField(db_index=True)
     organization = models.ForeignKey(
         "accounts.Organization", models.CASCADE, related_name="call_logs"

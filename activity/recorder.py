@@ -1,8 +1,14 @@
 """Record every MCP and REST call without touching the database on the hot path.
 
 record_call() appends to an in-process buffer; a daemon thread pushes the buffer to the Redis
-list CALL_LOG_KEY every FLUSH_SECONDS or as soon as BATCH_ROWS rows wait; drain_call_log()
-(a Celery beat task) moves rows from Redis into Postgres in bulk.
+stream of stream.py every CALL_LOG_FLUSH_SECONDS (1 s) or as soon as BATCH_ROWS rows wait;
+drain_call_log() (a Celery beat task) moves rows from Redis into Postgres in bulk. Each row gets
+a unique id here, so however often a row is pushed or drained it is stored once.
+
+What a process can lose: a SIGTERM (or any orderly exit) pushes the buffer first (the ASGI
+lifespan shutdown calls flush_before_exit(), atexit does too). A SIGKILL loses the rows recorded
+since the last push: at most CALL_LOG_FLUSH_SECONDS of calls, or, while Redis is unreachable,
+everything buffered since it went away (up to MAX_BUFFERED rows). docs/operations.md says more.
 
 Arguments are redacted by default: the keys stay (they tell which parameters a client used),
 every value becomes "[redacted]". A caller passes log_arguments=True only for a server whose
@@ -17,27 +23,26 @@ import os
 import re
 import threading
 import time
+import uuid
 from collections import deque
-from datetime import UTC, datetime
+from datetime import datetime
 
 import orjson
+from django.conf import settings
 
 from mcp_protocol.limits import depth_exceeds
 from servers.redis import sync_client
 
+from . import stream
 from .storable import storable_json, storable_text
 
 log = logging.getLogger(__name__)
 
-CALL_LOG_KEY = "mcp:calllog"
-FLUSH_SECONDS = 1.0
 BATCH_ROWS = 200
 # Beyond this (Redis unreachable for a long time) the oldest rows go: the log must never
 # grow a worker's memory without bound.
 MAX_BUFFERED = 50_000
 MAX_ERROR_CHARS = 2000
-DRAIN_SECONDS = 5.0
-PURGE_SECONDS = 3600.0
 MAX_ARGUMENT_BYTES = 16_384
 MAX_ARGUMENT_DEPTH = 32
 REDACTED = "[redacted]"
@@ -94,6 +99,7 @@ def record_call(
     _buffer.append(
         _storable(
             {
+                "uid": uuid.uuid4().hex,
                 "at": at if at is not None else time.time(),
                 "organization_id": organization_id,
                 "server_id": server_id,
@@ -210,18 +216,32 @@ def _flush_locked() -> int:
     if not rows:
         return 0
     try:
-        client = sync_client()
-        pipe = client.pipeline(transaction=False)
-        for start in range(0, len(rows), 1000):
-            pipe.rpush(
-                CALL_LOG_KEY, *(orjson.dumps(r, default=str) for r in rows[start : start + 1000])
-            )
-        pipe.execute()
+        stream.append(sync_client(), rows)
     except Exception:
-        # Put them back so a Redis hiccup costs a delay, not the rows.
+        # Put them back so a Redis hiccup costs a delay, not the rows. Rows Redis took before
+        # the failure are pushed again; their uid keeps them from being stored twice.
         _buffer.extendleft(reversed(rows))
         raise
     return len(rows)
+
+
+def flush_before_exit(timeout: float = 5.0) -> int:
+    """Push the buffer, retrying for up to `timeout` seconds (Redis may be restarting);
+    returns the rows still not pushed (lost when the process ends)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            flush()
+            return 0
+        except Exception:
+            if time.monotonic() >= deadline:
+                log.error("call log: %d rows lost at exit (Redis unreachable)", len(_buffer))
+                return len(_buffer)
+            time.sleep(0.2)
+
+
+def flush_seconds() -> float:
+    return float(getattr(settings, "CALL_LOG_FLUSH_SECONDS", 1.0))
 
 
 def pending() -> int:
@@ -243,47 +263,15 @@ def _ensure_flusher() -> None:
 
 
 def _flush_forever() -> None:
-    last = {"drain": 0.0, "purge": 0.0}
     while True:
-        _wake.wait(FLUSH_SECONDS)
+        interval = flush_seconds()
+        _wake.wait(interval)
         _wake.clear()
         try:
             flush()
         except Exception:
             log.warning("call log: could not push %d rows to Redis", len(_buffer), exc_info=True)
-            time.sleep(FLUSH_SECONDS)
-        if drains_in_process():
-            upkeep(last, time.monotonic())
-
-
-def drains_in_process() -> bool:
-    """Embedded mode (no REDIS_URL) has no Celery beat: this process drains its own rows."""
-    from django.conf import settings
-
-    from servers.redis import is_embedded
-
-    configured = getattr(settings, "CALL_LOG_DRAIN_IN_PROCESS", None)
-    return is_embedded() if configured is None else bool(configured)
-
-
-def upkeep(last: dict, now: float) -> None:
-    """What Celery beat does otherwise: drain every DRAIN_SECONDS, purge every PURGE_SECONDS."""
-    from django.db import close_old_connections
-
-    from .drain import drain_call_log
-    from .retention import purge_call_log
-
-    try:
-        if now - last["drain"] >= DRAIN_SECONDS:
-            last["drain"] = now
-            drain_call_log()
-        if now - last["purge"] >= PURGE_SECONDS:
-            last["purge"] = now
-            purge_call_log()
-    except Exception:
-        log.warning("call log: in-process drain failed", exc_info=True)
-    finally:
-        close_old_connections()
+            time.sleep(interval)
 
 
 def _forget_parent_rows() -> None:
@@ -294,23 +282,8 @@ def _forget_parent_rows() -> None:
 
 
 def _flush_at_exit() -> None:
-    try:
-        flush()
-    except Exception:
-        log.warning("call log: %d rows lost at exit", len(_buffer))
+    flush_before_exit(timeout=2.0)
 
 
 os.register_at_fork(after_in_child=_forget_parent_rows)
 atexit.register(_flush_at_exit)
-
-
-def parse_row(raw: bytes) -> dict | None:
-    """A row from Redis, ready for CallLog(**row); None when it is not one of ours."""
-    try:
-        row = orjson.loads(raw)
-        row["at"] = datetime.fromtimestamp(float(row["at"]), UTC)
-        if not row.get("organization_id") or not row.get("method"):
-            return None
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-        return None
-    return row

@@ -170,6 +170,15 @@ MCP_ALLOWED_ORIGINS = env_list("MCP_ALLOWED_ORIGINS")
 HTTP_HEADER_TIMEOUT_SECONDS = float(os.environ.get("HTTP_HEADER_TIMEOUT_SECONDS", "10"))
 HTTP_BODY_TIMEOUT_SECONDS = float(os.environ.get("HTTP_BODY_TIMEOUT_SECONDS", "30"))
 
+# -- Bounded streams (issue 9): long-lived SSE streams (session GET streams, the old SSE
+# transport, subscriptions/listen) open at once; beyond a limit a stream is refused with 429
+# (per session, per key) or 503 (per process) and Retry-After. See servers/endpoint/stream_limits.py.
+MCP_STREAMS_PER_SESSION = int(os.environ.get("MCP_STREAMS_PER_SESSION", "8"))
+MCP_STREAMS_PER_KEY = int(os.environ.get("MCP_STREAMS_PER_KEY", "100"))
+MCP_STREAMS_PER_PROCESS = int(os.environ.get("MCP_STREAMS_PER_PROCESS", "1000"))
+# Idle connections a web process keeps in its Redis pool after a burst; the rest are closed.
+REDIS_POOL_MAX_IDLE = int(os.environ.get("REDIS_POOL_MAX_IDLE", "32"))
+
 # Secrets at rest: Fernet keys, newest first (older ones still decrypt; see vault/README.md).
 SECRETS_KEYS = env_list("SECRETS_KEYS")
 # Networks outbound fetches may reach although private (self-hosted upstreams), as CIDRs.
@@ -193,12 +202,35 @@ CELERY_BEAT_SCHEDULE = {
 CALL_LOG_RETENTION_DAYS = int(os.environ.get("CALL_LOG_RETENTION_DAYS", "30"))
 # Without a broker the web process runs the whole beat schedule itself (getmcp/embedded_beat.py),
 # call-log upkeep included.
-CALL_LOG_DRAIN_IN_PROCESS = False
+
+# -- Durable call log (issue 9): what a SIGKILL of a web process can lose is bounded by the flush
+# interval; an orderly stop (SIGTERM) flushes, retrying Redis for up to the shutdown budget.
+CALL_LOG_FLUSH_SECONDS = float(os.environ.get("CALL_LOG_FLUSH_SECONDS", "1.0"))
+CALL_LOG_SHUTDOWN_FLUSH_SECONDS = float(os.environ.get("CALL_LOG_SHUTDOWN_FLUSH_SECONDS", "10"))
+# Rows waiting in Redis (a long Postgres outage) beyond this cap give way, oldest first.
+CALL_LOG_STREAM_MAX_ROWS = int(os.environ.get("CALL_LOG_STREAM_MAX_ROWS", "1000000"))
 # A worker that dies must not take tasks it never started down with it.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Background liveness (getmcp/heartbeat.py): beat writes a timestamp on its ticks, so the
 # dashboard can say when it is not running.
 CELERY_BEAT_SCHEDULER = "getmcp.heartbeat:BeatScheduler"
+
+# -- Fair, separate queues (issue 9): platform jobs (beat schedule, refreshes) on `platform`,
+# tenants' MCP tasks on `mcp`, so a burst of long tasks cannot delay the platform's own jobs.
+# Run a worker per queue in production (`make worker-platform`, `make worker-mcp`).
+# A worker started without -Q consumes every queue declared here (the dev default).
+CELERY_TASK_DEFAULT_QUEUE = "platform"
+MCP_TASK_QUEUE = "mcp"
+CELERY_TASK_QUEUES = {
+    name: {"exchange": name, "routing_key": name} for name in ("platform", MCP_TASK_QUEUE)
+}
+CELERY_TASK_ROUTES = {"mcptasks.run_tool": {"queue": MCP_TASK_QUEUE}}
+# A scheduled job not started within its own interval is dropped (the next one is on its way)
+# rather than run late in a pile-up behind a stopped or overloaded platform worker.
+for _entry in CELERY_BEAT_SCHEDULE.values():
+    _entry.setdefault("options", {}).setdefault("expires", float(_entry["schedule"]))
+# Tasks of one organization running at once; the rest wait their turn (mcptasks/fairness.py).
+MCP_TASKS_PER_ORG_CONCURRENCY = int(os.environ.get("MCP_TASKS_PER_ORG_CONCURRENCY", "4"))
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from mcp_protocol.errors import INTERNAL_ERROR
 
+from . import fairness
 from .models import Task
 from .runner import (
     ACTIVE,
@@ -92,4 +93,8 @@ def reap(stale_after: float | None = None, queue_patience: float | None = None) 
     for task_id in unclaimed:
         transaction.on_commit(lambda task_id=task_id: dispatch(task_id))
         counts["requeued"] += 1
+    # Deferred tasks whose organization has a free slot again, in case the run that freed it
+    # died before handing it on.
+    for organization_id in fairness.organizations_waiting():
+        counts["requeued"] += fairness.dispatch_waiting(organization_id, stale_after)
     return counts

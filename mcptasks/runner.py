@@ -21,7 +21,7 @@ from django.utils import timezone
 from mcp_protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, Cancelled, InputRequired, McpError
 from servers.redis import async_client, is_embedded
 
-from . import events
+from . import events, fairness
 from .context import TaskContext
 from .models import Task
 
@@ -70,7 +70,9 @@ def _db(fn):
 
 
 def claim(task_id: str, delivery_id: str = "") -> Task | None:
-    """Take the task for this run, or None when it is finished, expired, or alive elsewhere."""
+    """Take the task for this run, or None when it is finished, expired (a task never starts
+    after its TTL, however long it waited in the queue), alive elsewhere, or deferred because
+    its organization already runs its share of tasks (fairness.py)."""
     now = timezone.now()
     with transaction.atomic():
         task = Task.objects.select_for_update().filter(pk=task_id).first()
@@ -87,11 +89,18 @@ def claim(task_id: str, delivery_id: str = "") -> Task | None:
         if task.attempts >= max_attempts():
             end_locked(task, Task.FAILED, error=worker_lost_error(task.attempts))
             return None
+        fairness.lock_organization(task.organization_id)
+        running = fairness.running(task.organization_id, stale_after_seconds(), excluding=task.pk)
+        if running >= fairness.per_org_cap():
+            fairness.defer_locked(task)
+            return None
         task.attempts += 1
         task.heartbeat_at = now
+        if task.status_message == fairness.DEFERRED_MESSAGE:
+            task.status_message = ""
         if delivery_id:
             task.celery_task_id = delivery_id
-        task.save(update_fields=["attempts", "heartbeat_at", "celery_task_id"])
+        task.save(update_fields=["attempts", "heartbeat_at", "celery_task_id", "status_message"])
         return task
 
 
@@ -285,6 +294,8 @@ async def run(task_id: str, delivery_id: str = "") -> str | None:
                     await redis.aclose()
             message = "Cancelled." if status == Task.CANCELLED else ""
             await _db(finish)(task_id, status, message=message, **outcome)
+            # The slot this run held goes to the organization's oldest deferred task.
+            await _db(fairness.dispatch_waiting)(task.organization_id, stale_after_seconds())
             return status
         finally:
             await _db(connections.close_all)()

@@ -102,7 +102,7 @@ trap 'stop_server; stop_worker' EXIT
 # The tasks-* scenarios run tools as MCP Tasks on a real Celery worker.
 start_worker() {
   log "starting a Celery worker (log: ${RESULTS#"$ROOT"/}/worker.log)"
-  "$PY" -m celery -A getmcp.celery worker --pool=solo --loglevel=INFO --without-gossip \
+  "$PY" -m celery -A getmcp.celery worker -Q platform,mcp --pool=solo --loglevel=INFO --without-gossip \
     --without-mingle --without-heartbeat -n "conformance-$$@%h" >"$RESULTS/worker.log" 2>&1 &
   WORKER_PID=$!
   for _ in $(seq 240); do

@@ -24,6 +24,8 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
+from .redis_pool import IdleTrimmingPool
+
 _sync_client = None
 _async_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis]" = (
     weakref.WeakKeyDictionary()
@@ -149,12 +151,14 @@ def async_client() -> aioredis.Redis:
                     if settings.REDIS_URL.startswith("rediss://")
                     else TimedConnection
                 )
-            client = aioredis.Redis.from_url(
+            pool = IdleTrimmingPool.from_url(
                 settings.REDIS_URL,
+                max_idle=settings.REDIS_POOL_MAX_IDLE,
                 max_connections=10_000,
                 retry=AsyncRetry(_backoff(), 1, supported_errors=(redis.ConnectionError,)),
                 **_common_options(),
                 **options,
             )
+            client = aioredis.Redis(connection_pool=pool)
         _async_clients[loop] = client
     return client

@@ -21,16 +21,30 @@ def database_url_for_workers() -> str:
 
 
 class Worker:
-    """A real `celery worker` process on this test's Redis DB and test database."""
+    """A real `celery worker` process on this test's Redis DB and test database.
 
-    def __init__(self, database_url: str, log_dir: Path, *, redis_url: str | None = None):
+    By default it consumes every queue (platform jobs and MCP tasks) with one slot; `queues`
+    narrows it as a production pool would be, `concurrency` > 1 gives it a thread pool."""
+
+    def __init__(
+        self,
+        database_url: str,
+        log_dir: Path,
+        *,
+        redis_url: str | None = None,
+        queues: str | None = None,
+        concurrency: int = 1,
+        env: dict | None = None,
+    ):
         self.name = f"test-worker-{uuid.uuid4().hex[:8]}"
         self.log_path = log_dir / f"{self.name}.log"
+        pool = ["--pool=solo"] if concurrency == 1 else ["--pool=threads", f"-c{concurrency}"]
         env = {
             **os.environ,
             "DATABASE_URL": database_url,
             "REDIS_URL": redis_url or settings.REDIS_URL,
             "DJANGO_SETTINGS_MODULE": "getmcp.settings",
+            **(env or {}),
         }
         env.pop("TEST_DB_NAME", None)
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
@@ -42,7 +56,8 @@ class Worker:
                 "-A",
                 "getmcp.celery",
                 "worker",
-                "--pool=solo",
+                *pool,
+                *(["-Q", queues] if queues else []),
                 "--loglevel=INFO",
                 "--without-gossip",
                 "--without-mingle",
@@ -85,8 +100,8 @@ def running_workers(log_dir: Path):
     """Yields `start()`, which starts a worker and waits until it is ready; stops them all."""
     started = []
 
-    def start() -> Worker:
-        worker = Worker(database_url_for_workers(), log_dir)
+    def start(**options) -> Worker:
+        worker = Worker(database_url_for_workers(), log_dir, **options)
         started.append(worker)
         return worker.wait_ready()
 

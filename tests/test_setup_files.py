@@ -13,7 +13,7 @@ from django.conf import settings
 from servers.definition import load_file, validate_definition
 
 ROOT = Path(__file__).resolve().parent.parent
-APP_SERVICES = ("migrate", "web", "worker", "beat")
+APP_SERVICES = ("migrate", "web", "worker", "worker-platform", "beat")
 
 
 def healthcheck(url: str) -> int:
@@ -107,9 +107,38 @@ def test_compose_runs_every_service_with_a_health_check_and_configures_apps_by_e
     # uvicorn's worker with the slowloris header deadline (getmcp/http_protocol.py).
     assert "getmcp.http_protocol.UvicornWorker" in " ".join(services["web"]["command"])
     assert "getmcp.asgi:application" in services["web"]["command"]
-    for name in ("web", "worker", "beat"):
+    for name in ("web", "worker", "worker-platform", "beat"):
         migrate = services[name]["depends_on"]["migrate"]
         assert migrate["condition"] == "service_completed_successfully"
+
+
+def queues_of(command: list[str] | str) -> set[str]:
+    words = command if isinstance(command, list) else command.split()
+    return set(words[words.index("-Q") + 1].split(","))
+
+
+def test_platform_jobs_and_mcp_tasks_go_to_queues_that_compose_consumes_with_separate_pools():
+    from getmcp.celery import app
+
+    declared = set(settings.CELERY_TASK_QUEUES)
+    assert declared == {"platform", "mcp"}
+    assert app.amqp.router.route({}, "mcptasks.run_tool")["queue"].name == "mcp"
+    for entry in settings.CELERY_BEAT_SCHEDULE.values():
+        assert app.amqp.router.route({}, entry["task"])["queue"].name == "platform"
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    assert queues_of(services["worker"]["command"]) == {"mcp"}
+    assert queues_of(services["worker-platform"]["command"]) == {"platform"}
+
+
+def test_a_scheduled_job_expires_rather_than_run_later_than_its_own_interval():
+    for name, entry in settings.CELERY_BEAT_SCHEDULE.items():
+        assert entry["options"]["expires"] == float(entry["schedule"]), name
+
+
+def test_make_worker_consumes_both_queues_and_each_pool_target_one():
+    assert queues_of(make_dry_run("worker").splitlines()[-1]) == {"platform", "mcp"}
+    assert queues_of(make_dry_run("worker-platform").splitlines()[-1]) == {"platform"}
+    assert queues_of(make_dry_run("worker-mcp").splitlines()[-1]) == {"mcp"}
 
 
 def test_make_run_installs_migrates_sets_up_the_demo_and_serves_in_that_order():

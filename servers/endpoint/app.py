@@ -7,7 +7,10 @@ from urllib.parse import unquote
 
 from django.conf import settings
 
+from activity import recorder
+
 from ..outages import RETRY_AFTER_SECONDS, outage_message, outage_of
+from ..redis import is_embedded
 from . import legacy_sse, streamable, surfaces
 from .gate import CORS_ALLOW_HEADERS, Gate, Refused
 from .http import BodyTimeout, HttpRequest, respond, respond_json, rpc_error
@@ -80,8 +83,17 @@ class McpApp:
                 embedded_beat.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                await self.shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    async def shutdown(self):
+        """An orderly stop (SIGTERM) loses no call-log row: the buffer goes to Redis first.
+        In embedded mode that "Redis" lives in this process, so its rows are stored now."""
+        timeout = float(getattr(settings, "CALL_LOG_SHUTDOWN_FLUSH_SECONDS", 10.0))
+        await asyncio.to_thread(recorder.flush_before_exit, timeout)
+        if is_embedded():
+            await asyncio.to_thread(_store_call_log_now)
 
     async def mcp(self, scope, receive, send):
         match = MCP_PATH.match(scope["path"])
@@ -242,6 +254,19 @@ class McpApp:
             await streamable.handle_get(gate, send)
         else:
             await streamable.handle_delete(gate, send)
+
+
+def _store_call_log_now() -> None:
+    from django.db import close_old_connections
+
+    from activity.drain import drain_everything
+
+    try:
+        drain_everything()
+    except Exception:
+        log.exception("call log: could not store the queued rows at shutdown")
+    finally:
+        close_old_connections()
 
 
 ROUTES = {

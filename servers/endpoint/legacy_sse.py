@@ -9,7 +9,7 @@ from mcp_protocol.errors import McpError
 from mcp_protocol.jsonrpc import Notification, Request, Response, parse_body, result_message
 
 from .. import keys as rkeys
-from . import sessions, streamable, streams
+from . import sessions, stream_limits, streamable, streams
 from .gate import Gate, start_background
 from .http import BodyTooLarge, respond, respond_json
 
@@ -20,6 +20,11 @@ async def handle_stream(gate: Gate, send) -> None:
     if not gate.request.accepts("text/event-stream"):
         await respond_json(send, 406, {"error": "Accept: text/event-stream is required"})
         return
+    async with stream_limits.open_stream(gate) as slot:
+        await _serve_stream(gate, send, slot)
+
+
+async def _serve_stream(gate: Gate, send, slot) -> None:
     session = await sessions.create(
         gate.redis,
         server_id=gate.snapshot.server_id,
@@ -46,6 +51,8 @@ async def handle_stream(gate: Gate, send) -> None:
             session_alive=session_alive,
             prelude=prelude,
             event_type="message",
+            reader=slot.redis,
+            tick=slot.renew_if_due,
         )
     finally:
         # On this transport the session lives exactly as long as its stream.

@@ -17,7 +17,8 @@ from mcp_protocol.jsonrpc import Request, error_message, notification_message
 
 from .. import keys as rkeys
 from ..snapshot import DefinitionError, get_snapshot
-from . import auth
+from . import auth, stream_limits
+from .gate import Refused
 from .http import respond_json, send_chunk, start_sse
 
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
@@ -135,7 +136,25 @@ async def serve(gate, send, request: Request) -> None:
         await respond_json(send, 400, error_message(request.id, exc), headers)
         return
 
-    pubsub = gate.redis.pubsub(ignore_subscribe_messages=True)
+    try:
+        async with stream_limits.open_stream(gate) as slot:
+            await _follow(gate, send, request, honoured, task_ids, slot)
+    except Refused as refused:
+        # The listen request's own answer: the error, with its id.
+        await respond_json(
+            send,
+            refused.status,
+            error_message(request.id, refused.error),
+            [*headers, *refused.headers],
+        )
+
+
+async def _follow(gate, send, request: Request, honoured: dict, task_ids, slot) -> None:
+    from . import tasks
+
+    headers = gate.cors_headers()
+    # On the stream's own connection (stream_limits.py), closed when the stream ends.
+    pubsub = slot.redis.pubsub(ignore_subscribe_messages=True)
     await pubsub.subscribe(
         rkeys.server_events(gate.snapshot.server_id), *tasks.task_channels(task_ids)
     )
@@ -149,6 +168,7 @@ async def serve(gate, send, request: Request) -> None:
         )
         await send_chunk(send, sse.event(orjson.dumps(ack)))
         while not gone.done():
+            await slot.renew_if_due()
             reader = asyncio.ensure_future(pubsub.get_message(timeout=keepalive))
             done, _ = await asyncio.wait({reader, gone}, return_when=asyncio.FIRST_COMPLETED)
             if gone in done:

@@ -22,7 +22,7 @@ from mcp_protocol.jsonrpc import (
 
 from .. import keys as rkeys
 from .. import methods
-from . import calllog, sessions, stateless, streams, tasks
+from . import calllog, sessions, stateless, stream_limits, streams, tasks
 from .context import request_key
 from .gate import Gate, session_header
 from .http import BodyTooLarge, respond, respond_json
@@ -379,16 +379,19 @@ async def handle_get(gate: Gate, send) -> None:
     async def session_alive() -> bool:
         return bool(await gate.redis.exists(rkeys.session(session.sid)))
 
-    await streams.serve_get_stream(
-        send,
-        req.receive,
-        gate.redis,
-        session.sid,
-        stream,
-        start,
-        gate.cors_headers(),
-        session_alive=session_alive,
-    )
+    async with stream_limits.open_stream(gate, session_id=session.sid) as slot:
+        await streams.serve_get_stream(
+            send,
+            req.receive,
+            gate.redis,
+            session.sid,
+            stream,
+            start,
+            gate.cors_headers(),
+            session_alive=session_alive,
+            reader=slot.redis,
+            tick=slot.renew_if_due,
+        )
 
 
 async def handle_delete(gate: Gate, send) -> None:

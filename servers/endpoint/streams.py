@@ -7,6 +7,7 @@ to, so a resumption replays that stream only.
 
 import asyncio
 import secrets
+from contextlib import suppress
 
 from django.conf import settings
 
@@ -138,14 +139,21 @@ async def serve_get_stream(
     session_alive,
     prelude: bytes = b"",
     event_type: str | None = None,
+    reader=None,
+    tick=None,
 ) -> None:
     """Replay a stream after `start_id`, then follow it live.
 
     A POST stream ends after its final event; the GET stream runs until the client goes away or
-    the session ends. `session_alive` is an async callable checked at every keep-alive.
+    the session ends. `session_alive` is an async callable checked at every keep-alive. The
+    blocking reads go to `reader` (the stream's own connection, see stream_limits.py), else to
+    `redis`; a read in flight when the client goes away is cancelled at once, so the stream's
+    connection is not held on its behalf. `tick`, if given, is awaited once per round.
     """
+    reader = reader or redis
     gone = asyncio.Event()
     watcher = asyncio.create_task(watch_disconnect(receive, gone))
+    gone_wait = asyncio.ensure_future(gone.wait())
     key = rkeys.session_stream(sid, stream)
     block_ms = int(settings.MCP_SSE_KEEPALIVE_SECONDS * 1000)
     last = start_id
@@ -154,9 +162,16 @@ async def serve_get_stream(
         if prelude:
             await send_chunk(send, prelude)
         while not gone.is_set():
-            reply = await redis.xread({key: last}, count=100, block=block_ms)
+            if tick is not None:
+                await tick()
+            read = asyncio.ensure_future(reader.xread({key: last}, count=100, block=block_ms))
+            await asyncio.wait({read, gone_wait}, return_when=asyncio.FIRST_COMPLETED)
             if gone.is_set():
+                read.cancel()
+                with suppress(asyncio.CancelledError, Exception):
+                    await read
                 return
+            reply = read.result()
             if not reply:
                 if not await session_alive():
                     await send_chunk(send, b"", more=False)
@@ -178,3 +193,4 @@ async def serve_get_stream(
                 await redis.hset(rkeys.session(sid), "gc", last)
     finally:
         watcher.cancel()
+        gone_wait.cancel()

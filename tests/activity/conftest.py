@@ -1,8 +1,9 @@
 from datetime import UTC, datetime, timedelta
 
+import orjson
 import pytest
 
-from activity import recorder
+from activity import recorder, stream
 from activity.models import CallLog
 from servers.models import Server
 from servers.redis import sync_client
@@ -10,13 +11,18 @@ from servers.redis import sync_client
 
 @pytest.fixture
 def call_queue():
-    """The Redis list of this test run's DB, empty before and after the test."""
+    """The Redis stream of this test run's DB, empty before and after the test."""
     client = sync_client()
     recorder.flush()
-    client.delete(recorder.CALL_LOG_KEY)
+    client.delete(stream.STREAM_KEY)
     yield client
     recorder.flush()
-    client.delete(recorder.CALL_LOG_KEY)
+    client.delete(stream.STREAM_KEY)
+
+
+def queued(client) -> list[dict]:
+    """The rows waiting in the call-log stream, oldest first, as the recorder wrote them."""
+    return [orjson.loads(f[stream.FIELD]) for _id, f in client.xrange(stream.STREAM_KEY)]
 
 
 @pytest.fixture

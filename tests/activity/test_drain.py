@@ -1,9 +1,12 @@
 import orjson
+import pytest
 
-from activity import recorder
-from activity.drain import drain_call_log
+from activity import recorder, stream
+from activity.drain import drain_call_log, drain_everything
 from activity.models import CallLog
 from servers.models import Server
+
+from .conftest import queued
 
 
 def test_a_drain_writes_at_most_max_rows_and_leaves_the_rest_queued(call_queue, server, org):
@@ -12,7 +15,7 @@ def test_a_drain_writes_at_most_max_rows_and_leaves_the_rest_queued(call_queue, 
     recorder.flush()
 
     assert drain_call_log(max_rows=5) == 5
-    assert call_queue.llen(recorder.CALL_LOG_KEY) == 2
+    assert stream.waiting(call_queue) == 2
     assert drain_call_log() == 2
     assert drain_call_log() == 0
     assert CallLog.objects.count() == 7
@@ -41,7 +44,9 @@ def test_calls_of_a_deleted_organization_are_dropped(call_queue, outsider_org):
 
 
 def test_unreadable_rows_are_dropped_and_good_ones_kept(call_queue, org):
-    call_queue.rpush(recorder.CALL_LOG_KEY, b"not json", orjson.dumps({"at": 1}))
+    call_queue.xadd(stream.STREAM_KEY, {stream.FIELD: b"not json"})
+    call_queue.xadd(stream.STREAM_KEY, {stream.FIELD: orjson.dumps({"at": 1})})
+    call_queue.xadd(stream.STREAM_KEY, {b"other": b"field"})
     recorder.record_call(organization_id=org.pk, method="ping")
     recorder.flush()
 
@@ -52,15 +57,15 @@ def test_unreadable_rows_are_dropped_and_good_ones_kept(call_queue, org):
 def test_a_row_postgres_refuses_is_dropped_without_losing_its_batch(call_queue, org):
     recorder.record_call(organization_id=org.pk, method="ping")
     recorder.flush()
-    bad = orjson.loads(call_queue.lindex(recorder.CALL_LOG_KEY, 0))
+    bad = {**queued(call_queue)[0], "uid": "0" * 32}
     bad["method"] = "x" * 500  # longer than the column
-    call_queue.rpush(recorder.CALL_LOG_KEY, orjson.dumps(bad))
+    stream.append(call_queue, [bad])
     recorder.record_call(organization_id=org.pk, method="pong")
     recorder.flush()
 
     assert drain_call_log() == 2
     assert sorted(CallLog.objects.values_list("method", flat=True)) == ["ping", "pong"]
-    assert call_queue.llen(recorder.CALL_LOG_KEY) == 0
+    assert stream.waiting(call_queue) == 0
 
 
 def test_a_malformed_client_address_is_not_stored(call_queue, org):
@@ -69,3 +74,79 @@ def test_a_malformed_client_address_is_not_stored(call_queue, org):
     recorder.flush()
     drain_call_log()
     assert dict(CallLog.objects.values_list("method", "client_ip")) == {"ping": None, "pong": "::1"}
+
+
+def test_rows_stay_queued_when_postgres_fails_and_the_next_drain_stores_them(
+    call_queue, org, monkeypatch
+):
+    from django.db import OperationalError
+
+    from activity import drain
+
+    for method in ("a", "b", "c"):
+        recorder.record_call(organization_id=org.pk, method=method)
+    recorder.flush()
+
+    def postgres_down(rows):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(drain, "_store", postgres_down)
+    for _ in range(3):
+        with pytest.raises(OperationalError):
+            drain_call_log()
+    assert stream.waiting(call_queue) == 3
+    monkeypatch.undo()
+
+    assert drain_call_log() == 3
+    assert sorted(CallLog.objects.values_list("method", flat=True)) == ["a", "b", "c"]
+    assert stream.waiting(call_queue) == 0
+
+
+def test_a_batch_stored_but_not_acknowledged_is_not_stored_twice(call_queue, org, monkeypatch):
+    for method in ("a", "b"):
+        recorder.record_call(organization_id=org.pk, method=method)
+    recorder.flush()
+
+    def killed_before_ack(client, entry_ids):
+        raise ConnectionError("the worker died between the commit and the acknowledgement")
+
+    monkeypatch.setattr(stream, "settle", killed_before_ack)
+    with pytest.raises(ConnectionError):
+        drain_call_log()
+    assert CallLog.objects.count() == 2
+    monkeypatch.undo()
+
+    assert drain_call_log() == 2  # the same rows, read again from the pending list
+    assert CallLog.objects.count() == 2
+    assert stream.waiting(call_queue) == 0
+
+
+def test_rows_pushed_twice_by_the_recorder_are_stored_once(call_queue, org):
+    recorder.record_call(organization_id=org.pk, method="ping")
+    recorder.flush()
+    stream.append(call_queue, queued(call_queue))  # a push retried after a lost reply
+
+    drain_call_log()
+    assert CallLog.objects.count() == 1
+
+
+def test_a_redis_that_lost_the_stream_and_its_group_still_drains(call_queue, org):
+    recorder.record_call(organization_id=org.pk, method="before")
+    recorder.flush()
+    drain_call_log()
+    call_queue.delete(stream.STREAM_KEY)  # a Redis restarted without its data
+
+    recorder.record_call(organization_id=org.pk, method="after")
+    recorder.flush()
+    assert drain_call_log() == 1
+    assert sorted(CallLog.objects.values_list("method", flat=True)) == ["after", "before"]
+
+
+def test_draining_everything_goes_on_until_nothing_waits(call_queue, org):
+    for _ in range(7):
+        recorder.record_call(organization_id=org.pk, method="ping")
+    recorder.flush()
+
+    assert drain_everything(batch=3) == 7
+    assert stream.waiting(call_queue) == 0
+    assert CallLog.objects.count() == 7

@@ -1,21 +1,22 @@
 import time
 
-import orjson
 import pytest
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from activity import recorder
+from activity import recorder, stream
 from activity.drain import drain_call_log
 from activity.models import CallLog
+
+from .conftest import queued
 
 
 def wait_for_queue(client, length, seconds=3.0):
     deadline = time.monotonic() + seconds
-    while client.llen(recorder.CALL_LOG_KEY) < length and time.monotonic() < deadline:
+    while stream.waiting(client) < length and time.monotonic() < deadline:
         time.sleep(0.05)
-    return client.llen(recorder.CALL_LOG_KEY)
+    return stream.waiting(client)
 
 
 def test_a_recorded_call_reaches_redis_by_itself_and_postgres_after_a_drain(
@@ -112,7 +113,7 @@ def test_error_texts_are_truncated_and_scrubbed_of_credentials():
 def test_unknown_outcomes_and_surfaces_are_not_stored_as_they_came(call_queue, org):
     recorder.record_call(organization_id=org.pk, method="x", outcome="weird", surface="ftp")
     recorder.flush()
-    row = orjson.loads(call_queue.lindex(recorder.CALL_LOG_KEY, 0))
+    row = queued(call_queue)[0]
     assert (row["outcome"], row["surface"]) == ("error", "mcp")
 
 
@@ -129,42 +130,39 @@ def test_rows_stay_buffered_while_redis_is_unreachable(call_queue, org, monkeypa
     monkeypatch.undo()
     recorder.flush()  # or the flusher thread got there first
     assert recorder.pending() == 0
-    assert call_queue.llen(recorder.CALL_LOG_KEY) >= 1
+    assert stream.waiting(call_queue) >= 1
 
 
-def test_embedded_mode_drains_in_process_and_a_setting_can_say_otherwise(settings):
-    settings.CALL_LOG_DRAIN_IN_PROCESS = None
-    settings.REDIS_URL = ""
-    assert recorder.drains_in_process()
-    settings.REDIS_URL = "redis://127.0.0.1:6379/7"
-    assert not recorder.drains_in_process()
-    settings.CALL_LOG_DRAIN_IN_PROCESS = True
-    assert recorder.drains_in_process()
+def test_every_row_gets_its_own_uid(call_queue, org):
+    for _ in range(3):
+        recorder.record_call(organization_id=org.pk, method="ping")
+    recorder.flush()
+    uids = [row["uid"] for row in queued(call_queue)]
+    assert len(set(uids)) == 3 and all(len(uid) == 32 for uid in uids)
 
 
-def test_the_in_process_upkeep_drains_and_purges_on_their_own_clocks(
-    call_queue, org, monkeypatch, settings
+def test_an_orderly_exit_waits_for_redis_to_take_the_buffer(call_queue, org, monkeypatch):
+    real = recorder.sync_client
+    unreachable = redis.Redis(
+        host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0)
+    )
+    answers = iter([unreachable, unreachable])
+    monkeypatch.setattr(recorder, "sync_client", lambda: next(answers, None) or real())
+    recorder._wake.clear()
+    recorder.record_call(organization_id=org.pk, method="ping")
+    assert recorder.flush_before_exit(timeout=5.0) == 0
+    assert [row["method"] for row in queued(call_queue)] == ["ping"]
+
+
+def test_an_orderly_exit_gives_up_after_its_budget_and_says_how_many_rows_it_lost(
+    call_queue, org, monkeypatch
 ):
-    # The flusher thread closes its own connection after each round; here that connection
-    # holds the test's transaction.
-    monkeypatch.setattr("django.db.close_old_connections", lambda: None)
-    settings.CALL_LOG_RETENTION_DAYS = 1
-    last = {"drain": 0.0, "purge": 0.0}
-
-    def queue(method, at=None):
-        recorder.record_call(organization_id=org.pk, method=method, at=at)
-        recorder.flush()
-
-    queue("old", at=0.0)
-    recorder.upkeep(last, 10_000.0)  # drains "old", then purges it
-    assert not CallLog.objects.exists()
-
-    queue("first")
-    recorder.upkeep(last, 10_001.0)  # too soon for either
-    assert not CallLog.objects.exists()
-    recorder.upkeep(last, 10_006.0)
-    assert list(CallLog.objects.values_list("method", flat=True)) == ["first"]
-
-    queue("stale", at=0.0)
-    recorder.upkeep(last, 10_000.0 + recorder.PURGE_SECONDS)
-    assert list(CallLog.objects.values_list("method", flat=True)) == ["first"]
+    unreachable = redis.Redis(
+        host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0)
+    )
+    monkeypatch.setattr(recorder, "sync_client", lambda: unreachable)
+    monkeypatch.setattr(recorder, "_ensure_flusher", lambda: None)
+    recorder.record_call(organization_id=org.pk, method="ping")
+    assert recorder.flush_before_exit(timeout=0.5) == 1
+    monkeypatch.undo()
+    recorder.flush()

@@ -1,0 +1,104 @@
+"""The call log's durable queue: a Redis Stream read through a consumer group.
+
+Web processes append rows (recorder.py); the drain (drain.py) reads them through the group,
+writes them to Postgres, and acknowledges and deletes them only after the commit. A drain that
+fails (Postgres down, the worker killed) leaves its rows pending in the group; the next drain
+reads the pending rows again before new ones, so they are retried until stored. Every row
+carries a unique `uid`, and Postgres ignores a uid it already holds, so a retried batch never
+duplicates a row.
+
+With Redis's append-only file (docker-compose.yml turns it on) the stream and the group's
+pending list survive a Redis restart. The stream is capped (CALL_LOG_STREAM_MAX_ROWS, roughly):
+during a Postgres outage long enough to reach the cap, the oldest rows give way rather than
+Redis's memory.
+"""
+
+import logging
+from datetime import UTC, datetime
+
+import orjson
+import redis
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+
+STREAM_KEY = "mcp:calllog:stream"
+GROUP = "drain"
+# One consumer name for every drain: a drain re-reads what an earlier, failed drain left
+# pending. Two drains running at once may insert the same rows; the uid makes that harmless.
+CONSUMER = "drain"
+FIELD = b"r"
+
+
+def max_rows() -> int:
+    return int(getattr(settings, "CALL_LOG_STREAM_MAX_ROWS", 1_000_000))
+
+
+def append(client: redis.Redis, rows: list[dict]) -> None:
+    """Add rows to the stream in one round trip. Raises when Redis does not take them."""
+    pipe = client.pipeline(transaction=False)
+    cap = max_rows()
+    for row in rows:
+        pipe.xadd(STREAM_KEY, {FIELD: orjson.dumps(row, default=str)}, maxlen=cap)
+    pipe.execute()
+
+
+def ensure_group(client: redis.Redis) -> None:
+    # From id 0: rows appended before the group existed (a fresh Redis) are drained too.
+    try:
+        client.xgroup_create(STREAM_KEY, GROUP, id="0", mkstream=True)
+    except redis.ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+
+
+def read(client: redis.Redis, count: int) -> list[tuple[bytes, bytes | None]]:
+    """Up to `count` entries: first those a failed drain left pending, then new ones."""
+    try:
+        entries = _read(client, "0", count)
+    except redis.ResponseError as exc:
+        if "NOGROUP" not in str(exc):
+            raise
+        # A new Redis, or one that lost its data: start the group again.
+        ensure_group(client)
+        entries = _read(client, "0", count)
+    if len(entries) < count:
+        entries += _read(client, ">", count - len(entries))
+    return entries
+
+
+def _read(client, start: str, count: int) -> list[tuple[bytes, bytes | None]]:
+    reply = client.xreadgroup(GROUP, CONSUMER, {STREAM_KEY: start}, count=count)
+    if not reply:
+        return []
+    # A pending entry trimmed away by the cap comes back with no fields.
+    return [(entry_id, (fields or {}).get(FIELD)) for entry_id, fields in reply[0][1]]
+
+
+def settle(client: redis.Redis, entry_ids: list[bytes]) -> None:
+    """Acknowledge and delete entries whose rows are committed (or were unreadable)."""
+    if not entry_ids:
+        return
+    pipe = client.pipeline(transaction=False)
+    pipe.xack(STREAM_KEY, GROUP, *entry_ids)
+    pipe.xdel(STREAM_KEY, *entry_ids)
+    pipe.execute()
+
+
+def waiting(client: redis.Redis) -> int:
+    """Rows in Redis not yet committed to Postgres (pending ones included)."""
+    return int(client.xlen(STREAM_KEY))
+
+
+def parse_row(raw: bytes | None) -> dict | None:
+    """A row from Redis, ready for CallLog(**row); None when it is not one of ours."""
+    if raw is None:
+        return None
+    try:
+        row = orjson.loads(raw)
+        row["at"] = datetime.fromtimestamp(float(row["at"]), UTC)
+        if not row.get("organization_id") or not row.get("method") or not row.get("uid"):
+            return None
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+    return row

@@ -1,0 +1,153 @@
+"""Bounds on long-lived streams (session GET streams, the old SSE transport, 2026-07-28
+`subscriptions/listen`), and the Redis connection each one reads on.
+
+Every such stream takes a slot before it starts and gives it back when it ends, whatever ends it:
+
+- per process: at most MCP_STREAMS_PER_PROCESS open at once, counted in memory; beyond that
+  503 with Retry-After (another process may have room);
+- per session and per API key (per client address for anonymous callers), across every
+  process: at most MCP_STREAMS_PER_SESSION and MCP_STREAMS_PER_KEY, counted in Redis sorted
+  sets of leases (member: a random lease id, score: when it lapses). A stream renews its lease
+  while it runs (`Slot.renew_if_due`), so the slots of a process that died lapse by themselves
+  within LEASE_SECONDS; beyond a limit, 429 with Retry-After.
+
+A refusal is a JSON-RPC error body (code -32000) before any stream byte is sent.
+
+Each stream reads on a Redis connection of its own (`Slot.redis`), closed when the stream ends:
+a blocking XREAD or a pub/sub subscription holds its connection for the stream's whole life,
+and connections handed back to the shared pool would stay open, idle, for good. Issue 14 will
+replace the per-stream connection with one shared reader per process; the limits stay here.
+"""
+
+import asyncio
+import secrets
+import time
+from contextlib import asynccontextmanager, suppress
+
+import redis.asyncio as aioredis
+from django.conf import settings
+
+from ..redis import is_embedded
+from .gate import Refused
+
+TOO_MANY = -32000
+RETRY_AFTER_SECONDS = 5
+_open_in_process = 0
+
+
+def lease_seconds() -> float:
+    # Several keep-alive periods: a live stream renews long before its lease lapses.
+    return max(30.0, 4 * float(settings.MCP_SSE_KEEPALIVE_SECONDS))
+
+
+def session_key(sid: str) -> str:
+    return f"mcp:streams:s:{sid}"
+
+
+def caller_key(server_id: int, caller: str) -> str:
+    return f"mcp:streams:k:{server_id}:{caller}"
+
+
+def _caller(gate) -> str:
+    ident = gate.credential.ident
+    if ident == "anon":
+        client = gate.request.scope.get("client") or ("unknown", 0)
+        return f"anon:{client[0]}"
+    return ident
+
+
+def open_in_process() -> int:
+    return _open_in_process
+
+
+def _refusal(status: int, message: str) -> Refused:
+    return Refused(status, TOO_MANY, message, [("retry-after", str(RETRY_AFTER_SECONDS))])
+
+
+class Slot:
+    """One open stream's place under the limits, and its own Redis connection."""
+
+    def __init__(self, shared_redis, keys: list[str]):
+        self.shared = shared_redis
+        self.keys = keys
+        self.lease = secrets.token_hex(8)
+        self.renewed = 0.0
+        self.redis = shared_redis if is_embedded() else _own_connection()
+
+    async def take(self, limits: list[tuple[str, int]]) -> None:
+        now = time.time()
+        lease = lease_seconds()
+        pipe = self.shared.pipeline(transaction=True)
+        for key in self.keys:
+            pipe.zremrangebyscore(key, "-inf", now)
+            pipe.zadd(key, {self.lease: now + lease})
+            pipe.zcard(key)
+            pipe.expire(key, int(lease * 2))
+        replies = await pipe.execute()
+        self.renewed = time.monotonic()
+        for index, (what, limit) in enumerate(limits):
+            if replies[index * 4 + 2] > limit:
+                await self.give_back()
+                raise _refusal(429, f"Too many open streams for this {what} (limit {limit})")
+
+    async def renew_if_due(self) -> None:
+        """Called from a stream's loop; renews the lease once a third of it has passed."""
+        lease = lease_seconds()
+        if time.monotonic() - self.renewed < lease / 3:
+            return
+        self.renewed = time.monotonic()
+        pipe = self.shared.pipeline(transaction=False)
+        for key in self.keys:
+            pipe.zadd(key, {self.lease: time.time() + lease}, xx=True)
+            pipe.expire(key, int(lease * 2))
+        await pipe.execute()
+
+    async def give_back(self) -> None:
+        pipe = self.shared.pipeline(transaction=False)
+        for key in self.keys:
+            pipe.zrem(key, self.lease)
+        with suppress(Exception):  # the lease lapses by itself if Redis is away
+            await pipe.execute()
+
+    async def close(self) -> None:
+        if self.redis is not self.shared:
+            with suppress(Exception):
+                await self.redis.aclose()
+
+
+def _own_connection() -> aioredis.Redis:
+    # Its own pool of one connection, closed with the client: nothing lingers in a shared pool.
+    return aioredis.Redis.from_url(
+        settings.REDIS_URL, single_connection_client=True, socket_connect_timeout=5
+    )
+
+
+@asynccontextmanager
+async def open_stream(gate, *, session_id: str | None = None):
+    """Take a slot for a stream of `gate`'s caller (and session), or raise Refused."""
+    global _open_in_process
+    per_process = int(settings.MCP_STREAMS_PER_PROCESS)
+    if _open_in_process >= per_process:
+        raise _refusal(503, "This server process has too many open streams; retry shortly")
+    limits = [("API key", int(settings.MCP_STREAMS_PER_KEY))]
+    keys = [caller_key(gate.snapshot.server_id, _caller(gate))]
+    if session_id is not None:
+        limits.append(("session", int(settings.MCP_STREAMS_PER_SESSION)))
+        keys.append(session_key(session_id))
+    _open_in_process += 1
+    slot = None
+    try:
+        slot = Slot(gate.redis, keys)
+        await slot.take(limits)
+        yield slot
+    finally:
+        _open_in_process -= 1
+        if slot is not None:
+            # Shielded: a stream ends by cancellation too (server shutdown), and the slot must
+            # still be given back and the connection closed.
+            await asyncio.shield(_end(slot))
+
+
+async def _end(slot: Slot) -> None:
+    await slot.close()
+    await slot.give_back()

@@ -1,0 +1,176 @@
+"""Open streams are bounded per session, per key and per process, refused with a JSON-RPC error
+and Retry-After; and the Redis connections they read on are released when they close. Against a
+live server on a private Redis, whose CLIENT LIST only this test's processes use."""
+
+import asyncio
+import time
+from contextlib import AsyncExitStack
+
+import httpx
+
+from .harness import seed_tenant, wait_until
+
+SESSION_ERA = "2025-11-25"
+
+
+def headers(key: str, sid: str | None = None) -> dict:
+    values = {
+        "authorization": f"Bearer {key}",
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": SESSION_ERA,
+    }
+    if sid:
+        values["mcp-session-id"] = sid
+    return values
+
+
+async def open_session(client: httpx.AsyncClient, url: str, key: str) -> str:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": SESSION_ERA,
+            "capabilities": {},
+            "clientInfo": {"name": "streams", "version": "0"},
+        },
+    }
+    response = await client.post(url, json=init, headers=headers(key))
+    assert response.status_code == 200, response.text
+    sid = response.headers["mcp-session-id"]
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    await client.post(url, json=note, headers=headers(key, sid))
+    return sid
+
+
+async def open_streams(stack, client, url, key, sid, count) -> list[httpx.Response]:
+    """Open `count` GET streams at once; each is left open (stack closes them)."""
+    get_headers = {**headers(key, sid), "accept": "text/event-stream"}
+
+    async def one():
+        return await stack.enter_async_context(client.stream("GET", url, headers=get_headers))
+
+    return list(await asyncio.gather(*(one() for _ in range(count))))
+
+
+def redis_clients(fault_redis) -> int:
+    return len(fault_redis.client().client_list())
+
+
+IDLE_KEPT = 4
+
+
+def tenant_server(fault_database, fault_redis, start_server, **limits):
+    tenant = seed_tenant(database_url=fault_database, redis_url=fault_redis.url())
+    env = {f"MCP_STREAMS_PER_{name.upper()}": str(value) for name, value in limits.items()}
+    env["REDIS_POOL_MAX_IDLE"] = str(IDLE_KEPT)
+    server = start_server(database_url=fault_database, redis_url=fault_redis.url(), extra_env=env)
+    return tenant, server, f"{server.url}/mcp/{tenant['slug']}"
+
+
+def test_redis_connections_of_closed_streams_are_released(
+    fault_database, fault_redis, start_server
+):
+    tenant, server, url = tenant_server(
+        fault_database, fault_redis, start_server, session=500, key=500, process=500
+    )
+
+    async def scenario():
+        async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=None)) as c:
+            sid = await open_session(c, url, tenant["key"])
+            before = redis_clients(fault_redis)
+            async with AsyncExitStack() as stack:
+                streams = await open_streams(stack, c, url, tenant["key"], sid, 200)
+                assert {s.status_code for s in streams} == {200}
+                during = redis_clients(fault_redis)
+            closed = time.monotonic()
+            # Within a few seconds, not at the next keep-alive or ever.
+            # The pool of short commands keeps at most IDLE_KEPT idle connections after the
+            # burst of 200 requests; the streams' own connections are all closed.
+            wait_until(
+                lambda: redis_clients(fault_redis) <= before + IDLE_KEPT,
+                timeout=10,
+                what="Redis clients back to their baseline",
+            )
+            after = redis_clients(fault_redis)
+            return before, during, after, time.monotonic() - closed
+
+    before, during, after, seconds = asyncio.run(scenario())
+    print(f"\nRedis clients: {before} before, {during} with 200 streams open, {after} after")
+    print(f"back to baseline {seconds:.2f}s after the streams closed")
+    assert during >= before + 200
+    assert after <= before + IDLE_KEPT
+
+
+def test_a_stream_over_the_session_limit_is_refused_with_a_json_rpc_error(
+    fault_database, fault_redis, start_server
+):
+    tenant, server, url = tenant_server(
+        fault_database, fault_redis, start_server, session=3, key=100, process=100
+    )
+
+    async def scenario():
+        async with httpx.AsyncClient(timeout=30) as c:
+            sid = await open_session(c, url, tenant["key"])
+            async with AsyncExitStack() as stack:
+                opened = await open_streams(stack, c, url, tenant["key"], sid, 3)
+                assert [s.status_code for s in opened] == [200, 200, 200]
+                refused = await c.get(
+                    url, headers={**headers(tenant["key"], sid), "accept": "text/event-stream"}
+                )
+            # Closing one frees its slot.
+            async with AsyncExitStack() as stack:
+                again = await open_streams(stack, c, url, tenant["key"], sid, 1)
+                return refused, again[0].status_code
+
+    refused, reopened = asyncio.run(scenario())
+    assert refused.status_code == 429
+    assert refused.headers["retry-after"] == "5"
+    body = refused.json()
+    assert body["jsonrpc"] == "2.0" and body["error"]["code"] == -32000
+    assert "session (limit 3)" in body["error"]["message"]
+    assert reopened == 200
+
+
+def test_streams_of_one_key_are_bounded_across_its_sessions(
+    fault_database, fault_redis, start_server
+):
+    tenant, server, url = tenant_server(
+        fault_database, fault_redis, start_server, session=10, key=4, process=100
+    )
+
+    async def scenario():
+        async with httpx.AsyncClient(timeout=30) as c:
+            first = await open_session(c, url, tenant["key"])
+            second = await open_session(c, url, tenant["key"])
+            async with AsyncExitStack() as stack:
+                await open_streams(stack, c, url, tenant["key"], first, 2)
+                await open_streams(stack, c, url, tenant["key"], second, 2)
+                get = {**headers(tenant["key"], second), "accept": "text/event-stream"}
+                return await c.get(url, headers=get)
+
+    refused = asyncio.run(scenario())
+    assert refused.status_code == 429
+    assert "API key (limit 4)" in refused.json()["error"]["message"]
+
+
+def test_a_process_at_its_stream_limit_answers_503_with_retry_after(
+    fault_database, fault_redis, start_server
+):
+    tenant, server, url = tenant_server(
+        fault_database, fault_redis, start_server, session=10, key=10, process=2
+    )
+
+    async def scenario():
+        async with httpx.AsyncClient(timeout=30) as c:
+            sid = await open_session(c, url, tenant["key"])
+            async with AsyncExitStack() as stack:
+                await open_streams(stack, c, url, tenant["key"], sid, 2)
+                get = {**headers(tenant["key"], sid), "accept": "text/event-stream"}
+                return await c.get(url, headers=get)
+
+    refused = asyncio.run(scenario())
+    assert refused.status_code == 503
+    assert refused.headers["retry-after"] == "5"
+    assert refused.json()["error"]["code"] == -32000
