@@ -66,9 +66,16 @@ class Organization(models.Model):
         slug = base
         while cls.objects.filter(slug=slug).exists():
             slug = f"{base}-{secrets.token_hex(3)}"
-        org = cls.objects.create(name=f"{user.email}'s organization", slug=slug)
+        org = cls.objects.create(name=personal_organization_name(user), slug=slug)
         Membership.objects.create(organization=org, user=user, role=Membership.OWNER)
         return org
+
+
+def personal_organization_name(user) -> str:
+    """ "Grace Hopper's organization" when a name was given at sign-up, else the email's."""
+    owner = (getattr(user, "name", "") or "").strip() or user.email
+    max_length = Organization._meta.get_field("name").max_length
+    return f"{owner}'s organization"[:max_length]
 
 
 class Membership(models.Model):

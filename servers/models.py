@@ -62,7 +62,9 @@ class Tool(ServerPart):
     enabled = models.BooleanField(default=True)
 
     class Meta(ServerPart.Meta):
-        constraints = [models.UniqueConstraint(fields=["server", "name"], name="tool_name_per_server")]
+        constraints = [
+            models.UniqueConstraint(fields=["server", "name"], name="tool_name_per_server")
+        ]
 
     def __str__(self):
         return self.name
@@ -85,7 +87,9 @@ class Resource(ServerPart):
     config = models.JSONField(default=dict, blank=True)
 
     class Meta(ServerPart.Meta):
-        constraints = [models.UniqueConstraint(fields=["server", "uri"], name="resource_uri_per_server")]
+        constraints = [
+            models.UniqueConstraint(fields=["server", "uri"], name="resource_uri_per_server")
+        ]
 
     def __str__(self):
         return self.uri
@@ -123,7 +127,9 @@ class Prompt(ServerPart):
     config = models.JSONField(default=dict, blank=True)
 
     class Meta(ServerPart.Meta):
-        constraints = [models.UniqueConstraint(fields=["server", "name"], name="prompt_name_per_server")]
+        constraints = [
+            models.UniqueConstraint(fields=["server", "name"], name="prompt_name_per_server")
+        ]
 
     def __str__(self):
         return self.name
@@ -143,7 +149,9 @@ class ServerVersion(models.Model):
     class Meta:
         ordering = ["-published_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["server", "version"], name="one_version_number_per_server")
+            models.UniqueConstraint(
+                fields=["server", "version"], name="one_version_number_per_server"
+            )
         ]
 
     def __str__(self):
