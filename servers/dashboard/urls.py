@@ -13,6 +13,7 @@ from .views import (
     secrets,
     servers,
     testrun,
+    tokens,
     versions,
 )
 
@@ -47,6 +48,9 @@ urlpatterns = [
     path("keys/", keys.key_list, name="key_list"),
     path("keys/new/", keys.key_create, name="key_create"),
     path("keys/<int:pk>/revoke/", keys.key_revoke, name="key_revoke"),
+    path("tokens/", tokens.token_list, name="token_list"),
+    path("tokens/new/", tokens.token_new, name="token_create"),
+    path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token_revoke"),
     path("secrets/", secrets.secret_list, name="secret_list"),
     path("secrets/<int:pk>/delete/", secrets.secret_delete, name="secret_delete"),
     path("calls/", calls.call_log, name="call_log"),
