@@ -15,7 +15,7 @@ TEST_DATABASE_URL := postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL := redis://127.0.0.1:6379/0
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint format conformance bench worker beat migrate demo services chromium install install-dev
+.PHONY: help run test lint format conformance bench worker beat migrate demo services chromium install install-dev assets
 
 help:
 	@echo "make run          serve getmcp on http://$(HOST):$(PORT) (SQLite + in-process Redis unless DATABASE_URL/REDIS_URL are set)"
@@ -25,6 +25,7 @@ help:
 	@echo "make bench        compare tools/call throughput with a FastMCP server"
 	@echo "make worker       run a Celery worker (needs REDIS_URL)"
 	@echo "make beat         run Celery beat (needs REDIS_URL)"
+	@echo "make assets       install the dashboard's code editor (Ace, from npm) into static/vendor/"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -50,7 +51,11 @@ demo: migrate
 # Printed endpoint URLs follow HOST and PORT unless SITE_URL says otherwise.
 run demo: export SITE_URL ?= http://$(HOST):$(PORT)
 
-run: demo
+# The code editor of JSON/YAML fields; without npm the fields stay plain textareas.
+assets:
+	@scripts/assets.sh
+
+run: demo assets
 	$(BIN)/uvicorn getmcp.asgi:application --host $(HOST) --port $(PORT)
 
 # Only the test and bench targets default to the local Postgres and Redis; `make run` stays embedded.
@@ -70,7 +75,7 @@ chromium:
 		fi; \
 	fi
 
-test: install-dev services chromium
+test: install-dev services chromium assets
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: install-dev

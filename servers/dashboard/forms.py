@@ -7,7 +7,9 @@ import re
 
 import yaml
 from django import forms
+from django.urls import reverse_lazy
 from django.utils import timezone
+from django.utils.text import format_lazy
 
 from accounts.models import ApiKey
 from servers import kinds
@@ -36,9 +38,21 @@ def pretty(value) -> str:
 class StructuredField(forms.CharField):
     """A JSON (or YAML) document typed into a textarea; cleans to the parsed value."""
 
-    def __init__(self, *, expect=(dict,), empty=None, rows=8, allow_yaml=True, **kwargs):
+    def __init__(
+        self, *, expect=(dict,), empty=None, rows=8, allow_yaml=True, schema_check=None, **kwargs
+    ):
         kwargs.setdefault("required", False)
-        attrs = {"rows": rows, "spellcheck": "false", "class": "code", "data-json-editor": ""}
+        # data-code-editor makes it an editor (static/js/code-editor.js); data-schema-check
+        # adds the server's JSON Schema errors to it, inline.
+        attrs = {
+            "rows": rows,
+            "spellcheck": "false",
+            "class": "code",
+            "data-json-editor": "",
+            "data-code-editor": "yaml" if allow_yaml else "json",
+        }
+        if schema_check is not None:  # a lazy URL: evaluating it here would import the URLconf
+            attrs["data-schema-check"] = schema_check
         kwargs.setdefault("widget", forms.Textarea(attrs=attrs))
         super().__init__(strip=False, **kwargs)
         self.expect = expect
@@ -271,12 +285,14 @@ class ToolForm(PartForm):
         allow_yaml=False,
         rows=12,
         help_text="A JSON Schema (draft 2020-12) of the arguments; its type must be object.",
+        schema_check=reverse_lazy("dashboard:schema_check"),
     )
     output_schema = StructuredField(
         label="Output schema",
         allow_yaml=False,
         rows=6,
         help_text="Optional: a JSON Schema of structuredContent.",
+        schema_check=format_lazy("{}?object=0", reverse_lazy("dashboard:schema_check")),
     )
     config = StructuredField(
         rows=14,

@@ -272,3 +272,13 @@ def test_a_task_tool_made_in_the_editor_is_served_as_one(member_client, server):
     member_client.post(f"/servers/{server.slug}/tools/new/", tool_post(task_support="optional"))
     assert export_definition(server)["tools"][0]["execution"] == {"taskSupport": "optional"}
     assert load_snapshot(server.slug).tools["echo"].task_support == "optional"
+
+
+def test_json_and_yaml_fields_are_marked_for_the_editor(member_client, server):
+    page = member_client.get(f"/servers/{server.slug}/tools/new/").content.decode()
+    assert 'data-code-editor="json" data-schema-check="/schema/check/"' in page
+    assert 'data-schema-check="/schema/check/?object=0"' in page
+    assert page.count('data-code-editor="yaml"') == 1  # the config
+    assert "js/code-editor.js" in page
+    imports = member_client.get(f"/servers/{server.slug}/import/").content.decode()
+    assert 'data-code-editor="yaml"' in imports
