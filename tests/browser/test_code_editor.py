@@ -126,3 +126,27 @@ def test_the_tool_editor_edits_json_and_yaml_with_inline_errors_and_saves(
     expect(page.locator(".code-editor").first).to_contain_text('{"type":')
     # The refused save answers 400 (the browser logs that); nothing else may complain, CSP included.
     assert [e for e in page.errors if "status of 400" not in e] == []
+
+
+def test_without_the_editor_the_fields_stay_plain_textareas_that_save(new_page, db_call, unique):
+    page = new_page()
+    email = f"plain-{unique}@example.com"
+    slug = f"plain-{unique}"
+    sign_up(page, email)
+
+    def make_server():
+        org = User.objects.get(email=email).personal_organization()
+        Server.objects.create(organization=org, slug=slug, name="plain")
+
+    db_call(make_server)
+    # As if `make assets` had never run (or Ace failed to load): nothing is upgraded.
+    page.route("**/vendor/ace/ace.js", lambda route: route.abort())
+    page.goto(f"/servers/{slug}/tools/new/")
+    expect(page.locator("#id_input_schema")).to_be_visible()
+    expect(page.locator(".code-editor")).to_have_count(0)
+    page.fill("#id_name", "plain_tool")
+    page.fill("#id_description", "Saved from a plain textarea.")
+    page.fill("#id_input_schema", '{"type": "object", "properties": {}}')
+    page.click("button:has-text('Create tool')")
+    expect(page.locator(".part", has_text="plain_tool")).to_be_visible()
+    assert db_call(lambda: Tool.objects.filter(server__slug=slug, name="plain_tool").exists())
