@@ -22,8 +22,11 @@ if ! command -v npm >/dev/null; then
 fi
 
 mkdir -p "$CACHE"
-npm install --prefix "$CACHE" --no-save --no-audit --no-fund --loglevel=error \
-  "ace-builds@$ACE_VERSION" "js-yaml@$JS_YAML_VERSION" >/dev/null
+if ! npm install --prefix "$CACHE" --no-save --no-audit --no-fund --loglevel=error \
+  "ace-builds@$ACE_VERSION" "js-yaml@$JS_YAML_VERSION" >/dev/null; then
+  echo "assets: npm could not install $WANT; JSON/YAML fields stay plain textareas" >&2
+  exit 0
+fi
 
 rm -rf "$VENDOR.tmp"
 mkdir -p "$VENDOR.tmp/ace" "$VENDOR.tmp/js-yaml"
