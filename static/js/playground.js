@@ -597,8 +597,15 @@
         request(key, "tasks/result", { taskId: t.id }).then(function (reply) {
           t.asking = false;
           if (reply.error && !TERMINAL[t.status] && /Timed out/.test(reply.error.message || "")) return;
-          if (reply.error && t.status === "cancelled") reply = { error: { message: "The task was cancelled." } };
-          finish(reply);
+          // The task has ended: show the status it ended with before letting go of it.
+          return request(key, "tasks/get", { taskId: t.id }).then(function (got) {
+            if (got.result) renderTask(got.result);
+          }, function () { /* the result still counts */ }).then(function () {
+            if (t.done) return;
+            if (!TERMINAL[t.status]) renderTask({ taskId: t.id, status: reply.error ? "failed" : "completed" });
+            if (reply.error && t.status === "cancelled") reply = { error: { message: "The task was cancelled." } };
+            finish(reply);
+          });
         }, function () { t.asking = false; });
       }
       function poll() {
