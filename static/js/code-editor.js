@@ -85,6 +85,8 @@
       highlightActiveLine: false,
       fontSize: "13px",
       wrap: false,
+      // Tab indents inside the editor; Escape hands the keyboard back to the page (no trap).
+      enableKeyboardAccessibility: true,
     });
     var session = editor.getSession();
     editor.setValue(nativeValue.get.call(area), -1);

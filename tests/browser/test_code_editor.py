@@ -64,6 +64,14 @@ def test_the_tool_editor_edits_json_and_yaml_with_inline_errors_and_saves(
     }
     # Bracket matching: with the cursor after the last brace, its partner is marked.
     expect(schema.locator(".ace_bracket")).not_to_have_count(0)
+    # Tab indents inside the editor; Escape then Tab leaves it for the next field (no trap).
+    in_first_editor = (
+        "document.activeElement.closest('.code-editor') === document.querySelector('.code-editor')"
+    )
+    assert page.evaluate(in_first_editor)
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")
+    assert not page.evaluate(in_first_editor)
 
     # A JSON parse error: an error mark in the gutter on the broken line, and its message.
     set_code(page, "id_input_schema", '{\n  "type": "object",\n  "properties": {\n}')
