@@ -213,3 +213,21 @@ def test_the_resources_stat_counts_resources_and_templates_apart(member_client, 
     page = member_client.get(f"/servers/{server.slug}/").content.decode()
     assert re.search(r'Resources</span><span class="stat-value">1<', page)
     assert re.search(r'Resource templates</span><span class="stat-value">2<', page)
+
+
+def test_tools_that_run_as_tasks_are_marked_in_the_definition(member_client, server):
+    from servers.models import Tool
+
+    for name, execution in (("plain", {}), ("maybe", {"taskSupport": "optional"})):
+        Tool.objects.create(server=server, name=name, description=name, execution=execution)
+    Tool.objects.create(
+        server=server, name="always", description="x", execution={"taskSupport": "required"}
+    )
+    page = member_client.get(f"/servers/{server.slug}/").content.decode()
+    rows = {
+        name: page.split(f'<span class="mono strong">{name}</span>', 1)[1].split("</div>", 1)[0]
+        for name in ("plain", "maybe", "always")
+    }
+    assert "task" not in rows["plain"]
+    assert ">task optional<" in rows["maybe"]
+    assert ">task<" in rows["always"]
