@@ -81,7 +81,7 @@ def task_cancel(request, slug, task_id):
         messages.info(request, f"Task {task.id[:8]}… had already ended ({task.status}).")
     else:
         # The extension-era semantics: cancelling is idempotent, never an error for people.
-        lifecycle.cancel_task(task, STATELESS)
+        lifecycle.cancel_task(task, STATELESS, message="Cancelled from the dashboard.")
         messages.success(request, f"Task {task.id[:8]}… of {task.tool_name} cancelled.")
     back = request.POST.get("status", "")
     url = redirect("dashboard:task_list", slug=server.slug).url

@@ -64,6 +64,8 @@ def test_a_member_cancels_a_running_task(member_client, server):
     task.refresh_from_db()
     assert task.status == Task.CANCELLED
     assert task.cancel_requested
+    # What the task's client reads in tasks/get says where the cancel came from.
+    assert task.status_message == "Cancelled from the dashboard."
 
 
 def test_cancelling_a_finished_task_changes_nothing(member_client, server):
