@@ -1,4 +1,11 @@
 # The getmcp application image: web (gunicorn + uvicorn workers), Celery worker and beat.
+
+# The dashboard's code editor (Ace) and YAML parser, from npm, at the versions scripts/assets.sh pins.
+FROM node:20-slim AS assets
+WORKDIR /app
+COPY scripts/assets.sh scripts/assets.sh
+RUN scripts/assets.sh
+
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -15,6 +22,7 @@ COPY requirements.lock ./
 RUN pip install -r requirements.lock
 
 COPY . .
+COPY --from=assets /app/static/vendor /app/static/vendor
 
 RUN useradd --system --home-dir /app --shell /usr/sbin/nologin getmcp \
     && mkdir -p /app/var \

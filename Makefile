@@ -16,7 +16,7 @@ TEST_DATABASE_URL := postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL := redis://127.0.0.1:6379/0
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint format lock check-install conformance bench worker worker-platform worker-mcp beat migrate demo services chromium install install-dev
+.PHONY: help run test lint format lock check-install conformance bench worker worker-platform worker-mcp beat migrate demo services chromium install install-dev assets
 
 help:
 	@echo "make run            serve getmcp on http://$(HOST):$(PORT) (SQLite + in-process Redis unless DATABASE_URL/REDIS_URL are set)"
@@ -35,6 +35,7 @@ help:
 	@echo "make migrate        apply database migrations"
 	@echo "make demo           create the demo user and servers (kept as they are if present) and a new key"
 	@echo "make services       make sure the local Postgres and Redis for tests answer"
+	@echo "make assets         install the dashboard's code editor (Ace, from npm) into static/vendor/"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -66,7 +67,11 @@ ALLOWED_HOSTS_GIVEN := $(ALLOWED_HOSTS)
 run demo: export SITE_URL ?= http://$(URL_HOST):$(PORT)
 run demo: export ALLOWED_HOSTS = $(or $(ALLOWED_HOSTS_GIVEN),$(ALLOWED_HOSTS_DEFAULT)),$(URL_HOST)
 
-run: demo
+# The code editor of JSON/YAML fields; without npm the fields stay plain textareas.
+assets:
+	@scripts/assets.sh
+
+run: demo assets
 	$(PY) scripts/run.py --host $(HOST) --port $(PORT) --workers $(WORKERS)
 
 # Only the test and bench targets default to the local Postgres and Redis; `make run` stays embedded.
@@ -86,7 +91,7 @@ chromium:
 		fi; \
 	fi
 
-test: install-dev services chromium
+test: install-dev services chromium assets
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: install-dev

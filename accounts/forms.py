@@ -1,6 +1,8 @@
 from django import forms
 from django.contrib.auth import password_validation
 from django.contrib.auth.forms import AuthenticationForm
+from django.urls import reverse
+from django.utils.html import format_html
 
 from . import throttle
 from .models import Membership, Organization, User
@@ -25,7 +27,10 @@ class SignUpForm(forms.Form):
         email = self.cleaned_data["email"].strip().lower()
         if User.objects.filter(email__iexact=email).exists():
             raise forms.ValidationError(
-                "An account with this email already exists. Log in instead."
+                format_html(
+                    'An account with this email already exists. <a href="{}">Log in instead.</a>',
+                    reverse("accounts:login"),
+                )
             )
         return email
 

@@ -83,11 +83,18 @@ class Organization(models.Model):
         while cls.objects.filter(slug=slug).exists():
             slug = f"{base}-{secrets.token_hex(3)}"
         with transaction.atomic():
-            org = cls.objects.create(name=f"{user.email}'s organization", slug=slug)
+            org = cls.objects.create(name=personal_organization_name(user), slug=slug)
             Membership.objects.create(organization=org, user=user, role=Membership.OWNER)
             user.personal_org = org
             user.save(update_fields=["personal_org"])
         return org
+
+
+def personal_organization_name(user) -> str:
+    """ "Grace Hopper's organization" when a name was given at sign-up, else the email's."""
+    owner = (getattr(user, "name", "") or "").strip() or user.email
+    max_length = Organization._meta.get_field("name").max_length
+    return f"{owner}'s organization"[:max_length]
 
 
 class Membership(models.Model):

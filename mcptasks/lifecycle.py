@@ -200,7 +200,9 @@ def update_task(task: Task, input_responses) -> list[str]:
     return sorted(taken)
 
 
-def cancel_task(task: Task, era: str = STATELESS) -> Task:
+def cancel_task(
+    task: Task, era: str = STATELESS, *, message: str = "Cancelled at the client's request."
+) -> Task:
     """Mark the task cancelled now and ask its worker to stop (it checks at every sleep, every
     client request and while it waits). Cancelling a task that already ended changes nothing:
     the tasks extension acknowledges it (idempotent), 2025-11-25 core tasks answer -32602."""
@@ -213,7 +215,7 @@ def cancel_task(task: Task, era: str = STATELESS) -> Task:
                 return row
             raise McpError(INVALID_PARAMS, f"Cannot cancel task: it is already {row.status}")
         row.status = Task.CANCELLED
-        row.status_message = "Cancelled at the client's request."
+        row.status_message = message
         row.cancel_requested = True
         row.input_requests = {}
         row.save()

@@ -6,7 +6,9 @@ import json
 import re
 
 from django import forms
+from django.urls import reverse_lazy
 from django.utils import timezone
+from django.utils.text import format_lazy
 
 from accounts.models import ApiKey
 from servers import documents, kinds
@@ -35,9 +37,21 @@ def pretty(value) -> str:
 class StructuredField(forms.CharField):
     """A JSON (or YAML) document typed into a textarea; cleans to the parsed value."""
 
-    def __init__(self, *, expect=(dict,), empty=None, rows=8, allow_yaml=True, **kwargs):
+    def __init__(
+        self, *, expect=(dict,), empty=None, rows=8, allow_yaml=True, schema_check=None, **kwargs
+    ):
         kwargs.setdefault("required", False)
-        attrs = {"rows": rows, "spellcheck": "false", "class": "code", "data-json-editor": ""}
+        # data-code-editor makes it an editor (static/js/code-editor.js); data-schema-check
+        # adds the server's JSON Schema errors to it, inline.
+        attrs = {
+            "rows": rows,
+            "spellcheck": "false",
+            "class": "code",
+            "data-json-editor": "",
+            "data-code-editor": "yaml" if allow_yaml else "json",
+        }
+        if schema_check is not None:  # a lazy URL: evaluating it here would import the URLconf
+            attrs["data-schema-check"] = schema_check
         kwargs.setdefault("widget", forms.Textarea(attrs=attrs))
         super().__init__(strip=False, **kwargs)
         self.expect = expect
@@ -186,8 +200,29 @@ class PartForm(forms.ModelForm):
         return row
 
 
+# How each kind is named in the dashboard, in the order a new user should meet them (static
+# first, as the empty state suggests); a kind missing here is listed after them, capitalised.
+KIND_LABELS = {
+    "static": "Static",
+    "workflow": "Workflow",
+    "http": "HTTP",
+    "upstream": "Upstream MCP server",
+    "code": "Code (Python)",
+}
+DEFAULT_KIND = "static"
+
+
 def kind_choices():
-    return [(name, name.capitalize()) for name in sorted(kinds.KINDS)]
+    known = [name for name in KIND_LABELS if name in kinds.KINDS]
+    others = sorted(name for name in kinds.KINDS if name not in KIND_LABELS)
+    return [(name, KIND_LABELS.get(name, name.capitalize())) for name in known + others]
+
+
+TASK_SUPPORT_CHOICES = [
+    ("forbidden", "Never: an ordinary call (the default)"),
+    ("optional", "Optional: the client may run it as a task"),
+    ("required", "Required: clients must run it as a task"),
+]
 
 
 ANNOTATION_HINTS = [
@@ -214,6 +249,7 @@ class ToolForm(PartForm):
         "config": "config",
         "enabled": "enabled",
         "annotations": "read_only",
+        "execution": "task_support",
     }
     name = forms.RegexField(
         regex=TOOL_NAME_RE,
@@ -225,7 +261,18 @@ class ToolForm(PartForm):
         },
     )
     kind = forms.ChoiceField(
-        choices=kind_choices, help_text="What happens when the tool is called."
+        choices=kind_choices,
+        initial=DEFAULT_KIND,
+        help_text="What happens when the tool is called.",
+    )
+    task_support = forms.ChoiceField(
+        choices=TASK_SUPPORT_CHOICES,
+        initial="forbidden",
+        required=False,
+        label="Run as a task",
+        help_text="execution.taskSupport: a task answers at once with a task id; the client "
+        "polls its status, answers its questions and fetches the result later, so a long call "
+        "survives a dropped connection.",
     )
     input_schema = StructuredField(
         label="Input schema",
@@ -233,12 +280,14 @@ class ToolForm(PartForm):
         allow_yaml=False,
         rows=12,
         help_text="A JSON Schema (draft 2020-12) of the arguments; its type must be object.",
+        schema_check=reverse_lazy("dashboard:schema_check"),
     )
     output_schema = StructuredField(
         label="Output schema",
         allow_yaml=False,
         rows=6,
         help_text="Optional: a JSON Schema of structuredContent.",
+        schema_check=format_lazy("{}?object=0", reverse_lazy("dashboard:schema_check")),
     )
     config = StructuredField(
         rows=14,
@@ -279,6 +328,8 @@ class ToolForm(PartForm):
             annotations = self.instance.annotations or {}
             for field, hint in self.HINT_FIELDS.items():
                 self.initial[field] = bool(annotations.get(hint))
+            execution = self.instance.execution or {}
+            self.initial["task_support"] = execution.get("taskSupport", "forbidden")
             if not self.instance.pk:
                 self.initial.setdefault(
                     "input_schema", {"type": "object", "properties": {}, "required": []}
@@ -302,6 +353,15 @@ class ToolForm(PartForm):
                 kept[hint] = True
         return kept
 
+    def execution(self, data) -> dict:
+        """The tool's `execution`, with taskSupport as chosen; "forbidden" (the protocol's
+        default) is left out, so a tool that never runs as a task has no execution at all."""
+        kept = {k: v for k, v in (self.instance.execution or {}).items() if k != "taskSupport"}
+        support = data.get("task_support") or "forbidden"
+        if support != "forbidden":
+            kept["taskSupport"] = support
+        return kept
+
     def as_definition_item(self, data):
         return {
             "name": data["name"],
@@ -310,6 +370,7 @@ class ToolForm(PartForm):
             "inputSchema": data.get("input_schema"),
             "outputSchema": data.get("output_schema"),
             "annotations": self.annotations(data),
+            "execution": self.execution(data),
             "kind": data["kind"],
             "config": data.get("config") or {},
             "enabled": bool(data.get("enabled")),
@@ -317,6 +378,7 @@ class ToolForm(PartForm):
 
     def save(self, commit=True):
         self.instance.annotations = self.annotations(self.cleaned_data)
+        self.instance.execution = self.execution(self.cleaned_data)
         return super().save(commit)
 
 

@@ -12,7 +12,9 @@ from .views import (
     schema,
     secrets,
     servers,
+    tasks,
     testrun,
+    tokens,
     versions,
 )
 
@@ -36,6 +38,12 @@ urlpatterns = [
         versions.version_rollback,
         name="version_rollback",
     ),
+    path("servers/<slug:slug>/tasks/", tasks.task_list, name="task_list"),
+    path(
+        "servers/<slug:slug>/tasks/<str:task_id>/cancel/",
+        tasks.task_cancel,
+        name="task_cancel",
+    ),
     path("servers/<slug:slug>/analytics/", calls.server_analytics, name="server_analytics"),
     path("servers/<slug:slug>/tools/<int:pk>/toggle/", parts.tool_toggle, name="tool_toggle"),
     path("servers/<slug:slug>/tools/<int:pk>/test/", testrun.tool_test, name="tool_test"),
@@ -47,6 +55,9 @@ urlpatterns = [
     path("keys/", keys.key_list, name="key_list"),
     path("keys/new/", keys.key_create, name="key_create"),
     path("keys/<int:pk>/revoke/", keys.key_revoke, name="key_revoke"),
+    path("tokens/", tokens.token_list, name="token_list"),
+    path("tokens/new/", tokens.token_new, name="token_create"),
+    path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token_revoke"),
     path("secrets/", secrets.secret_list, name="secret_list"),
     path("secrets/<int:pk>/delete/", secrets.secret_delete, name="secret_delete"),
     path("calls/", calls.call_log, name="call_log"),

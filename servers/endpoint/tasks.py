@@ -159,15 +159,33 @@ async def _session_tools_call(gate, params: dict) -> dict | None:
         capabilities=gate.session.capabilities,
         ttl=hint.get("ttl"),
     )
-    start_background(relay_status(gate.redis, gate.session.sid, task.id))
+    meta = params.get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    start_background(
+        relay_status(gate.redis, gate.session.sid, task.id, progress_token=_token_or_none(token))
+    )
     return {**create_task_result(task, CORE_TASKS_VERSION), "_meta": _related(task)}
 
 
-async def _queue_on_get_stream(redis, sid: str, note: dict) -> None:
-    note = {
-        **note,
-        "params": {**note["params"], "_meta": {RELATED_TASK: {"taskId": note["params"]["taskId"]}}},
-    }
+def _token_or_none(token):
+    # A progress token is a string or an integer (booleans are not); anything else is ignored.
+    if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
+        return token
+    return None
+
+
+def _progress_notification(event: dict, token) -> dict:
+    params = {"progressToken": token, "progress": event.get("progress")}
+    if event.get("total") is not None:
+        params["total"] = event["total"]
+    if event.get("message") is not None:
+        params["message"] = event["message"]
+    return {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
+
+
+async def _queue_on_get_stream(redis, sid: str, note: dict, task_id: str | None = None) -> None:
+    task_id = task_id or note["params"]["taskId"]
+    note = {**note, "params": {**note["params"], "_meta": {RELATED_TASK: {"taskId": task_id}}}}
     key = rkeys.session_stream(sid, "get")
     pipe = redis.pipeline(transaction=False)
     pipe.xadd(key, {"d": orjson.dumps(note)}, maxlen=1000, approximate=True)
@@ -175,10 +193,11 @@ async def _queue_on_get_stream(redis, sid: str, note: dict) -> None:
     await pipe.execute()
 
 
-async def relay_status(redis, sid: str, task_id: str) -> None:
+async def relay_status(redis, sid: str, task_id: str, progress_token=None) -> None:
     """notifications/tasks/status on the session's GET stream until the task ends, the session
-    does, or RELAY_SECONDS pass. Best effort: a web worker that restarts stops relaying, and
-    the client's polling still sees every change."""
+    does, or RELAY_SECONDS pass; with the call's `progress_token`, its progress too (the spec
+    keeps the original request's token for the task's whole life). Best effort: a web worker
+    that restarts stops relaying, and the client's polling still sees every change."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + RELAY_SECONDS
     pubsub = redis.pubsub(ignore_subscribe_messages=True)
@@ -199,6 +218,10 @@ async def relay_status(redis, sid: str, task_id: str) -> None:
                     return
                 continue
             event = orjson.loads(message["data"])
+            if event.get("type") == "progress" and progress_token is not None:
+                progress = _progress_notification(event, progress_token)
+                await _queue_on_get_stream(redis, sid, progress, task_id)
+                continue
             note = (event.get("notifications") or {}).get(CORE_ERA)
             if event.get("type") != "status" or note is None:
                 continue

@@ -16,7 +16,7 @@
 
   var $ = function (id) { return document.getElementById(id); };
   var state = { session: null, nextId: 1, catalog: { tools: [], resources: [], templates: [], prompts: [] },
-                selected: null, busy: false };
+                selected: null, busy: false, task: null };
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
@@ -199,10 +199,19 @@
     }).catch(function (e) { logMessage("error", undefined, e.message); });
   }
 
+  function relatedTask(params) {
+    var meta = (params && params._meta) || {};
+    var related = meta["io.modelcontextprotocol/related-task"];
+    return related ? related.taskId : params && params.taskId;
+  }
+
   function notification(msg) {
-    if (msg.method === "notifications/progress" && msg.params) {
-      var p = msg.params;
+    var p = msg.params || {};
+    if (msg.method === "notifications/progress") {
+      if (state.task && relatedTask(p) === state.task.id) { showTaskProgress(p); return; }
       $("pg-timing").textContent = "Progress " + p.progress + (p.total ? " / " + p.total : "") + (p.message ? " · " + p.message : "");
+    } else if (msg.method === "notifications/tasks/status" && state.task && p.taskId === state.task.id) {
+      renderTask(p);
     }
   }
 
@@ -414,6 +423,19 @@
     window.SchemaForm.render(inputs, schema, values);
     $("pg-raw").value = JSON.stringify(values || {}, null, 2);
     $("pg-run").textContent = { tool: "Call", resource: "Read", template: "Read", prompt: "Get" }[kind];
+    var support = taskSupport(kind, item);
+    var choice = $("pg-as-task");
+    $("pg-task-choice").hidden = support === "forbidden";
+    choice.checked = support === "required";
+    choice.disabled = support === "required";
+    $("pg-task-help").textContent = support === "required"
+      ? "This tool always runs as a task: the playground follows its status and progress, asks you its questions and shows the result."
+      : "The call answers at once with a task; the playground follows its status and progress, asks you its questions and shows the result.";
+  }
+
+  function taskSupport(kind, item) {
+    if (kind !== "tool" || !state.session || !state.session.capabilities.tasks) return "forbidden";
+    return (item.execution && item.execution.taskSupport) || "forbidden";
   }
 
   function mode() { return root.querySelector("input[name=pg-mode]:checked").value; }
@@ -459,9 +481,17 @@
     else if (sel.kind === "prompt") { method = "prompts/get"; params = { name: sel.item.name, arguments: args }; }
     else if (sel.kind === "template") { method = "resources/read"; params = { uri: expand(sel.item.uriTemplate, args) }; }
     else { method = "resources/read"; params = { uri: sel.item.uri }; }
+    var asTask = sel.kind === "tool" && $("pg-as-task").checked && !$("pg-task-choice").hidden;
+    var progressToken = null;
+    if (asTask) {
+      progressToken = "pg-" + Date.now();
+      params.task = { ttl: TASK_TTL_MS };
+      params._meta = { progressToken: progressToken };
+    }
     state.busy = true;
     $("pg-run").disabled = true;
     $("pg-timing").textContent = "Running…";
+    $("pg-task").hidden = true;
     var started = performance.now();
     ensureSession().then(function () {
       return request(state.session.key, method, params).catch(function (e) {
@@ -470,6 +500,9 @@
         }
         throw e;
       });
+    }).then(function (reply) {
+      if (asTask && reply.result && reply.result.task) return followTask(reply.result.task);
+      return reply;
     }).then(function (reply) {
       var ms = Math.round(performance.now() - started);
       // A person who picked another item meanwhile finds this call in the history instead.
@@ -491,6 +524,110 @@
       state.busy = false;
       $("pg-run").disabled = false;
       if (state.selected !== sel) $("pg-timing").textContent = "";
+    });
+  }
+
+  /* ---- tasks (2025-11-25 core tasks in the session) ----
+     The call answered with a task at once. tasks/result is asked at once and again whenever it
+     gave up waiting: it blocks until the task ends and meanwhile puts the task's questions to
+     us on its stream (answered in the "server asks" box). tasks/get is polled for the status,
+     and the session's GET stream brings status changes and progress as they happen. */
+  var TASK_TTL_MS = 60 * 60 * 1000;
+  var TERMINAL = { completed: true, failed: true, cancelled: true };
+  var STATUS_LABELS = { working: "Working", input_required: "Input required", completed: "Completed",
+                        failed: "Failed", cancelled: "Cancelled" };
+
+  function renderTask(task) {
+    if (!state.task || task.taskId !== state.task.id) return;
+    state.task.status = task.status;
+    var badge = $("pg-task-status");
+    badge.textContent = STATUS_LABELS[task.status] || task.status;
+    badge.className = "badge badge-" + task.status;
+    $("pg-task-message").textContent = task.statusMessage || (task.status === "input_required" ? "The task waits for your answer below." : "");
+    $("pg-task-cancel").hidden = !!TERMINAL[task.status];
+  }
+
+  function showTaskProgress(p) {
+    var box = $("pg-task-progress-box");
+    var bar = $("pg-task-progress");
+    box.hidden = false;
+    if (p.total) { bar.max = p.total; bar.value = p.progress; } else { bar.removeAttribute("value"); }
+    $("pg-task-progress-text").textContent = (p.total ? p.progress + " / " + p.total : String(p.progress)) + (p.message ? " · " + p.message : "");
+  }
+
+  function listenForTask(t) {
+    var key = state.session.key;
+    netFetch(endpoint, { method: "GET", credentials: "omit", signal: t.abort.signal,
+                         headers: headers(key, { "Accept": "text/event-stream" }) }).then(function (r) {
+      if (!r.ok) return null;
+      return readSse(r, function (msg) {
+        if (relatedTask(msg.params) !== t.id) return;  // earlier tasks' news, replayed
+        logMessage("in", msg, "GET stream");
+        if (msg.method && msg.id === undefined) notification(msg);
+      });
+    }).catch(function () { /* aborted when the task ends, or the stream failed: polling goes on */ });
+  }
+
+  function followTask(task) {
+    return new Promise(function (resolve) {
+      var key = state.session.key;
+      var t = { id: task.taskId, status: task.status, done: false, asking: false, abort: new AbortController() };
+      state.task = t;
+      $("pg-task").hidden = false;
+      $("pg-task-id").textContent = "Task " + t.id;
+      $("pg-task-progress-box").hidden = true;
+      $("pg-task-cancel").disabled = false;
+      renderTask(task);
+      var interval = Math.max(task.pollInterval || 1000, 1000);
+
+      function finish(reply) {
+        if (t.done) return;
+        t.done = true;
+        t.abort.abort();
+        state.task = null;
+        $("pg-task-cancel").hidden = true;
+        // The request box may still hold a question the task no longer needs.
+        pendingAsks.length = 0;
+        showAsk();
+        resolve(reply);
+      }
+      function askForResult() {
+        if (t.asking || t.done) return;
+        t.asking = true;
+        request(key, "tasks/result", { taskId: t.id }).then(function (reply) {
+          t.asking = false;
+          if (reply.error && !TERMINAL[t.status] && /Timed out/.test(reply.error.message || "")) return;
+          // The task has ended: show the status it ended with before letting go of it.
+          return request(key, "tasks/get", { taskId: t.id }).then(function (got) {
+            if (got.result) renderTask(got.result);
+          }, function () { /* the result still counts */ }).then(function () {
+            if (t.done) return;
+            if (!TERMINAL[t.status]) renderTask({ taskId: t.id, status: reply.error ? "failed" : "completed" });
+            if (reply.error && t.status === "cancelled") reply = { error: { message: "The task was cancelled." } };
+            finish(reply);
+          });
+        }, function () { t.asking = false; });
+      }
+      function poll() {
+        if (t.done) return;
+        request(key, "tasks/get", { taskId: t.id }).then(function (reply) {
+          if (t.done) return;
+          if (reply.error) { finish(reply); return; }
+          renderTask(reply.result);
+          if (TERMINAL[reply.result.status] || reply.result.status === "input_required") askForResult();
+          setTimeout(poll, interval);
+        }, function () { if (!t.done) setTimeout(poll, interval * 2); });
+      }
+      t.cancel = function () {
+        $("pg-task-cancel").disabled = true;
+        request(key, "tasks/cancel", { taskId: t.id }).then(function (reply) {
+          if (reply.result) renderTask(reply.result);
+          if (reply.result && reply.result.status === "cancelled") finish({ error: { message: "The task was cancelled." } });
+        }, function (e) { logMessage("error", undefined, e.message); $("pg-task-cancel").disabled = false; });
+      };
+      listenForTask(t);
+      askForResult();
+      setTimeout(poll, interval);
     });
   }
 
@@ -561,6 +698,7 @@
   /* ---- wiring ---- */
   $("pg-connect").addEventListener("click", function () { connect().catch(function () {}); });
   $("pg-form").addEventListener("submit", run);
+  $("pg-task-cancel").addEventListener("click", function () { if (state.task && state.task.cancel) state.task.cancel(); });
   $("pg-clear").addEventListener("click", function () {
     $("pg-exchange").textContent = "";
     t0 = null;

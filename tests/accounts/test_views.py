@@ -115,3 +115,23 @@ def test_every_form_carries_a_csrf_token(client, user):
         assert "csrfmiddlewaretoken" in client.get(url).content.decode()
     client.force_login(user)
     assert "csrfmiddlewaretoken" in client.get("/account/").content.decode()
+
+
+def test_the_personal_organization_is_named_after_the_name_given_at_sign_up(client, db):
+    client.post(
+        "/signup/",
+        {"name": "Ada Lovelace", "email": "ada@example.com", "password": "a long pass 42"},
+    )
+    membership = Membership.objects.get(user__email="ada@example.com")
+    assert membership.organization.name == "Ada Lovelace's organization"
+
+
+def test_without_a_name_the_personal_organization_is_named_after_the_email(client, db):
+    client.post("/signup/", {"email": "bob@example.com", "password": "a long pass 42"})
+    membership = Membership.objects.get(user__email="bob@example.com")
+    assert membership.organization.name == "bob@example.com's organization"
+
+
+def test_signing_up_with_a_taken_email_links_to_the_login_page(client, user):
+    response = client.post("/signup/", {"email": user.email, "password": "a long pass 42"})
+    assert '<a href="/login/">Log in instead.</a>' in response.content.decode()

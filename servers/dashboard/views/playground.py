@@ -2,11 +2,15 @@
 
 Credential: on the first call the page asks this view for a playground key: a real API key of
 the organization, limited to this one server, valid for one hour, named after the user, its raw
-value kept in the tab's sessionStorage only. Minting a new one revokes the user's earlier
-playground keys for the server, so they never pile up. The user may paste any key instead.
+value kept in the tab's sessionStorage. The login session remembers the key (sealed with the
+vault's key, so the session store never holds it in clear), so another visit or another tab of
+the same login gets the same key back instead of a new one; only a key that is gone, revoked or
+about to expire is replaced, and replacing it revokes the user's earlier playground keys for the
+server. Tasks are bound to the key that created them, so a stable key also keeps the user's
+tasks reachable across visits. The user may paste any key instead.
 """
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.http import JsonResponse
 from django.utils import timezone
@@ -14,12 +18,17 @@ from django.views.decorators.http import require_POST
 
 from accounts.models import ApiKey
 from accounts.policy import Action
+from vault.crypto import SecretUnreadable, decrypt, encrypt
 
 from ..scoping import server_or_404
 from .base import authorize, dashboard_view, page
 
 PLAYGROUND_KEY_TTL = timedelta(hours=1)
 PLAYGROUND_PREFIX = "Playground · "
+# A remembered key with less than this left is replaced, so a page never starts a session
+# on a key that dies in the middle of it.
+REUSE_MARGIN = timedelta(minutes=10)
+SESSION_KEYS = "playground_keys"
 
 
 @dashboard_view
@@ -36,11 +45,38 @@ def playground(request, slug):
     )
 
 
-@dashboard_view
-@require_POST
-def playground_key(request, slug):
-    server = server_or_404(request, slug)
-    authorize(request, Action.KEY_CREATE, org=server.organization)
+def _remembered_key(request, server, user) -> tuple[ApiKey, str] | None:
+    entry = request.session.get(SESSION_KEYS, {}).get(str(server.pk))
+    if not entry:
+        return None
+    key = ApiKey.objects.filter(
+        pk=entry.get("id"),
+        organization=server.organization,
+        created_by=user,
+        servers=server,
+        revoked_at=None,
+        expires_at__gt=timezone.now() + REUSE_MARGIN,
+    ).first()
+    if key is None:
+        return None
+    try:
+        return key, decrypt(entry["sealed"])
+    except (SecretUnreadable, KeyError, TypeError):
+        return None
+
+
+def _remember_key(request, server, key: ApiKey, raw: str) -> None:
+    kept = dict(request.session.get(SESSION_KEYS, {}))
+    kept[str(server.pk)] = {"id": key.pk, "sealed": encrypt(raw)}
+    request.session[SESSION_KEYS] = kept
+
+
+def playground_key_for(request, server) -> tuple[ApiKey, str]:
+    """The user's playground key for `server` in this login session: the remembered one while
+    it is usable, else a new one (revoking the user's earlier playground keys for the server)."""
+    remembered = _remembered_key(request, server, request.user)
+    if remembered is not None:
+        return remembered
     earlier = ApiKey.objects.filter(
         organization=server.organization,
         created_by=request.user,
@@ -55,6 +91,17 @@ def playground_key(request, slug):
     key, raw = ApiKey.issue(
         server.organization, name, servers=[server], expires_at=expires, created_by=request.user
     )
+    _remember_key(request, server, key, raw)
+    return key, raw
+
+
+@dashboard_view
+@require_POST
+def playground_key(request, slug):
+    server = server_or_404(request, slug)
+    authorize(request, Action.KEY_CREATE, org=server.organization)
+    key, raw = playground_key_for(request, server)
+    expires: datetime = key.expires_at
     response = JsonResponse({"key": raw, "name": key.name, "expires_at": expires.isoformat()})
     response["Cache-Control"] = "no-store"
     return response

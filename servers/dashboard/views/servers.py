@@ -54,7 +54,6 @@ def server_detail(request, slug):
             "resources": server.resources.all(),
             "templates": server.resource_templates.all(),
             "prompts": server.prompts.all(),
-            "resource_count": server.resources.count() + server.resource_templates.count(),
             "published": pending_changes(server),
             "calls_today": stats.calls_today(server.organization, [server]).get(server.pk, 0),
         },

@@ -38,6 +38,21 @@ TASK_TOOLS = [
         "config": {"steps": [{"sleep": {"ms": 300}}, _text("quick {{ label }}")]},
     },
     {
+        "name": "stepping",
+        "description": "Reports its progress while it works.",
+        "inputSchema": {"type": "object"},
+        "execution": OPTIONAL,
+        "kind": "workflow",
+        "config": {
+            "steps": [
+                {"sleep": {"ms": 500}},
+                {"progress": {"progress": 1, "total": 2, "message": "Halfway"}},
+                {"sleep": {"ms": 300}},
+                _text("stepped"),
+            ]
+        },
+    },
+    {
         "name": "endless",
         "description": "Works until cancelled.",
         "inputSchema": {"type": "object"},
@@ -414,6 +429,39 @@ def test_a_session_hears_the_status_of_its_task_on_the_get_stream(session, worke
     statuses = [m["params"] for m in seen if m.get("method") == "notifications/tasks/status"]
     assert statuses[-1]["taskId"] == task_id and statuses[-1]["status"] == "completed"
     assert statuses[-1]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+
+
+def test_a_session_hears_a_tasks_progress_under_the_calls_progress_token(session, worker):
+    created = session.call(
+        "tools/call",
+        {"name": "stepping", "arguments": {}, "task": {}, "_meta": {"progressToken": "p-7"}},
+    )
+    task_id = created["result"]["task"]["taskId"]
+    seen: list[dict] = []
+
+    def listen():
+        headers = {**session.headers(), "accept": "text/event-stream"}
+        with session.http.stream("GET", session.url, headers=headers) as response:
+            buffer = ""
+            for chunk in response.iter_text():
+                buffer += chunk
+                seen[:] = [e["data"] for e in parse_sse(buffer) if isinstance(e["data"], dict)]
+                if any(m.get("params", {}).get("status") == "completed" for m in seen):
+                    return
+
+    thread = threading.Thread(target=listen, daemon=True)
+    thread.start()
+    thread.join(30)
+    progress = [m["params"] for m in seen if m.get("method") == "notifications/progress"]
+    assert progress == [
+        {
+            "progressToken": "p-7",
+            "progress": 1,
+            "total": 2,
+            "message": "Halfway",
+            "_meta": {"io.modelcontextprotocol/related-task": {"taskId": task_id}},
+        }
+    ]
 
 
 def test_a_session_of_an_older_version_has_no_tasks(asgi_server, tasks_tenant):

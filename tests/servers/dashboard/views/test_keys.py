@@ -54,3 +54,15 @@ def test_an_outsiders_key_cannot_be_revoked(member_client, outsider_org):
     key.refresh_from_db()
     assert key.revoked_at is None
     assert "theirs" not in member_client.get("/keys/").content.decode()
+
+
+def test_a_key_used_seconds_ago_was_used_just_now(member_client, org):
+    from django.utils import timezone
+
+    from accounts.models import ApiKey
+
+    key, _ = ApiKey.issue(org, "fresh")
+    ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now())
+    page = member_client.get("/keys/").content.decode()
+    assert "just now" in page
+    assert "0\xa0minutes" not in page and "0 minutes" not in page

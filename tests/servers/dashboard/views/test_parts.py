@@ -230,3 +230,56 @@ def test_a_deeply_nested_schema_is_an_error_not_a_500(member_client, server):
     assert response.status_code == 400
     check = member_client.post("/schema/check/", deep, content_type="application/json")
     assert check.json()["valid"] is False
+
+
+def test_a_new_tool_starts_as_a_static_tool_and_kinds_have_proper_labels(member_client, server):
+    response = member_client.get(f"/servers/{server.slug}/tools/new/")
+    form = response.context["form"]
+    assert form["kind"].value() == "static"
+    labels = dict(form.fields["kind"].choices)
+    assert labels["http"] == "HTTP"
+    assert list(labels)[0] == "static"
+    assert '<option value="static" selected>Static</option>' in response.content.decode()
+
+
+def test_the_tool_editor_saves_task_support_into_the_definition(member_client, server):
+    response = member_client.post(
+        f"/servers/{server.slug}/tools/new/", tool_post(task_support="required")
+    )
+    assert response.status_code == 302
+    tool = Tool.objects.get(server=server, name="echo")
+    assert tool.execution == {"taskSupport": "required"}
+    edit = member_client.get(f"/servers/{server.slug}/tools/{tool.pk}/")
+    assert edit.context["form"]["task_support"].value() == "required"
+    member_client.post(
+        f"/servers/{server.slug}/tools/{tool.pk}/", tool_post(task_support="forbidden")
+    )
+    tool.refresh_from_db()
+    assert tool.execution == {}
+
+
+def test_an_unknown_task_support_is_refused_next_to_its_field(member_client, server):
+    response = member_client.post(
+        f"/servers/{server.slug}/tools/new/", tool_post(task_support="sometimes")
+    )
+    assert response.status_code == 400
+    assert "task_support" in response.context["form"].errors
+
+
+def test_a_task_tool_made_in_the_editor_is_served_as_one(member_client, server):
+    from servers.definition import export_definition
+    from servers.snapshot import load_snapshot
+
+    member_client.post(f"/servers/{server.slug}/tools/new/", tool_post(task_support="optional"))
+    assert export_definition(server)["tools"][0]["execution"] == {"taskSupport": "optional"}
+    assert load_snapshot(server.slug).tools["echo"].task_support == "optional"
+
+
+def test_json_and_yaml_fields_are_marked_for_the_editor(member_client, server):
+    page = member_client.get(f"/servers/{server.slug}/tools/new/").content.decode()
+    assert 'data-code-editor="json" data-schema-check="/schema/check/"' in page
+    assert 'data-schema-check="/schema/check/?object=0"' in page
+    assert page.count('data-code-editor="yaml"') == 1  # the config
+    assert "js/code-editor.js" in page
+    imports = member_client.get(f"/servers/{server.slug}/import/").content.decode()
+    assert 'data-code-editor="yaml"' in imports

@@ -1,3 +1,4 @@
+import re
 from datetime import timedelta
 
 from django.utils import timezone
@@ -190,3 +191,43 @@ def test_the_detail_page_clamps_long_instructions(member_client, server):
     server.save()
     page = member_client.get(f"/servers/{server.slug}/").content.decode()
     assert '<p class="prewrap clamp-tall">Be brief.' in page
+
+
+def test_the_breadcrumb_and_the_heading_both_use_the_title(member_client, server):
+    server.title = "Weather for humans"
+    server.save()
+    for path in ("", "playground/", "settings/", "tools/new/"):
+        page = member_client.get(f"/servers/{server.slug}/{path}").content.decode()
+        crumbs = page.split('aria-label="Breadcrumb"', 1)[1].split("</nav>", 1)[0]
+        assert "Weather for humans" in crumbs, path
+
+
+def test_the_resources_stat_counts_resources_and_templates_apart(member_client, server):
+    from servers.models import Resource, ResourceTemplate
+
+    Resource.objects.create(server=server, uri="docs://a", name="a", text="A")
+    for i in range(2):
+        ResourceTemplate.objects.create(
+            server=server, uri_template=f"notes://{i}/{{id}}", name=f"t{i}", text="T"
+        )
+    page = member_client.get(f"/servers/{server.slug}/").content.decode()
+    assert re.search(r'Resources</span><span class="stat-value">1<', page)
+    assert re.search(r'Resource templates</span><span class="stat-value">2<', page)
+
+
+def test_tools_that_run_as_tasks_are_marked_in_the_definition(member_client, server):
+    from servers.models import Tool
+
+    for name, execution in (("plain", {}), ("maybe", {"taskSupport": "optional"})):
+        Tool.objects.create(server=server, name=name, description=name, execution=execution)
+    Tool.objects.create(
+        server=server, name="always", description="x", execution={"taskSupport": "required"}
+    )
+    page = member_client.get(f"/servers/{server.slug}/").content.decode()
+    rows = {
+        name: page.split(f'<span class="mono strong">{name}</span>', 1)[1].split("</div>", 1)[0]
+        for name in ("plain", "maybe", "always")
+    }
+    assert "task" not in rows["plain"]
+    assert ">task optional<" in rows["maybe"]
+    assert ">task<" in rows["always"]
