@@ -304,6 +304,8 @@ class ToolForm(PartForm):
                 self.initial.setdefault(
                     "input_schema", {"type": "object", "properties": {}, "required": []}
                 )
+                # Without it the browser picks the first kind in the list.
+                self.initial.setdefault("kind", "static")
             config = self.instance.config
             if self.instance.kind == "code" and isinstance(config, dict) and "source" in config:
                 self.initial["source"] = config["source"]

@@ -185,15 +185,22 @@ class Run:
             return await self._reply(snap, {"exc_type": "NameError", "message": message})
         record = describe(name, args, kwargs, self.masker) if self.trace is not None else None
         started = time.perf_counter()
-        if name in CLIENT_WAITS:
-            outcome, snap = await self._parked(snap, name, args, kwargs)
-        else:
-            outcome = await self._host_call(name, args, kwargs, timed=True)
-        if record is not None:
-            record["ms"] = round((time.perf_counter() - started) * 1000, 1)
-            if "exc_type" in outcome:
-                record["error"] = f"{outcome['exc_type']}: {outcome['message']}"
-            self.trace.append(record)
+        outcome = {}
+        try:
+            if name in CLIENT_WAITS:
+                outcome, snap = await self._parked(snap, name, args, kwargs)
+            else:
+                outcome = await self._host_call(name, args, kwargs, timed=True)
+        except Exception as exc:  # the call ends here (no client, a limit): still listed
+            outcome = {"exc_type": type(exc).__name__, "message": str(exc)}
+            raise
+        finally:
+            if record is not None:
+                record["ms"] = round((time.perf_counter() - started) * 1000, 1)
+                if "exc_type" in outcome:
+                    error = f"{outcome['exc_type']}: {outcome['message']}"
+                    record["error"] = self.masker.mask(error)
+                self.trace.append(record)
         return await self._reply(snap, outcome)
 
     async def _sleep(self, args) -> dict:
