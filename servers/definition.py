@@ -151,6 +151,7 @@ SERVER_FIELDS = [
     ("status", "status", Server.ACTIVE),
     ("allowedOrigins", "allowed_origins", []),
     ("http", "http", {}),
+    ("code", "code", {}),
     ("rateLimitPerMinute", "rate_limit_per_minute", 0),
     ("logArguments", "log_arguments", False),
 ]
@@ -359,6 +360,10 @@ def validate_definition(data: dict) -> list[str]:
         from .kinds.http import validate_server_settings
 
         c.errors.extend(validate_server_settings(data["http"], "http"))
+    if "code" in data:
+        from .kinds.code.limits import validate_server_settings as validate_code_settings
+
+        c.errors.extend(validate_code_settings(data["code"], "code"))
     for key in LISTS:
         if key in data and data[key] is not None and not isinstance(data[key], list):
             c.add(key, f"must be a list, not {_type_name(data[key])}")

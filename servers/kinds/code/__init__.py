@@ -55,7 +55,9 @@ def compile(tool_def: dict) -> CodeTool:
         source=runtime.program(config["source"]),
         entry=runtime.entry(config["source"]),
         user_lines=config["source"].rstrip().count("\n") + 1,
-        limits=Limits.from_config(config.get("limits")),
+        limits=Limits.from_config(
+            config.get("limits"), ((server.get("code") or {}).get("limits") or {})
+        ),
         secret_names=runtime.referenced_secrets(config["source"]),
         organization_id=server.get("organizationId"),
         server_id=server.get("id"),

@@ -1,4 +1,5 @@
-"""Per-call limits of a code tool: the tool's `config.limits`, capped by the platform maximums.
+"""Per-call limits of a code tool: the tool's `config.limits` over the server's `code.limits`
+over the defaults, capped by the platform maximums.
 
 | key            | meaning                                                   | default | maximum (setting)        |
 | -------------- | --------------------------------------------------------- | ------- | ------------------------ |
@@ -52,6 +53,15 @@ def validate_limits(value, path: str) -> list[str]:
     return errors
 
 
+def validate_server_settings(value, path: str = "code") -> list[str]:
+    """The server's `code` settings: only `limits` so far."""
+    if not isinstance(value, dict):
+        return [f"{path}: must be a mapping"]
+    errors = validate_limits(value.get("limits"), f"{path}.limits")
+    errors.extend(f"{path}.{key}: unknown field" for key in sorted(set(value) - {"limits"}))
+    return errors
+
+
 @dataclass(frozen=True, slots=True)
 class Limits:
     wall_seconds: float
@@ -62,8 +72,8 @@ class Limits:
     recursion_depth: int
 
     @classmethod
-    def from_config(cls, value: dict | None) -> "Limits":
-        value = value or {}
+    def from_config(cls, value: dict | None, server: dict | None = None) -> "Limits":
+        value = {**(server or {}), **(value or {})}
         chosen = {}
         for key, (default, _, _) in LIMITS.items():
             # A platform maximum lowered after the tool was saved still wins.

@@ -89,3 +89,30 @@ def test_manage_py_tool_test_fails_when_the_code_fails(org):
     import_definition(definition("def main(args):\n    return 1 / 0\n"), org)
     with pytest.raises(CommandError, match="The tool call failed"):
         call_command("tool", "test", "coded", "run")
+
+
+def test_server_wide_limits_apply_to_every_code_tool_and_a_tool_may_narrow_them(org):
+    data = definition()
+    data["code"] = {"limits": {"cpuSeconds": 1, "memoryMb": 32}}
+    data["tools"].append({**data["tools"][0], "name": "plain", "config": {"source": SOURCE_V1}})
+    server = import_definition(data, org)
+    assert export_definition(server)["code"] == {"limits": {"cpuSeconds": 1, "memoryMb": 32}}
+    from servers.snapshot import compile_definition
+
+    snapshot = compile_definition(
+        export_definition(server), server_id=server.pk, organization_id=org.pk, generation="g"
+    )
+    narrowed = snapshot.tools["run"].compiled.limits  # the tool says cpuSeconds: 2
+    plain = snapshot.tools["plain"].compiled.limits
+    assert (narrowed.cpu_seconds, narrowed.memory_mb) == (2, 32)
+    assert (plain.cpu_seconds, plain.memory_mb, plain.wall_seconds) == (1, 32, 30)
+
+
+def test_server_wide_limits_are_checked_against_the_platform(org):
+    from servers.definition import validate_definition
+
+    data = {**definition(), "code": {"limits": {"memoryMb": 10**6}, "extra": 1}}
+    assert validate_definition(data) == [
+        "code.limits.memoryMb: at most 128 on this platform",
+        "code.extra: unknown field",
+    ]
