@@ -129,6 +129,9 @@ OUTBOUND_ALLOWED_NETWORKS = env_list("OUTBOUND_ALLOWED_NETWORKS")
 # the process that serves MCP requests (nice), so runaway code never slows anyone's pings.
 CODE_SANDBOX_WORKERS = int(os.environ.get("CODE_SANDBOX_WORKERS", "4"))
 CODE_SANDBOX_NICE = int(os.environ.get("CODE_SANDBOX_NICE", "10"))
+# Workers one organization may hold at once per process (0: all but one), so no tenant starves
+# the others' code tools.
+CODE_SANDBOX_PER_ORG = int(os.environ.get("CODE_SANDBOX_PER_ORG", "0"))
 # Platform maximums: a tool's own `config.limits` may ask for less, never for more.
 CODE_MAX_WALL_SECONDS = float(os.environ.get("CODE_MAX_WALL_SECONDS", "60"))
 CODE_MAX_CPU_SECONDS = float(os.environ.get("CODE_MAX_CPU_SECONDS", "10"))

@@ -26,6 +26,9 @@ CHECKOUTS_PER_WORKER = 200
 _lock = threading.Lock()
 _pool: AsyncMonty | None = None
 _pid: int | None = None
+# Workers each organization holds in this process: no tenant may take every worker.
+_held: dict = {}
+WAIT_STEP_SECONDS = 0.02
 
 
 async def get_pool() -> AsyncMonty:
@@ -63,3 +66,37 @@ def lower_priority(worker_pid: int | None) -> None:
         target = min(19, os.getpriority(os.PRIO_PROCESS, 0) + settings.CODE_SANDBOX_NICE)
         if current < target:
             os.setpriority(os.PRIO_PROCESS, worker_pid, target)
+
+
+def organization_share() -> int:
+    """Workers one organization may hold at once in this process (CODE_SANDBOX_PER_ORG, or all
+    workers but one, so another tenant always finds one)."""
+    workers = max(1, settings.CODE_SANDBOX_WORKERS)
+    share = getattr(settings, "CODE_SANDBOX_PER_ORG", 0) or workers - 1
+    return max(1, min(share, workers))
+
+
+async def hold(organization_id) -> bool:
+    """Take one of the organization's worker slots, waiting up to CHECKOUT_TIMEOUT_SECONDS;
+    False when none became free."""
+    import asyncio
+    import time
+
+    deadline = time.monotonic() + CHECKOUT_TIMEOUT_SECONDS
+    while True:
+        with _lock:
+            if _held.get(organization_id, 0) < organization_share():
+                _held[organization_id] = _held.get(organization_id, 0) + 1
+                return True
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(WAIT_STEP_SECONDS)
+
+
+def let_go(organization_id) -> None:
+    with _lock:
+        left = _held.get(organization_id, 0) - 1
+        if left > 0:
+            _held[organization_id] = left
+        else:
+            _held.pop(organization_id, None)

@@ -29,7 +29,7 @@ from pydantic_monty import (
 from mcp_protocol.errors import ToolError
 
 from .host import CLIENT_WAITS, FUNCTIONS, Host, SandboxException, describe
-from .pool import get_pool, lower_priority
+from .pool import get_pool, hold, let_go, lower_priority
 
 # Appended after the tool's own source (so its line numbers stay as written): the `ctx` that
 # `main(args, ctx)` receives, whose methods are the same host functions as the globals.
@@ -105,6 +105,19 @@ class Run:
     # -- the worker -------------------------------------------------------------------------------
 
     async def _checkout(self):
+        organization = self.tool.organization_id
+        if not await hold(organization):
+            raise ToolError(
+                "This organization's code tools are using every sandbox worker it may hold: "
+                "try again shortly."
+            )
+        try:
+            return await self._open_session()
+        except BaseException:
+            let_go(organization)
+            raise
+
+    async def _open_session(self):
         pool = await get_pool()
         session = pool.checkout(
             script_name="main.py",
@@ -124,8 +137,11 @@ class Run:
     async def _release(self) -> None:
         session, self.session = self.session, None
         if session is not None:
-            with contextlib.suppress(MontyError, OSError, RuntimeError):
-                await session.__aexit__(None, None, None)
+            try:
+                with contextlib.suppress(MontyError, OSError, RuntimeError):
+                    await session.__aexit__(None, None, None)
+            finally:
+                let_go(self.tool.organization_id)
 
     async def _timed(self, awaitable):
         """Await sandbox work or a host call within the wall-time budget left."""

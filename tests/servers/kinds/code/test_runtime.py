@@ -248,3 +248,27 @@ async def test_short_sleeps_in_both_shapes_just_wait(code_tool):
         "    return 'rested'\n"
     )
     assert (await run(tool))["content"][0]["text"] == "rested"
+
+
+async def test_one_organization_cannot_hold_every_worker(code_tool, settings):
+    settings.CODE_SANDBOX_PER_ORG = 1
+    spin = code_tool(
+        "def main(args):\n    while True:\n        pass\n",
+        limits={"cpuSeconds": 1.5},
+        server={"organizationId": 101},
+    )
+    again = code_tool("def main(args):\n    return 'a2'\n", server={"organizationId": 101})
+    other = code_tool("def main(args):\n    return 'b'\n", server={"organizationId": 202})
+    first = asyncio.ensure_future(run(spin))
+    for _ in range(200):
+        await asyncio.sleep(0.02)
+        if busy_workers(os.getpid()):
+            break
+    second = asyncio.ensure_future(run(again))
+    # Another organization is served at once, while the first one's second call waits.
+    assert (await run(other))["content"][0]["text"] == "b"
+    assert not first.done() and not second.done()
+    assert (await second)["content"][0]["text"] == "a2"
+    assert first.done()
+    with pytest.raises(ToolError):
+        await first
