@@ -158,3 +158,21 @@ def test_a_crashed_sandbox_worker_is_one_failed_call_not_a_failed_process(live, 
     assert result["content"][0]["text"].startswith("The code sandbox worker crashed")
     assert live.process.poll() is None  # the web process lives on
     assert call(session(live, attacker), "fine")["content"][0]["text"] == "fine"
+
+
+def test_a_client_that_hangs_up_mid_run_leaves_the_server_and_its_workers_healthy(live, attacker):
+    import httpx
+
+    client = session(live, attacker)
+    client.http.timeout = httpx.Timeout(0.5)
+    with pytest.raises(httpx.TimeoutException):
+        call(client, "spin")
+    # The abandoned run is stopped (its call task cancelled) or ends at its CPU limit.
+    fresh = session(live, attacker)
+    assert call(fresh, "fine")["content"][0]["text"] == "fine"
+    deadline = time.time() + 15
+    while busy_workers(live.process.pid) and time.time() < deadline:
+        time.sleep(0.1)
+    assert busy_workers(live.process.pid) == []
+    assert live.process.poll() is None
+    assert call(fresh, "fine")["content"][0]["text"] == "fine"
