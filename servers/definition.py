@@ -440,7 +440,12 @@ def _validate_kind(c: _Checker, path: str, tool: dict) -> None:
     except (KeyError, LookupError, ValueError):
         c.add(f"{path}.kind", f"unknown kind {kind!r}")
         return
-    for message in module.validate_config(config):
+    problems = module.validate_config(config)
+    on_save = getattr(module, "validate_on_save", None)
+    if not problems and on_save is not None:
+        # Checks too costly for every snapshot compile (a code tool's parse), run on save.
+        problems = on_save(config)
+    for message in problems:
         # Kinds name their fields from `config` on; anything else is placed under it.
         where = "" if message.startswith("config") else "config."
         c.errors.append(f"{path}.{where}{message}")

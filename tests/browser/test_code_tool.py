@@ -49,7 +49,7 @@ def test_a_code_tool_is_written_tested_and_called_from_the_playground(new_page, 
     source.fill(BROKEN)
     page.click("button:has-text('Create tool')")
     expect(page.locator("#id_source_errors")).to_contain_text("line 2")
-    expect(page.locator("#id_source_errors")).to_contain_text("was never closed")
+    expect(page.locator("#id_source_errors")).to_contain_text("unexpected EOF while parsing")
     shoot(page, "code-01-syntax-error")
 
     page.locator("#id_source").fill(SOURCE)

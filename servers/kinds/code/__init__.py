@@ -24,10 +24,10 @@ Another language would be one more entry of LANGUAGES: a module with `check(sour
 
 from dataclasses import dataclass
 
-from .config import LANGUAGES, validate_config
+from .config import LANGUAGES, validate_config, validate_on_save
 from .limits import Limits
 
-__all__ = ["CodeTool", "call", "compile", "validate_config"]
+__all__ = ["CodeTool", "call", "compile", "validate_config", "validate_on_save"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 from . import python
 from .limits import validate_limits
 
-# language -> module with check(source), program(source), entry(source),
+# language -> module with check(source), check_on_save(source), program(source), entry(source),
 # referenced_secrets(source) and run(tool, arguments, ctx).
 LANGUAGES = {"python": python}
 CONFIG_FIELDS = frozenset({"language", "source", "limits"})
@@ -24,3 +24,12 @@ def validate_config(config: dict) -> list[str]:
     errors.extend(validate_limits(config.get("limits"), "config.limits"))
     errors.extend(f"config.{key}: unknown field" for key in sorted(set(config) - CONFIG_FIELDS))
     return errors
+
+
+def validate_on_save(config: dict) -> list[str]:
+    """The checks too costly for every compile, run where a definition is saved (after
+    validate_config found nothing)."""
+    runtime = LANGUAGES.get(config.get("language", "python"))
+    if runtime is None:
+        return []
+    return [f"config.source: {problem}" for problem in runtime.check_on_save(config["source"])]

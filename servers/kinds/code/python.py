@@ -2,13 +2,19 @@
 
 from mcp_protocol.errors import ToolError
 
-from . import python_source
+from . import python_source, syntax
 from .result import to_result
 from .runtime import Run, driver
 
 
 def check(source) -> list[str]:
+    """What every compile checks (cheap: see python_source)."""
     return python_source.check(source)[0]
+
+
+def check_on_save(source) -> list[str]:
+    """What a save checks besides: the source parses (Monty's parser, in a sandbox worker)."""
+    return syntax.errors(source)
 
 
 def entry(source: str) -> python_source.Entry:

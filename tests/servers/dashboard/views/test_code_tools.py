@@ -59,7 +59,7 @@ def test_editing_shows_the_source_in_its_own_field_and_not_in_the_config(member_
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("def main(args):\n    return (1\n", "line 2, column 12: '(' was never closed"),
+        ("def main(args):\n    return (1\n", "line 2, column 1: unexpected EOF while parsing"),
         ("def helper():\n    pass\n", "defines no top-level main"),
     ],
 )

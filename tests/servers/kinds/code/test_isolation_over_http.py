@@ -85,7 +85,8 @@ def test_runaway_code_stops_at_its_limits_while_another_tenants_ping_stays_fast(
     pinger = session(live, bystander)
     for _ in range(5):  # warm: the bystander's snapshot and connection
         ping_ms(pinger)
-    baseline = [ping_ms(pinger) for _ in range(20)]
+    # The machine is shared: ambient load is measured around the attack, not only before it.
+    baseline = [ping_ms(pinger) for _ in range(30)]
 
     results: dict[str, dict] = {}
 
@@ -109,6 +110,7 @@ def test_runaway_code_stops_at_its_limits_while_another_tenants_ping_stays_fast(
         time.sleep(0.01)
     for thread in threads:
         thread.join(30)
+    baseline += [ping_ms(pinger) for _ in range(30)]
 
     for index in range(2):
         assert results[f"spin{index}"]["content"][0]["text"] == (
@@ -122,16 +124,19 @@ def test_runaway_code_stops_at_its_limits_while_another_tenants_ping_stays_fast(
     )
     assert all(result["isError"] for result in results.values())
 
-    base = statistics.median(baseline)
-    attacked = sorted(under_attack)
-    p90 = attacked[int(len(attacked) * 0.9)]
+    def p90(values):
+        ordered = sorted(values)
+        return ordered[int(len(ordered) * 0.9)]
+
     print(
-        f"\nbystander ping: baseline median {base:.1f} ms; under attack ({len(attacked)} pings) "
-        f"median {statistics.median(attacked):.1f} ms, p90 {p90:.1f} ms, max {attacked[-1]:.1f} ms"
+        f"\nbystander ping: around the attack ({len(baseline)} pings) median "
+        f"{statistics.median(baseline):.1f} ms, p90 {p90(baseline):.1f} ms; under attack "
+        f"({len(under_attack)} pings) median {statistics.median(under_attack):.1f} ms, "
+        f"p90 {p90(under_attack):.1f} ms, max {max(under_attack):.1f} ms"
     )
-    assert len(attacked) >= 20
-    assert statistics.median(attacked) - base < 100
-    assert p90 - base < 100
+    assert len(under_attack) >= 20
+    assert statistics.median(under_attack) - statistics.median(baseline) < 100
+    assert p90(under_attack) - p90(baseline) < 100
     # The attacker's own next call is served as usual.
     assert call(session(live, attacker), "fine")["content"][0]["text"] == "fine"
 
