@@ -92,10 +92,11 @@ class Host:
             raise SandboxException("ValueError", f"fetch: method must be one of {FETCH_METHODS}")
         if data is not None and not isinstance(data, str | dict):
             raise SandboxException("TypeError", "fetch: data must be a string or a dict")
-        seconds = min(
-            FETCH_DEFAULT_TIMEOUT if timeout is None else float(timeout),
-            self.run.wall_left(),
-        )
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+        ):
+            raise SandboxException("ValueError", "fetch: timeout must be a number of seconds > 0")
+        seconds = min(FETCH_DEFAULT_TIMEOUT if timeout is None else timeout, self.run.wall_left())
         request = {"method": method, "url": url, "headers": _string_map(headers, "headers")}
         try:
             response = await guarded_request(
@@ -262,7 +263,9 @@ class Host:
 
 def describe(name: str, args: tuple, kwargs: dict, masker) -> dict:
     """A host call as a test run lists it (arguments masked and cut short)."""
-    shown = orjson.dumps({"args": args, "kwargs": kwargs}, default=str).decode()
+    shown = orjson.dumps(
+        {"args": args, "kwargs": kwargs}, default=str, option=orjson.OPT_NON_STR_KEYS
+    ).decode()
     if len(shown) > 500:
         shown = shown[:500] + "…"
     return {"function": name, "arguments": masker.mask(shown), "at": time.time()}

@@ -236,8 +236,8 @@ class Run:
             value = await (self._timed(call) if timed else call)
         except SandboxException as exc:
             return {"exc_type": exc.exc_type, "message": exc.message}
-        except TypeError as exc:  # wrong arguments for the host function
-            return {"exc_type": "TypeError", "message": f"{name}(): {exc}"}
+        except (TypeError, ValueError) as exc:  # arguments the host function cannot take
+            return {"exc_type": type(exc).__name__, "message": f"{name}(): {exc}"}
         return {"return_value": value}
 
     async def _parked(self, snap, name, args, kwargs):

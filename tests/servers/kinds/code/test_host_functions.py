@@ -183,3 +183,23 @@ def test_a_test_run_lists_host_calls_with_their_timing(server):
     call(tool, {}, ctx)
     assert [entry["function"] for entry in ctx.host_calls] == ["log", "progress"]
     assert all(entry["ms"] >= 0 for entry in ctx.host_calls)
+
+
+def test_odd_arguments_to_host_functions_are_errors_inside_the_code(server):
+    tool = tool_for(
+        server,
+        "def main(args):\n"
+        "    seen = []\n"
+        "    for attempt in (\n"
+        "        lambda: fetch('http://example.com', timeout='soon'),\n"
+        "        lambda: fetch(),\n"
+        "        lambda: log('info', {1: 'int keys'}, 'x', 'too many'),\n"
+        "    ):\n"
+        "        try:\n"
+        "            attempt()\n"
+        "        except (TypeError, ValueError) as exc:\n"
+        "            seen.append(type(exc).__name__)\n"
+        "    log('info', {1: 'int keys are fine in a log'})\n"
+        "    return seen\n",
+    )
+    assert call(tool)["content"][0]["text"] == '["ValueError","TypeError","TypeError"]'
