@@ -2,8 +2,8 @@
 
 The driver starts the tool's module plus a call of `main` in a checked-out worker and answers
 every pause itself (feed_start/resume): host functions (host.py), the names the sandbox looks
-up (`secrets`, the host functions), and OS calls (sleeps, clocks), which Monty's defaults
-answer. Counting and timing every pause here is what lets a breach of any limit end the call as
+up (`secrets`, the host functions), sleeps (waited here, within the wall time) and other OS
+calls (Monty's default answers: no files, no environment). Counting and timing every pause here is what lets a breach of any limit end the call as
 a tool error that names the limit, and nothing the code raises or catches can stop that.
 
 While the code waits for the client (elicit, sample) or for a nested tool (call_tool), the
