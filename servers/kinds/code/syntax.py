@@ -15,7 +15,7 @@ import threading
 from pydantic_monty import Monty, MontyCrashedError, MontyError, MontySyntaxError
 
 CHECK_LIMITS = {"max_feed_duration_secs": 1.0, "max_memory": 64 * 1024 * 1024}
-REQUEST_TIMEOUT_SECONDS = 5.0
+REQUEST_TIMEOUT_SECONDS = 2.0
 WRAPPER = "def _getmcp_syntax_check():\n"
 INDENT = "    "
 
