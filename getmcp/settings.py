@@ -184,6 +184,22 @@ SECRETS_KEYS = env_list("SECRETS_KEYS")
 # Networks outbound fetches may reach although private (self-hosted upstreams), as CIDRs.
 OUTBOUND_ALLOWED_NETWORKS = env_list("OUTBOUND_ALLOWED_NETWORKS")
 
+# -- Code tools (kind: code): pydantic-monty sandbox workers and per-call limits -------------------
+# Sandbox worker subprocesses per web/worker process, and how much lower they are scheduled than
+# the process that serves MCP requests (nice), so runaway code never slows anyone's pings.
+CODE_SANDBOX_WORKERS = int(os.environ.get("CODE_SANDBOX_WORKERS", "4"))
+CODE_SANDBOX_NICE = int(os.environ.get("CODE_SANDBOX_NICE", "10"))
+# Workers one organization may hold at once per process (0: all but one), so no tenant starves
+# the others' code tools.
+CODE_SANDBOX_PER_ORG = int(os.environ.get("CODE_SANDBOX_PER_ORG", "0"))
+# Platform maximums: a tool's own `config.limits` may ask for less, never for more.
+CODE_MAX_WALL_SECONDS = float(os.environ.get("CODE_MAX_WALL_SECONDS", "60"))
+CODE_MAX_CPU_SECONDS = float(os.environ.get("CODE_MAX_CPU_SECONDS", "10"))
+CODE_MAX_MEMORY_MB = int(os.environ.get("CODE_MAX_MEMORY_MB", "128"))
+CODE_MAX_OUTPUT_BYTES = int(os.environ.get("CODE_MAX_OUTPUT_BYTES", str(1024 * 1024)))
+CODE_MAX_HOST_CALLS = int(os.environ.get("CODE_MAX_HOST_CALLS", "200"))
+CODE_MAX_CALL_DEPTH = int(os.environ.get("CODE_MAX_CALL_DEPTH", "3"))
+
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL

@@ -110,6 +110,7 @@ SERVER_FIELDS = [
     ("status", "status", Server.ACTIVE),
     ("allowedOrigins", "allowed_origins", []),
     ("http", "http", {}),
+    ("code", "code", {}),
     ("rateLimitPerMinute", "rate_limit_per_minute", 0),
     ("logArguments", "log_arguments", False),
 ]
@@ -317,6 +318,10 @@ def validate_definition(data: dict) -> list[str]:
         from .kinds.http import validate_server_settings
 
         c.errors.extend(validate_server_settings(data["http"], "http"))
+    if "code" in data:
+        from .kinds.code.limits import validate_server_settings as validate_code_settings
+
+        c.errors.extend(validate_code_settings(data["code"], "code"))
     for key in LISTS:
         if key in data and data[key] is not None and not isinstance(data[key], list):
             c.add(key, f"must be a list, not {_type_name(data[key])}")
@@ -393,7 +398,12 @@ def _validate_kind(c: _Checker, path: str, tool: dict) -> None:
     except (KeyError, LookupError, ValueError):
         c.add(f"{path}.kind", f"unknown kind {kind!r}")
         return
-    for message in module.validate_config(config):
+    problems = module.validate_config(config)
+    on_save = getattr(module, "validate_on_save", None)
+    if not problems and on_save is not None:
+        # Checks too costly for every snapshot compile (a code tool's parse), run on save.
+        problems = on_save(config)
+    for message in problems:
         # Kinds name their fields from `config` on; anything else is placed under it.
         where = "" if message.startswith("config") else "config."
         c.errors.append(f"{path}.{where}{message}")

@@ -29,6 +29,8 @@ class Server(models.Model):
     log_arguments = models.BooleanField(default=False)
     # Settings every http tool of the server shares: base URL, upstream auth, forwarded headers.
     http = models.JSONField(default=dict, blank=True)
+    # Settings every code tool of the server shares: {"limits": {...}} under the platform maximums.
+    code = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

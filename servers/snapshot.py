@@ -337,6 +337,7 @@ def compile_definition(
         "id": server_id,
         "organizationId": organization_id,
         "http": definition.get("http") or {},
+        "code": definition.get("code") or {},
     }
     tools: dict[str, CompiledTool] = {}
     tool_list = []

@@ -28,6 +28,9 @@ class TestRunContext(NullContext):
         super().__init__()
         self.use_test_secrets = True
         self.http_trace: list[dict] = []
+        # Code tools: each host call (function, masked arguments, ms) and what the code printed.
+        self.host_calls: list[dict] = []
+        self.printed: list[dict] = []
         self.client_headers = {k.lower(): v for k, v in (client_headers or {}).items()}
 
 
@@ -109,6 +112,9 @@ async def test_run(server, tool_name: str, arguments: dict, *, client_headers=No
     report["secrets"] = await sync_to_async(_secrets_used)(server, tool)
     report["logs"] = ctx.logs
     report["progress"] = ctx.progress_events
+    if report["kind"] == "code":
+        report["hostCalls"] = ctx.host_calls
+        report["printed"] = ctx.printed
     return masker.mask_data(report)
 
 

@@ -294,6 +294,22 @@ class ToolForm(PartForm):
         empty={},
         help_text="The kind's configuration, in JSON or YAML. Strings may use {{ argument }}.",
     )
+    # kind: code keeps its program in config.source; it is edited here, not inside the JSON.
+    source = forms.CharField(
+        required=False,
+        strip=False,
+        label="Python source",
+        widget=forms.Textarea(
+            attrs={
+                "rows": 18,
+                "class": "code",
+                "spellcheck": "false",
+                "data-code-editor": "python",
+            }
+        ),
+        help_text="A module defining async def main(args, ctx) or def main(args); what main "
+        "returns is the result. Checked for syntax on save.",
+    )
     read_only = forms.BooleanField(required=False, label="Read-only")
     destructive = forms.BooleanField(required=False, label="Destructive")
     idempotent = forms.BooleanField(required=False, label="Idempotent")
@@ -334,6 +350,24 @@ class ToolForm(PartForm):
                 self.initial.setdefault(
                     "input_schema", {"type": "object", "properties": {}, "required": []}
                 )
+                # Without it the browser picks the first kind in the list.
+                self.initial.setdefault("kind", "static")
+            config = self.instance.config
+            if self.instance.kind == "code" and isinstance(config, dict) and "source" in config:
+                self.initial["source"] = config["source"]
+                self.initial["config"] = {k: v for k, v in config.items() if k != "source"}
+
+    def clean(self):
+        data = self.cleaned_data
+        if data.get("kind") == "code" and isinstance(data.get("config"), dict):
+            data["config"] = {**data["config"], "source": data.get("source") or ""}
+        return super().clean()
+
+    def add_error(self, field, error):
+        # The definition validator names config.source; its messages belong by the source field.
+        if field == "config" and isinstance(error, str) and error.startswith("config.source: "):
+            field, error = "source", error.removeprefix("config.source: ")
+        super().add_error(field, error)
 
     def clean_name(self):
         name = self.cleaned_data["name"]

@@ -3,13 +3,14 @@
 from types import ModuleType
 
 # Importing http also registers the workflow `http` step.
-from . import http, static, upstream, workflow
+from . import code, http, static, upstream, workflow
 
 KINDS: dict[str, ModuleType] = {
     "static": static,
     "workflow": workflow,
     "http": http,
     "upstream": upstream,
+    "code": code,
 }
 
 

@@ -177,8 +177,22 @@
         config.dispatchEvent(new Event("input"));
       }
     }
+    /* Fields that belong to one kind (the Python source of kind: code) show only for it. */
+    function toggle() {
+      document.querySelectorAll("[data-kind-only]").forEach(function (node) {
+        var mine = node.dataset.kindOnly === kind.value;
+        node.hidden = !mine;
+        var source = node.querySelector("textarea");
+        if (mine && source && !source.value.trim() && node.dataset.example) {
+          source.value = node.dataset.example;
+          source.dispatchEvent(new Event("input"));
+        }
+      });
+    }
     kind.addEventListener("change", fill);
+    kind.addEventListener("change", toggle);
     fill();
+    toggle();
   }
 
   function initFillKey(input) {

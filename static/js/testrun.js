@@ -35,7 +35,14 @@
       if (report.request) { show("tr-request", report.request); show("tr-response", report.response); }
       var lines = (report.logs || []).map(function (l) { return "[" + l.level + "] " + (typeof l.data === "string" ? l.data : JSON.stringify(l.data)); })
         .concat((report.progress || []).map(function (p) { return "progress " + p.progress + (p.total ? "/" + p.total : "") + (p.message ? " " + p.message : ""); }));
+      lines = lines.concat((report.printed || []).map(function (p) { return "[" + p.stream + "] " + p.text.replace(/\n$/, ""); }));
       $("tr-logs").textContent = lines.length ? lines.join("\n") : "No logs or progress.";
+      if ($("tr-host-card") && report.hostCalls) {
+        $("tr-host-card").hidden = false;
+        $("tr-host").textContent = report.hostCalls.length ? report.hostCalls.map(function (c) {
+          return c.function + " " + c.arguments + " · " + c.ms + " ms" + (c.error ? " · " + c.error : "");
+        }).join("\n") : "No host calls.";
+      }
     }).catch(function (e) {
       $("tr-timing").textContent = "Failed: " + e.message;
     }).then(function () { $("tr-run").disabled = false; });

@@ -403,4 +403,9 @@ def test_kinds_see_the_server_they_belong_to(monkeypatch):
 
     monkeypatch.setattr(static, "compile", spy)
     compile_it(definition(http={"baseUrl": "https://api.example.com"}))
-    assert seen[0] == {"id": 7, "organizationId": 3, "http": {"baseUrl": "https://api.example.com"}}
+    assert seen[0] == {
+        "id": 7,
+        "organizationId": 3,
+        "http": {"baseUrl": "https://api.example.com"},
+        "code": {},
+    }

@@ -45,7 +45,14 @@ KIND_EXAMPLES = {
         "response": {"select": "results[0]"},
         "timeoutSeconds": 30,
     },
+    "code": {"language": "python", "limits": {"wallSeconds": 30, "cpuSeconds": 5}},
 }
+# What the source editor starts with for a new code tool.
+CODE_EXAMPLE = """async def main(args, ctx):
+    # Host functions: fetch, secrets["NAME"], log, progress, elicit, sample, call_tool.
+    log("info", f"called with {args}")
+    return {"echo": args}
+"""
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,7 @@ def _editor(request, server, part, part_type, form, row=None):
         "row": row,
         "kinds": sorted(kinds.KINDS),
         "kind_examples": {k: KIND_EXAMPLES.get(k, {}) for k in kinds.KINDS},
+        "code_example": CODE_EXAMPLE,
     }
     template = "dashboard/parts/tool_form.html" if part == "tools" else "dashboard/parts/form.html"
     status = 400 if form.is_bound and form.errors else 200

@@ -2,11 +2,17 @@ import inspect
 
 import pytest
 
-from servers.kinds import KINDS, get_kind, http, static, upstream, workflow
+from servers.kinds import KINDS, code, get_kind, http, static, upstream, workflow
 
 
 def test_the_registry_names_every_kind():
-    assert {"static": static, "workflow": workflow, "http": http, "upstream": upstream} == KINDS
+    assert {
+        "static": static,
+        "workflow": workflow,
+        "http": http,
+        "upstream": upstream,
+        "code": code,
+    } == KINDS
     assert get_kind("workflow") is workflow
 
 
@@ -15,7 +21,7 @@ def test_an_unknown_kind_is_a_clear_value_error():
         get_kind("nope")
 
 
-@pytest.mark.parametrize("module", [static, workflow, http, upstream])
+@pytest.mark.parametrize("module", [static, workflow, http, upstream, code])
 def test_every_kind_has_the_runtime_contract(module):
     assert callable(module.validate_config) and callable(module.compile)
     assert inspect.iscoroutinefunction(module.call)

@@ -1,0 +1,35 @@
+"""Validation of a code tool's config: language, source (checked by the language) and limits."""
+
+from . import python
+from .limits import validate_limits
+
+# language -> module with check(source), check_on_save(source), program(source), entry(source),
+# referenced_secrets(source) and run(tool, arguments, ctx).
+LANGUAGES = {"python": python}
+CONFIG_FIELDS = frozenset({"language", "source", "limits"})
+
+
+def validate_config(config: dict) -> list[str]:
+    if not isinstance(config, dict):
+        return ["config: must be a mapping"]
+    errors = []
+    language = config.get("language", "python")
+    runtime = LANGUAGES.get(language)
+    if runtime is None:
+        errors.append(f"config.language: must be one of {', '.join(LANGUAGES)}")
+    else:
+        errors.extend(
+            f"config.source: {problem}" for problem in runtime.check(config.get("source"))
+        )
+    errors.extend(validate_limits(config.get("limits"), "config.limits"))
+    errors.extend(f"config.{key}: unknown field" for key in sorted(set(config) - CONFIG_FIELDS))
+    return errors
+
+
+def validate_on_save(config: dict) -> list[str]:
+    """The checks too costly for every compile, run where a definition is saved (after
+    validate_config found nothing)."""
+    runtime = LANGUAGES.get(config.get("language", "python"))
+    if runtime is None:
+        return []
+    return [f"config.source: {problem}" for problem in runtime.check_on_save(config["source"])]

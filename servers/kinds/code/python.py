@@ -1,0 +1,81 @@
+"""The Python language of code tools: checks on save, the program fed to Monty, and a run."""
+
+from mcp_protocol.errors import ToolError
+
+from . import python_source, syntax
+from .result import to_result
+from .runtime import Run, driver
+
+
+def check(source) -> list[str]:
+    """What every compile checks (cheap: see python_source)."""
+    return python_source.check(source)[0]
+
+
+def check_on_save(source) -> list[str]:
+    """What a save checks besides: the source parses (Monty's parser, in a sandbox worker)."""
+    return syntax.errors(source)
+
+
+def entry(source: str) -> python_source.Entry:
+    return python_source.check(source)[1]
+
+
+def program(source: str) -> str:
+    return source.rstrip() + "\n" + driver(entry(source))
+
+
+referenced_secrets = python_source.referenced_secrets
+
+
+async def _secrets(tool, ctx) -> dict:
+    from vault.resolve import asecrets_for
+
+    if tool.organization_id is None or not tool.secret_names:
+        return {}
+    values = await asecrets_for(
+        tool.organization_id, tool.server_id, test=bool(getattr(ctx, "use_test_secrets", False))
+    )
+    missing = sorted(tool.secret_names - set(values))
+    if missing:
+        raise ToolError(
+            f"The secret{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+            f"{'are' if len(missing) > 1 else 'is'} not set for this server: add "
+            f"{'them' if len(missing) > 1 else 'it'} in the vault."
+        )
+    return {name: values[name] for name in tool.secret_names}
+
+
+def _info(tool, ctx) -> dict:
+    return {
+        "tool": tool.name,
+        "protocolVersion": getattr(ctx, "protocol_version", None),
+        "client": getattr(ctx, "client_info", None),
+        "isTest": bool(getattr(ctx, "use_test_secrets", False)),
+        "outputBytes": tool.limits.output_bytes,
+    }
+
+
+async def run(tool, arguments: dict, ctx) -> dict:
+    from vault.resolve import Masker
+
+    secrets = await _secrets(tool, ctx)
+    masker = Masker(secrets.values())
+    runner = Run(tool, arguments, ctx, masker, secrets)
+    try:
+        value = await runner.execute(tool.source, _info(tool, ctx))
+    except ToolError as exc:
+        raise ToolError(masker.mask(exc.message), exc.structured_content) from None
+    finally:
+        printed = getattr(ctx, "printed", None)
+        if printed is not None:
+            printed.extend(
+                {"stream": stream, "text": masker.mask(text)}
+                for stream, text in runner.prints.output
+            )
+    return to_result(
+        value,
+        has_output_schema=tool.has_output_schema,
+        masker=masker,
+        max_bytes=tool.limits.output_bytes,
+    )
