@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
 
-from . import policy
+from . import policy, throttle
 from .models import Invitation, Membership, Organization, User
 from .policy import Action
 
@@ -70,6 +70,14 @@ def membership_invite(*, actor: User, organization: Organization, email: str, ro
         policy.require(user=actor, org=organization, action=Action.OWNERS_MANAGE)
     if organization.memberships.filter(user__email__iexact=email).exists():
         raise ValidationError({"email": "This person is already a member."})
+    if not throttle.invitation_allowed(organization_id=organization.pk, email=email):
+        # Invitations are mail to someone else's inbox: an organization must not flood it.
+        raise ValidationError(
+            {
+                "email": "Too many invitations sent recently (to this address or from this "
+                "organization). Try again later."
+            }
+        )
     nonce = secrets.token_urlsafe(24)
     with transaction.atomic():
         organization.invitations.filter(email=email, state=Invitation.PENDING).update(

@@ -1,4 +1,5 @@
-"""Throttles for logging in and password-reset mail, per account and per source address.
+"""Throttles for logging in and password-reset mail, per account and per source address, and
+for invitation mail, per invited address and per organization.
 
 Counters are fixed windows in Redis (fakeredis in embedded mode), so every web process shares
 them. They count by the address typed, whether or not an account has it, so the answers never
@@ -89,6 +90,19 @@ def reset_allowed(*, email: str, address: str) -> bool:
     if _blocked(limits):
         return False
     _count([key for key, _ in limits], settings.PASSWORD_RESET_WINDOW_SECONDS)
+    return True
+
+
+def invitation_allowed(*, organization_id: int, email: str) -> bool:
+    """Count an invitation; False once the address (from any organization) or the
+    organization (to any address) has had its share of invitation mail this window."""
+    limits = [
+        (_key("invite", "account", email), settings.INVITATIONS_PER_ADDRESS),
+        (_key("invite", "org", str(organization_id)), settings.INVITATIONS_PER_ORGANIZATION),
+    ]
+    if _blocked(limits):
+        return False
+    _count([key for key, _ in limits], settings.INVITATION_THROTTLE_WINDOW_SECONDS)
     return True
 
 

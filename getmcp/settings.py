@@ -150,6 +150,12 @@ LOGIN_THROTTLE_WINDOW_SECONDS = int(os.environ.get("LOGIN_THROTTLE_WINDOW_SECOND
 PASSWORD_RESETS_PER_ACCOUNT = int(os.environ.get("PASSWORD_RESETS_PER_ACCOUNT", "3"))
 PASSWORD_RESETS_PER_ADDRESS = int(os.environ.get("PASSWORD_RESETS_PER_ADDRESS", "20"))
 PASSWORD_RESET_WINDOW_SECONDS = int(os.environ.get("PASSWORD_RESET_WINDOW_SECONDS", "3600"))
+# Invitation mail per invited address (from every organization) and per organization.
+INVITATIONS_PER_ADDRESS = int(os.environ.get("INVITATIONS_PER_ADDRESS", "5"))
+INVITATIONS_PER_ORGANIZATION = int(os.environ.get("INVITATIONS_PER_ORGANIZATION", "50"))
+INVITATION_THROTTLE_WINDOW_SECONDS = int(
+    os.environ.get("INVITATION_THROTTLE_WINDOW_SECONDS", "86400")
+)
 
 # The MCP endpoint.
 MCP_MAX_BODY_BYTES = int(os.environ.get("MCP_MAX_BODY_BYTES", str(4 * 1024 * 1024)))

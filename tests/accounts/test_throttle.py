@@ -93,3 +93,19 @@ def test_throttled_resets_answer_like_unknown_addresses(client, user, settings):
     held = client.post("/password-reset/", {"email": user.email})
     unknown = client.post("/password-reset/", {"email": "nobody-here@example.com"})
     assert (held.status_code, held["Location"]) == (unknown.status_code, unknown["Location"])
+
+
+def test_invitation_mail_to_one_address_is_capped(client, user, settings):
+    client.force_login(user)
+    member_client = client
+    for _ in range(settings.INVITATIONS_PER_ADDRESS):
+        sent = member_client.post(
+            "/organization/members/", {"email": "target@example.com", "role": "member"}
+        )
+        assert sent.status_code == 302
+    refused = member_client.post(
+        "/organization/members/", {"email": "target@example.com", "role": "member"}
+    )
+    assert refused.status_code == 400
+    assert "Too many invitations" in refused.content.decode()
+    assert len(mail.outbox) == settings.INVITATIONS_PER_ADDRESS
