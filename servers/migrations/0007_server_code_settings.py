@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('servers', '0005_server_log_arguments'),
+        ('servers', '0006_change_log'),
     ]
 
     operations = [

@@ -9,7 +9,7 @@ from io import StringIO
 from pathlib import Path
 from types import SimpleNamespace
 
-import httpx
+import httpx2
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.core.management import call_command
@@ -51,7 +51,7 @@ class Browser:
     """A logged-in dashboard session over real HTTP, posting forms with their CSRF token."""
 
     def __init__(self, base: str, email: str, password: str):
-        self.http = httpx.Client(base_url=base, follow_redirects=False, timeout=30)
+        self.http = httpx2.Client(base_url=base, follow_redirects=False, timeout=30)
         page = self.http.get("/login/")
         response = self.http.post(
             "/login/",
@@ -63,14 +63,14 @@ class Browser:
         )
         assert response.status_code == 302, response.text
 
-    def post_form(self, path: str, data: dict, form_page: str | None = None) -> httpx.Response:
+    def post_form(self, path: str, data: dict, form_page: str | None = None) -> httpx2.Response:
         page = self.http.get(form_page or path)
         token = CSRF.search(page.text).group(1)
         return self.http.post(path, data={**data, "csrfmiddlewaretoken": token})
 
 
-def api_client(base: str, token: str) -> httpx.Client:
-    return httpx.Client(base_url=base, headers={"Authorization": f"Token {token}"}, timeout=30)
+def api_client(base: str, token: str) -> httpx2.Client:
+    return httpx2.Client(base_url=base, headers={"Authorization": f"Token {token}"}, timeout=30)
 
 
 def live_user(email: str, password: str) -> User:

@@ -3,7 +3,7 @@ used against /api/, listed with its last use, revoked and then refused."""
 
 import re
 
-import httpx
+import httpx2
 from playwright.sync_api import expect
 
 from .test_dashboard_flow import sign_up
@@ -29,7 +29,7 @@ def test_a_token_made_in_the_dashboard_drives_the_api_until_revoked(
     shoot(page, "60-token-created")
 
     api = f"{dashboard_server.url}/api/servers/"
-    assert httpx.get(api, headers={"Authorization": f"Token {raw}"}).status_code == 200
+    assert httpx2.get(api, headers={"Authorization": f"Token {raw}"}).status_code == 200
 
     page.goto("/tokens/")
     row = page.locator("table tbody tr", has_text="CI deploy")
@@ -38,5 +38,5 @@ def test_a_token_made_in_the_dashboard_drives_the_api_until_revoked(
     shoot(page, "61-tokens-list")
     row.get_by_role("button", name=re.compile("Revoke")).click()
     expect(page.locator("#main")).to_contain_text("revoked")
-    assert httpx.get(api, headers={"Authorization": f"Token {raw}"}).status_code == 401
+    assert httpx2.get(api, headers={"Authorization": f"Token {raw}"}).status_code == 401
     assert not page.errors

@@ -35,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx
+import httpx2
 
 from tests.conftest import LiveServer, free_port
 
@@ -332,9 +332,9 @@ class FaultLiveServer(LiveServer):
 
     def alive(self) -> bool:
         try:
-            httpx.get(self.url + "/mcp/-", timeout=1)
+            httpx2.get(self.url + "/mcp/-", timeout=1)
             return True
-        except httpx.HTTPError:
+        except httpx2.HTTPError:
             return False
 
     def log(self) -> str:
@@ -390,7 +390,7 @@ MODERN = "2026-07-28"
 def mcp_call(
     server_url: str, slug: str, key: str, *, method: str = "tools/call", params=None,
     timeout: float = 10.0,
-) -> httpx.Response:  # fmt: skip
+) -> httpx2.Response:  # fmt: skip
     """One stateless (2026-07-28) request: no session needed, so every call authenticates, loads
     the server and answers on its own. Defaults to `tools/call echo`."""
     if params is None and method == "tools/call":
@@ -410,7 +410,7 @@ def mcp_call(
     }
     if isinstance(params.get("name"), str):
         headers["mcp-name"] = params["name"]
-    return httpx.post(
+    return httpx2.post(
         f"{server_url}/mcp/{slug}",
         json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
         headers=headers,
@@ -418,7 +418,7 @@ def mcp_call(
     )
 
 
-def answer_of(response: httpx.Response) -> dict:
+def answer_of(response: httpx2.Response) -> dict:
     """The JSON-RPC message of a response, whether sent as JSON or as one SSE event."""
     if response.headers.get("content-type", "").startswith("text/event-stream"):
         data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]

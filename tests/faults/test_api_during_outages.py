@@ -5,13 +5,13 @@ a plain page on the dashboard) with Retry-After, never an HTML 500 or a tracebac
 import re
 import time
 
-import httpx
+import httpx2
 
 PASSWORD = "long enough password 1"  # harness.SEED_TENANT's
 
 
 def _api(server, fault_tenant, method, path, **kwargs):
-    return httpx.request(
+    return httpx2.request(
         method,
         f"{server.url}/api/{path}",
         headers={"authorization": f"Token {fault_tenant['token']}"},
@@ -20,8 +20,8 @@ def _api(server, fault_tenant, method, path, **kwargs):
     )
 
 
-def _logged_in(server, fault_tenant) -> httpx.Client:
-    client = httpx.Client(base_url=server.url, timeout=30)
+def _logged_in(server, fault_tenant) -> httpx2.Client:
+    client = httpx2.Client(base_url=server.url, timeout=30)
     page = client.get("/login/")
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)[1]
     response = client.post(

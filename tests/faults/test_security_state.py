@@ -5,7 +5,7 @@ Redis comes back with its old append-only data."""
 
 import time
 
-import httpx
+import httpx2
 
 from .harness import answer_of, mcp_call, wait_until
 
@@ -14,7 +14,7 @@ BOUND = RECHECK_SECONDS + 2.0  # one period, one poll, a request; generous for a
 
 
 def api(server, fault_tenant, method, path, **kwargs):
-    return httpx.request(
+    return httpx2.request(
         method,
         f"{server.url}/api/{path}",
         headers={"authorization": f"Token {fault_tenant['token']}"},

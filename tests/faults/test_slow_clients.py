@@ -6,7 +6,7 @@ import json
 import socket
 import time
 
-import httpx
+import httpx2
 
 from .harness import mcp_call
 
@@ -120,4 +120,4 @@ def test_a_body_that_does_not_arrive_in_time_gets_a_408_and_frees_the_connection
     assert time.monotonic() - started < BODY_TIMEOUT + 5
     mcp.close()
     django.close()
-    assert httpx.get(f"{server.url}/login/", timeout=10).status_code == 200
+    assert httpx2.get(f"{server.url}/login/", timeout=10).status_code == 200

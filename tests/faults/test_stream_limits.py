@@ -6,7 +6,7 @@ import asyncio
 import time
 from contextlib import AsyncExitStack
 
-import httpx
+import httpx2
 
 from .harness import seed_tenant, wait_until
 
@@ -25,7 +25,7 @@ def headers(key: str, sid: str | None = None) -> dict:
     return values
 
 
-async def open_session(client: httpx.AsyncClient, url: str, key: str) -> str:
+async def open_session(client: httpx2.AsyncClient, url: str, key: str) -> str:
     init = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -44,7 +44,7 @@ async def open_session(client: httpx.AsyncClient, url: str, key: str) -> str:
     return sid
 
 
-async def open_streams(stack, client, url, key, sid, count) -> list[httpx.Response]:
+async def open_streams(stack, client, url, key, sid, count) -> list[httpx2.Response]:
     """Open `count` GET streams at once; each is left open (stack closes them)."""
     get_headers = {**headers(key, sid), "accept": "text/event-stream"}
 
@@ -77,7 +77,7 @@ def test_redis_connections_of_closed_streams_are_released(
     )
 
     async def scenario():
-        async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=None)) as c:
+        async with httpx2.AsyncClient(timeout=30, limits=httpx2.Limits(max_connections=None)) as c:
             sid = await open_session(c, url, tenant["key"])
             before = redis_clients(fault_redis)
             async with AsyncExitStack() as stack:
@@ -111,7 +111,7 @@ def test_a_stream_over_the_session_limit_is_refused_with_a_json_rpc_error(
     )
 
     async def scenario():
-        async with httpx.AsyncClient(timeout=30) as c:
+        async with httpx2.AsyncClient(timeout=30) as c:
             sid = await open_session(c, url, tenant["key"])
             async with AsyncExitStack() as stack:
                 opened = await open_streams(stack, c, url, tenant["key"], sid, 3)
@@ -141,7 +141,7 @@ def test_streams_of_one_key_are_bounded_across_its_sessions(
     )
 
     async def scenario():
-        async with httpx.AsyncClient(timeout=30) as c:
+        async with httpx2.AsyncClient(timeout=30) as c:
             first = await open_session(c, url, tenant["key"])
             second = await open_session(c, url, tenant["key"])
             async with AsyncExitStack() as stack:
@@ -163,7 +163,7 @@ def test_a_process_at_its_stream_limit_answers_503_with_retry_after(
     )
 
     async def scenario():
-        async with httpx.AsyncClient(timeout=30) as c:
+        async with httpx2.AsyncClient(timeout=30) as c:
             sid = await open_session(c, url, tenant["key"])
             async with AsyncExitStack() as stack:
                 await open_streams(stack, c, url, tenant["key"], sid, 2)

@@ -5,7 +5,7 @@ requests in flight."""
 
 import time
 
-import httpx
+import httpx2
 
 from .harness import answer_of, mcp_call, wait_until
 
@@ -14,7 +14,7 @@ SESSION_VERSION = "2025-11-25"
 
 
 def _initialize(server, fault_tenant) -> str:
-    response = httpx.post(
+    response = httpx2.post(
         server.mcp_url(fault_tenant["slug"]),
         json={
             "jsonrpc": "2.0",
@@ -43,7 +43,7 @@ def _open_get_stream(server, fault_tenant, sid) -> tuple[int, str]:
         "mcp-session-id": sid,
         "mcp-protocol-version": SESSION_VERSION,
     }
-    with httpx.stream(
+    with httpx2.stream(
         "GET", server.mcp_url(fault_tenant["slug"]), headers=headers, timeout=10
     ) as response:
         return response.status_code, response.headers.get("content-type", "")

@@ -2,7 +2,7 @@
 for an unknown slug, a draft, a paused server and a protected server; the owner's key still
 learns the real state, and `auth: none` servers keep working without a key."""
 
-import httpx
+import httpx2
 import pytest
 
 from servers.models import Server
@@ -27,10 +27,10 @@ def post(url, key=None, origin=None, message=PING):
         headers["authorization"] = f"Bearer {key}"
     if origin:
         headers["origin"] = origin
-    return httpx.post(url, json=message, headers=headers, timeout=30)
+    return httpx2.post(url, json=message, headers=headers, timeout=30)
 
 
-def shape(response: httpx.Response) -> tuple:
+def shape(response: httpx2.Response) -> tuple:
     keep = ("www-authenticate", "content-type", "access-control-allow-origin", "retry-after")
     return (
         response.status_code,
@@ -84,7 +84,7 @@ def test_with_an_allowed_origin_the_answers_are_the_same_too(asgi_server, server
     }
     assert len(set(answers.values())) == 1, answers
     preflights = {
-        name: httpx.options(
+        name: httpx2.options(
             asgi_server.mcp_url(slug),
             headers={"origin": asgi_server.url, "access-control-request-method": "POST"},
         ).status_code

@@ -53,10 +53,10 @@ def test_a_nul_in_client_info_and_arguments_is_escaped_and_every_row_is_kept(
 
 
 def test_a_lone_surrogate_over_rest_is_kept_escaped(committed, asgi_server, attacker):
-    import httpx
+    import httpx2
 
     tenant = attacker(logArguments=True, tools=server_definition("unused")["tools"][:1])
-    response = httpx.post(
+    response = httpx2.post(
         f"{asgi_server.url}/mcp/{tenant.slug}/tools/echo",
         content=json.dumps({"message": "half \ud800 a pair"}),
         headers={"authorization": f"Bearer {tenant.raw}", "content-type": "application/json"},

@@ -2,7 +2,7 @@
 a 500 with a huge traceback (which a server that logs arguments used to give after the tool
 had already run)."""
 
-import httpx
+import httpx2
 import pytest
 
 from servers.changes import bump_server
@@ -38,7 +38,7 @@ def test_arguments_nested_1000_deep_are_refused_before_the_tool_runs(attacker, v
 
 def test_a_rest_call_nested_1000_deep_is_a_400(asgi_server, attacker):
     tenant = attacker(tools=[static_tool("echo", "ran")])
-    response = httpx.post(
+    response = httpx2.post(
         f"{asgi_server.url}/mcp/{tenant.slug}/tools/echo",
         content=nested(1000),
         headers={"authorization": f"Bearer {tenant.raw}", "content-type": "application/json"},

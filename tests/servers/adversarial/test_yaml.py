@@ -3,7 +3,7 @@ import preview (API and dashboard), definitions (API and CLI) and the dashboard'
 
 import time
 
-import httpx
+import httpx2
 import pytest
 from django.conf import settings
 from django.test import Client
@@ -33,7 +33,7 @@ def test_the_bomb_is_small():
 def attacker_api(committed, attacker, asgi_server):
     tenant = attacker(tools=[])
     _, raw = committed(PersonalAccessToken.issue, tenant.user, "attack")
-    return httpx.Client(
+    return httpx2.Client(
         base_url=asgi_server.url, headers={"authorization": f"Token {raw}"}, timeout=30
     ), tenant
 
@@ -69,7 +69,7 @@ def test_an_alias_bomb_in_a_dashboard_yaml_field_is_a_form_error(committed, atta
         django_client.force_login(tenant.user)
         return django_client.cookies[settings.SESSION_COOKIE_NAME].value
 
-    browser = httpx.Client(base_url=asgi_server.url, timeout=30, follow_redirects=False)
+    browser = httpx2.Client(base_url=asgi_server.url, timeout=30, follow_redirects=False)
     browser.cookies.set(settings.SESSION_COOKIE_NAME, committed(session_cookie))
     form = browser.get(f"/servers/{tenant.slug}/tools/new/")
     assert form.status_code == 200

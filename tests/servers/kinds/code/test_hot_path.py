@@ -1,6 +1,6 @@
 """A warm tools/call of a code tool runs no SQL, its secret included (the vault cache)."""
 
-import httpx
+import httpx2
 
 from getmcp.asgi import application
 from tests.servers.endpoint.mcp_http import messages_of
@@ -33,9 +33,9 @@ async def test_a_warm_code_tool_call_with_a_secret_runs_no_sql(
         "authorization": f"Bearer {tenant.raw}",
         "host": "localhost",
     }
-    transport = httpx.ASGITransport(app=application)
+    transport = httpx2.ASGITransport(app=application)
     with django_db_blocker.unblock():
-        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://localhost") as http:
             url = f"/mcp/{tenant.slug}"
             started = await http.post(url, json=INIT, headers=headers)
             headers["mcp-session-id"] = started.headers["mcp-session-id"]

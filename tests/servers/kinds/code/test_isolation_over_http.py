@@ -166,11 +166,11 @@ def test_a_crashed_sandbox_worker_is_one_failed_call_not_a_failed_process(live, 
 
 
 def test_a_client_that_hangs_up_mid_run_leaves_the_server_and_its_workers_healthy(live, attacker):
-    import httpx
+    import httpx2
 
     client = session(live, attacker)
-    client.http.timeout = httpx.Timeout(0.5)
-    with pytest.raises(httpx.TimeoutException):
+    client.http.timeout = httpx2.Timeout(0.5)
+    with pytest.raises(httpx2.TimeoutException):
         call(client, "spin")
     # The abandoned run is stopped (its call task cancelled) or ends at its CPU limit.
     fresh = session(live, attacker)
