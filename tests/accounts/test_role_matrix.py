@@ -25,6 +25,7 @@ The columns of a line:
 """
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
@@ -38,6 +39,7 @@ from accounts import services
 from accounts.models import ApiKey, Membership, User
 from activity.models import CallLog
 from api.models import PersonalAccessToken
+from mcptasks.models import Task
 from servers import publishing
 from servers.dashboard.scoping import SESSION_KEY
 from servers.models import Prompt, Resource, ResourceTemplate, Server, Tool
@@ -108,6 +110,8 @@ EXPECTED = [
     R("dashboard:connect", {"GET": VIEWER}, kwargs=SRV),
     R("dashboard:playground", {"GET": VIEWER}, kwargs=SRV),
     R("dashboard:playground_key", {"POST": MEMBER}, kwargs=SRV),
+    R("dashboard:task_list", {"GET": VIEWER}, kwargs=SRV),
+    R("dashboard:task_cancel", {"POST": MEMBER}, kwargs={**SRV, "task_id": "task_pk"}),
     R("dashboard:import_tools", {"GET": MEMBER, "POST": MEMBER}, kwargs=SRV),
     R("dashboard:version_list", {"GET": VIEWER, "POST": MEMBER}, kwargs=SRV),
     R(
@@ -181,6 +185,9 @@ EXPECTED = [
     ),
     R("dashboard:member_remove", {"POST": ADMIN}, kwargs={"pk": "dave_membership_pk"}),
     R("dashboard:invitation_revoke", {"POST": ADMIN}, kwargs={"pk": "invitation_pk"}),
+    R("dashboard:token_list", {"GET": USER}, CURRENT),
+    R("dashboard:token_create", {"GET": USER, "POST": USER}, CURRENT, body={"name": "t"}),
+    R("dashboard:token_revoke", {"POST": SELF}, kwargs={"pk": "owner_token_pk"}),
     R("dashboard:static", {"GET": PUBLIC}, CURRENT, kwargs={"path": "css/app.css"}),
     # ---- API (api/urls.py) ----
     R("api-schema", {"GET": PUBLIC}, CURRENT),
@@ -383,6 +390,14 @@ def world(db):
         at=timezone.now(), organization=org, server=server, server_slug=server.slug, method="x"
     )
     mail.outbox.clear()
+    task = Task.objects.create(
+        organization=org,
+        server=server,
+        credential=f"key:{key.pk}",
+        tool_name="echo",
+        ttl_ms=60_000,
+        expires_at=timezone.now() + timedelta(hours=1),
+    )
     invitation = services.membership_invite(
         actor=owner, organization=org, email=outsider.email, role=MEMBER
     )
@@ -409,6 +424,7 @@ def world(db):
         secret_pk=secret.pk,
         owner_token_pk=token.pk,
         call_pk=call.pk,
+        task_pk=task.pk,
         dave_membership_pk=Membership.objects.get(user=dave, organization=org).pk,
         invitation_pk=invitation.pk,
         invitation_token=token_text,

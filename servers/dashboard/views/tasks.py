@@ -11,12 +11,13 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from accounts.models import ApiKey
+from accounts.policy import Action
 from mcp_protocol.versions import STATELESS
 from mcptasks import lifecycle
 from mcptasks.models import Task
 
 from ..scoping import server_or_404
-from .base import dashboard_view, page
+from .base import authorize, dashboard_view, page
 
 PAGE_SIZE = 50
 ACTIVE = "active"
@@ -76,6 +77,7 @@ def task_list(request, slug):
 @require_POST
 def task_cancel(request, slug, task_id):
     server = server_or_404(request, slug)
+    authorize(request, Action.SERVER_EDIT, org=server.organization)
     task = get_object_or_404(Task, pk=task_id, server=server)
     if task.is_terminal:
         messages.info(request, f"Task {task.id[:8]}… had already ended ({task.status}).")
