@@ -188,3 +188,17 @@ def test_an_admin_cannot_invite_an_owner_nor_revoke_an_owner_invitation(org, use
     owner_invitation, _ = invite(org, user, bob.email, role="owner")
     with pytest.raises(services.policy.PermissionDenied):
         services.invitation_revoke(actor=outsider, invitation=owner_invitation)
+
+
+def test_a_user_who_left_their_personal_organization_gets_a_new_one_not_an_older_one(
+    org, user, outsider, outsider_org
+):
+    Membership.objects.create(organization=outsider_org, user=user, role="member")
+    Membership.objects.create(organization=org, user=outsider, role="owner")
+    Membership.objects.filter(organization=org, user=user).delete()
+    user.refresh_from_db()
+    fresh = user.personal_organization()
+    assert fresh not in (org, outsider_org)
+    assert Membership.objects.get(organization=fresh, user=user).role == "owner"
+    user.refresh_from_db()
+    assert user.personal_org == fresh
