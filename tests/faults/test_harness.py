@@ -4,6 +4,8 @@ import time
 
 import redis
 
+from .conftest import TENANTS
+
 
 def test_an_append_only_redis_comes_back_from_kill_9_with_its_data(fault_redis):
     fault_redis.client().set("kept", "yes")
@@ -45,4 +47,4 @@ def test_a_private_postgres_survives_an_immediate_stop_with_its_committed_rows(
         database_url=fault_database,
         redis_url=fault_redis.url(),
     )
-    assert count == 1  # the seeded tenant's user
+    assert count == TENANTS  # the seeded tenants' users
