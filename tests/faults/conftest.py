@@ -2,13 +2,19 @@
 
 Every test under tests/faults/ carries the `faults` marker (it runs by default, so CI runs it;
 `-m "not faults"` skips it locally). The private Postgres cluster and its migrated template
-database are started once per session; each test gets a fresh database copied from the template
-(a file copy, well under a second) with one seeded tenant (`fault_tenant`) and, if it asks,
-its own append-only Redis.
+database (holding seeded tenants) are started once per session.
+
+Two ways to use them:
+- `stack`: the shared live server on its own database copy and append-only Redis, started once
+  (a server start is the slowest step), with short timeouts (`STACK_ENV`) and a fresh tenant for
+  each test. Each test may break Redis or Postgres; both are brought back before and after it.
+- `fault_database` (a fresh copy per test, its tenant is `fault_tenant`), `fault_redis` and
+  `start_server`, for a test that needs a server of its own (other settings, a clean process).
 """
 
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -18,11 +24,18 @@ from .harness import (
     PrivateRedis,
     celery_worker,
     django_script,
-    seed_tenant,
+    seed_tenants,
 )
 
 HERE = Path(__file__).resolve().parent
 TEMPLATE = "getmcp_faults_template"
+TENANTS = 20  # one per test using `stack`, plus the one of `fault_tenant`
+# The shared server's settings: short deadlines, so faults show within a test's patience.
+STACK_ENV = {
+    "REDIS_SOCKET_TIMEOUT_SECONDS": "1",
+    "HTTP_HEADER_TIMEOUT_SECONDS": "2",
+    "HTTP_BODY_TIMEOUT_SECONDS": "2",
+}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -39,8 +52,8 @@ def _fault_cluster():
     try:
         url = cluster.create_database(TEMPLATE)
         # Seeded without Redis (in-process fake): each test brings its own, empty Redis.
-        tenant = seed_tenant(database_url=url, redis_url="")
-        yield cluster, tenant
+        tenants = seed_tenants(TENANTS, database_url=url, redis_url="")
+        yield cluster, tenants
     finally:
         cluster.close()
 
@@ -53,7 +66,39 @@ def fault_postgres(_fault_cluster):
 @pytest.fixture
 def fault_tenant(_fault_cluster, fault_database):
     """The seeded tenant of `fault_database`: slug, key, key_id, spare_keys, token, email..."""
-    return dict(_fault_cluster[1])
+    return dict(_fault_cluster[1][0])
+
+
+@pytest.fixture(scope="session")
+def _shared_stack(_fault_cluster):
+    cluster, tenants = _fault_cluster
+    url = cluster.create_database("faults_shared", template=TEMPLATE)
+    redis = PrivateRedis(appendonly=True).start()
+    server = FaultLiveServer(database_url=url, redis_url=redis.url(), extra_env=STACK_ENV)
+    stack = SimpleNamespace(
+        postgres=cluster, database_url=url, redis=redis, server=server, tenants=iter(tenants[1:])
+    )
+    yield stack
+    server.stop()
+    redis.close()
+
+
+def _heal(stack) -> None:
+    stack.redis.thaw()
+    if not stack.redis.running:
+        stack.redis.start()
+    if not stack.postgres.accepts_connections():
+        stack.postgres.start()
+
+
+@pytest.fixture
+def stack(_shared_stack):
+    """The shared live server with its Redis (`redis`), Postgres (`postgres`, `database_url`)
+    and a tenant no other test uses (`tenant`); both services healthy before and after."""
+    _heal(_shared_stack)
+    view = SimpleNamespace(**vars(_shared_stack), tenant=next(_shared_stack.tenants))
+    yield view
+    _heal(_shared_stack)
 
 
 @pytest.fixture

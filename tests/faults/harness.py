@@ -243,7 +243,11 @@ class PrivatePostgres:
         self, name: str, *, migrate: bool = True, template: str | None = None
     ) -> str:
         """Create `name` (optionally from a migrated template) and return its URL."""
-        clause = f' TEMPLATE "{template}"' if template else ""
+        # FILE_COPY, not Postgres 15's default WAL_LOG: a sequence page copied by WAL_LOG keeps
+        # the template's "values already logged" count, so its next values are never WAL-logged
+        # and a crash (stop -m immediate) hands out the same ids again. FILE_COPY checkpoints
+        # after the copy, which makes the first nextval log.
+        clause = f' TEMPLATE "{template}" STRATEGY FILE_COPY' if template else ""
         self.psql(f'CREATE DATABASE "{name}"{clause}')
         url = self.url(name)
         if migrate and not template:
@@ -382,6 +386,13 @@ def seed_tenant(*, database_url: str, redis_url: str) -> dict:
     """A user with a server (one `echo` tool, API-key auth), an MCP key, three unused spare
     keys and an API token; the answer holds the raw secrets."""
     return django_script(SEED_TENANT, database_url=database_url, redis_url=redis_url)
+
+
+def seed_tenants(count: int, *, database_url: str, redis_url: str) -> list[dict]:
+    """`count` tenants as `seed_tenant` makes them, in one process."""
+    body = "\n".join("    " + line for line in SEED_TENANT.strip().splitlines())
+    code = f"def seed():\n{body}\n    return result\n\nresult = [seed() for _ in range({count})]"
+    return django_script(code, database_url=database_url, redis_url=redis_url)
 
 
 MODERN = "2026-07-28"

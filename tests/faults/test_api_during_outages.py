@@ -10,24 +10,24 @@ import httpx2
 PASSWORD = "long enough password 1"  # harness.SEED_TENANT's
 
 
-def _api(server, fault_tenant, method, path, **kwargs):
+def _api(server, tenant, method, path, **kwargs):
     return httpx2.request(
         method,
         f"{server.url}/api/{path}",
-        headers={"authorization": f"Token {fault_tenant['token']}"},
+        headers={"authorization": f"Token {tenant['token']}"},
         timeout=30,
         **kwargs,
     )
 
 
-def _logged_in(server, fault_tenant) -> httpx2.Client:
+def _logged_in(server, tenant) -> httpx2.Client:
     client = httpx2.Client(base_url=server.url, timeout=30)
     page = client.get("/login/")
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)[1]
     response = client.post(
         "/login/",
         data={
-            "username": fault_tenant["email"],
+            "username": tenant["email"],
             "password": PASSWORD,
             "csrfmiddlewaretoken": token,
         },
@@ -37,51 +37,41 @@ def _logged_in(server, fault_tenant) -> httpx2.Client:
     return client
 
 
-def test_api_writes_succeed_while_redis_is_down_or_hung(
-    fault_database, fault_tenant, fault_redis, start_server
-):
-    server = start_server(
-        database_url=fault_database,
-        redis_url=fault_redis.url(),
-        extra_env={"REDIS_SOCKET_TIMEOUT_SECONDS": "1"},
-    )
-    fault_redis.kill()
-    created = _api(server, fault_tenant, "POST", "keys/", json={"name": "made during the outage"})
+def test_api_writes_succeed_while_redis_is_down_or_hung(stack):
+    server, tenant, redis = stack.server, stack.tenant, stack.redis
+    redis.kill()
+    created = _api(server, tenant, "POST", "keys/", json={"name": "made during the outage"})
     assert created.status_code == 201, created.text
-    renamed = _api(
-        server, fault_tenant, "PATCH", f"servers/{fault_tenant['slug']}/", json={"title": "Down"}
-    )
+    renamed = _api(server, tenant, "PATCH", f"servers/{tenant['slug']}/", json={"title": "Down"})
     assert renamed.status_code == 200, renamed.text
 
-    fault_redis.start()
-    fault_redis.freeze()
+    redis.start()
+    redis.freeze()
     try:
         started = time.monotonic()
-        revoked = _api(server, fault_tenant, "DELETE", f"keys/{created.json()['id']}/")
+        revoked = _api(server, tenant, "DELETE", f"keys/{created.json()['id']}/")
         elapsed = time.monotonic() - started
     finally:
-        fault_redis.thaw()
+        redis.thaw()
     assert revoked.status_code == 204, revoked.text
     print(f"\nkey revoked in {elapsed:.2f} s while Redis hung")
     assert elapsed < 10
 
 
-def test_every_api_answer_during_a_postgres_outage_is_a_json_503(
-    fault_postgres, fault_database, fault_tenant, fault_redis, start_server
-):
-    server = start_server(database_url=fault_database, redis_url=fault_redis.url())
-    dashboard = _logged_in(server, fault_tenant)
+def test_every_api_answer_during_a_postgres_outage_is_a_json_503(stack):
+    server, tenant = stack.server, stack.tenant
+    dashboard = _logged_in(server, tenant)
     assert dashboard.get("/", follow_redirects=True).status_code == 200
 
-    fault_postgres.stop(mode="immediate")
+    stack.postgres.stop(mode="immediate")
     try:
         for method, path, body in [
             ("GET", "servers/", None),
-            ("GET", f"servers/{fault_tenant['slug']}/", None),
+            ("GET", f"servers/{tenant['slug']}/", None),
             ("POST", "keys/", {"name": "x"}),
-            ("DELETE", f"keys/{fault_tenant['key_id']}/", None),
+            ("DELETE", f"keys/{tenant['key_id']}/", None),
         ]:
-            response = _api(server, fault_tenant, method, path, json=body)
+            response = _api(server, tenant, method, path, json=body)
             assert response.status_code == 503, (path, response.text)
             assert response.headers["content-type"] == "application/json"
             assert response.headers["retry-after"]
@@ -94,6 +84,6 @@ def test_every_api_answer_during_a_postgres_outage_is_a_json_503(
         assert "Temporarily unavailable" in page.text
         assert "Traceback" not in page.text and "OperationalError" not in page.text
     finally:
-        fault_postgres.start()
-    assert _api(server, fault_tenant, "GET", "servers/").status_code == 200
+        stack.postgres.start()
+    assert _api(server, tenant, "GET", "servers/").status_code == 200
     assert dashboard.get("/", follow_redirects=True).status_code == 200

@@ -35,18 +35,12 @@ def _closed_by_peer(sock: socket.socket) -> bool:
     return True
 
 
-def test_three_hundred_slowloris_connections_are_closed_and_the_server_keeps_serving(
-    fault_database, fault_tenant, fault_redis, start_server
-):
-    server = start_server(
-        database_url=fault_database,
-        redis_url=fault_redis.url(),
-        extra_env={"HTTP_HEADER_TIMEOUT_SECONDS": str(HEADER_TIMEOUT)},
-    )
+def test_three_hundred_slowloris_connections_are_closed_and_the_server_keeps_serving(stack):
+    server, tenant = stack.server, stack.tenant
     clients = []
     for i in range(SLOW_CLIENTS):
         sock = socket.create_connection(("127.0.0.1", server.port))
-        path = f"/mcp/{fault_tenant['slug']}" if i % 2 else "/login/"
+        path = f"/mcp/{tenant['slug']}" if i % 2 else "/login/"
         sock.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\n".encode())
         clients.append(sock)
     opened = time.monotonic()
@@ -65,7 +59,7 @@ def test_three_hundred_slowloris_connections_are_closed_and_the_server_keeps_ser
             except OSError:
                 closed_at[index] = time.monotonic() - opened
         # Meanwhile an ordinary client is served normally.
-        assert mcp_call(server.url, fault_tenant["slug"], fault_tenant["key"]).status_code == 200
+        assert mcp_call(server.url, tenant["slug"], tenant["key"]).status_code == 200
         time.sleep(0.5)
     for sock in clients:
         sock.close()
@@ -78,20 +72,14 @@ def test_three_hundred_slowloris_connections_are_closed_and_the_server_keeps_ser
     assert max(closed_at.values()) < HEADER_TIMEOUT + 5
 
 
-def test_a_body_that_does_not_arrive_in_time_gets_a_408_and_frees_the_connection(
-    fault_database, fault_tenant, fault_redis, start_server
-):
-    server = start_server(
-        database_url=fault_database,
-        redis_url=fault_redis.url(),
-        extra_env={"HTTP_BODY_TIMEOUT_SECONDS": str(BODY_TIMEOUT)},
-    )
+def test_a_body_that_does_not_arrive_in_time_gets_a_408_and_frees_the_connection(stack):
+    server, tenant = stack.server, stack.tenant
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
     mcp = socket.create_connection(("127.0.0.1", server.port))
     mcp.sendall(
         (
-            f"POST /mcp/{fault_tenant['slug']} HTTP/1.1\r\nHost: localhost\r\n"
-            f"Authorization: Bearer {fault_tenant['key']}\r\nContent-Type: application/json\r\n"
+            f"POST /mcp/{tenant['slug']} HTTP/1.1\r\nHost: localhost\r\n"
+            f"Authorization: Bearer {tenant['key']}\r\nContent-Type: application/json\r\n"
             f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
         ).encode()
         + body[:5]
