@@ -5,6 +5,7 @@ import time
 import redis
 
 from .conftest import TENANTS
+from .harness import answer_of, mcp_call, seed_tenant
 
 
 def test_an_append_only_redis_comes_back_from_kill_9_with_its_data(fault_redis):
@@ -48,3 +49,14 @@ def test_a_private_postgres_survives_an_immediate_stop_with_its_committed_rows(
         redis_url=fault_redis.url(),
     )
     assert count == TENANTS  # the seeded tenants' users
+
+
+def test_a_live_server_serves_a_seeded_tenant_from_the_private_services(
+    fault_database, fault_redis, start_server
+):
+    tenant = seed_tenant(database_url=fault_database, redis_url=fault_redis.url())
+    server = start_server(database_url=fault_database, redis_url=fault_redis.url())
+    answer = answer_of(mcp_call(server.url, tenant["slug"], tenant["key"]))
+    assert answer["result"]["content"][0]["text"] == "You said hi"
+    # The server's state went to the private Redis, not the shared one.
+    assert fault_redis.client().dbsize() > 0
