@@ -5,6 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import PasswordChangeForm
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
 from servers.dashboard.views.base import page
@@ -12,17 +13,27 @@ from servers.dashboard.views.base import page
 from .forms import LoginForm, ProfileForm, SignUpForm
 
 
+def _safe_next(request) -> str | None:
+    """Where to go after signing up (an OAuth authorization waiting, say), if it is ours."""
+    target = request.POST.get("next") or request.GET.get("next")
+    allowed = url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+    return target if target and allowed else None
+
+
 @require_http_methods(["GET", "POST"])
 def signup(request):
+    target = _safe_next(request)
     if request.user.is_authenticated:
-        return redirect("dashboard:home")
+        return redirect(target or "dashboard:home")
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(request, "Welcome! Your personal organization is ready.")
-        return redirect("dashboard:home")
-    return render(request, "accounts/signup.html", {"form": form})
+        return redirect(target or "dashboard:home")
+    return render(request, "accounts/signup.html", {"form": form, "next": target or ""})
 
 
 class LoginView(auth_views.LoginView):
