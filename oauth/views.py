@@ -2,7 +2,8 @@
 
 import base64
 import binascii
-from urllib.parse import unquote
+import re
+from urllib.parse import unquote, urlsplit
 
 import orjson
 from django.contrib.auth.views import redirect_to_login
@@ -11,6 +12,7 @@ from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
+from servers.dashboard.csp import POLICY
 from servers.models import Server, accepts_oauth
 
 from . import metadata
@@ -27,6 +29,7 @@ from .redirects import host_of
 from .tokens import token_from_code, token_from_refresh, token_revoke
 
 MAX_REGISTRATION_BYTES = 64 * 1024
+SOURCE_RE = re.compile(r"^[a-z][a-z0-9+.-]*:(//[A-Za-z0-9.:\[\]-]+)?$")
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
 
@@ -219,6 +222,7 @@ def authorize(request):
     if request.method == "GET":
         response = render(request, "oauth/consent.html", context)
         response["Cache-Control"] = "no-store"
+        response["Content-Security-Policy"] = consent_policy(pending.redirect_uri)
         return response
     if request.POST.get("decision") != "allow":
         return ClientRedirect(context["deny_url"])
@@ -233,6 +237,16 @@ def authorize(request):
     return ClientRedirect(
         redirect_with(pending.redirect_uri, {"code": code, "state": pending.state})
     )
+
+
+def consent_policy(redirect_uri: str) -> str:
+    """The dashboard's policy, except that the consent form may end at the client's redirect URI:
+    browsers apply form-action to the redirect that follows the POST."""
+    parts = urlsplit(redirect_uri)
+    target = f"{parts.scheme}://{parts.netloc}" if parts.netloc else f"{parts.scheme}:"
+    if not SOURCE_RE.match(target):
+        return POLICY  # nothing that could smuggle another directive into the header
+    return POLICY.replace("form-action 'self'", f"form-action 'self' {target}")
 
 
 CARRIED = (

@@ -54,6 +54,8 @@ def test_the_consent_page_names_client_redirect_host_org_server_and_scopes(
     assert "claude.ai" in page
     assert escape(oauth_server.organization.name) in page
     assert "offline_access" in page and "mcp" in page
+    # Browsers apply form-action to the redirect after the POST: the client's origin is allowed.
+    assert "form-action 'self' https://claude.ai;" in response["Content-Security-Policy"]
 
 
 def test_consent_gives_a_code_with_state_and_iss(client, consented, settings):
