@@ -10,6 +10,7 @@ redirect URI with code, state and iss).
 
 import argparse
 import asyncio
+import contextlib
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
@@ -38,7 +39,11 @@ async def sign_in_and_consent(page, url: str, *, email: str, password: str, redi
             text = " ".join((await page.inner_text("body")).split())[:700]
             raise RuntimeError(f"No consent page at {page.url}: {text}")
         await allow.click(no_wait_after=True)
-    return await asyncio.wait_for(captured, 30)
+    redirected = await asyncio.wait_for(captured, 30)
+    # Let the redirect reach the client's callback server, when one listens there.
+    with contextlib.suppress(Exception):
+        await page.wait_for_load_state("load", timeout=5000)
+    return redirected
 
 
 async def main() -> None:
