@@ -4,68 +4,20 @@ headless-Chromium login and consent, the token, initialize, list, call, and a re
 short-lived access token has expired."""
 
 import asyncio
-import importlib.util
 import json
-import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from types import SimpleNamespace
 from urllib.parse import parse_qs, urlsplit
 
-import pytest
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
-from accounts.models import User
 from oauth.models import Grant
-from servers.definition import import_definition
-from tests.conftest import LiveServer, free_port
-from tests.servers.endpoint.conftest import server_definition
-
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("oauth_browser", ROOT / "scripts/oauth_browser.py")
-oauth_browser = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(oauth_browser)
-
-ACCESS_SECONDS = 3
-PASSWORD = "long enough password 7"
-
-
-@pytest.fixture(scope="module")
-def oauth_live(live_database):
-    if not shutil.which(oauth_browser.CHROMIUM):
-        pytest.skip("Chromium is not installed")
-    server = LiveServer(
-        live_database,
-        own_site_url=True,
-        extra_env={
-            "OAUTH_ACCESS_TOKEN_SECONDS": str(ACCESS_SECONDS),
-            "OAUTH_CIMD_ALLOW_HTTP_LOOPBACK": "1",
-        },
-    )
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def person(committed, unique):
-    def make():
-        user = User.objects.create_user(f"sdk-{unique}@example.com", PASSWORD)
-        # The live server does not know the test run's fast MD5 hasher; few iterations keep
-        # this one fast too.
-        user.password = PBKDF2PasswordHasher().encode(PASSWORD, "oauth-test-salt", iterations=1000)
-        user.save(update_fields=["password"])
-        server = import_definition(
-            server_definition(f"sdk-{unique}", auth="oauth"), user.personal_organization()
-        )
-        return SimpleNamespace(user=user, server=server)
-
-    return committed(make)
+from tests.conftest import free_port
+from tests.oauth.conftest import ACCESS_SECONDS, PASSWORD, oauth_browser
 
 
 class MemoryStorage:
