@@ -10,12 +10,14 @@ from servers.redis import sync_client
 
 from .clients import clients_collect_unused
 from .models import Grant
+from .tokens import tokens_collect_expired
 
 
 @shared_task(name="oauth.tasks.collect_unused_clients")
 def collect_unused_clients() -> int:
-    """Self-registered clients that never got a token (claude.ai registers on every connect)."""
-    return clients_collect_unused()
+    """Self-registered clients that never got a token (claude.ai registers on every connect),
+    and codes and tokens long expired."""
+    return clients_collect_unused() + tokens_collect_expired()
 
 
 @shared_task(name="oauth.tasks.flush_grant_usage")

@@ -133,3 +133,13 @@ def token_revoke(*, client, token: str | None) -> None:
     refresh = RefreshToken.objects.select_related("grant").filter(digest=digest).first()
     if refresh is not None and refresh.grant.client_id == client.pk:
         grant_revoke(grant=refresh.grant, reason="revoked by the client")
+
+
+def tokens_collect_expired(*, older_than: timedelta = timedelta(days=1)) -> int:
+    """Delete codes and tokens that expired a while ago (and grants left with nothing)."""
+    cutoff = timezone.now() - older_than
+    deleted = 0
+    for model in (AuthorizationCode, AccessToken, RefreshToken):
+        count, _ = model.objects.filter(expires_at__lt=cutoff).delete()
+        deleted += count
+    return deleted

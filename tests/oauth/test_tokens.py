@@ -232,3 +232,17 @@ def test_revoking_an_access_token_ends_only_that_token(client, registered, conse
 def test_revoking_an_unknown_token_still_answers_200(client, registered):
     response = client.post("/oauth/revoke", {"token": "nope", "client_id": registered["client_id"]})
     assert response.status_code == 200
+
+
+def test_long_expired_codes_and_tokens_are_collected(consented, exchange):
+    from oauth.tasks import collect_unused_clients
+
+    result = consented()
+    exchange(result.code, result.verifier)
+    long_ago = timezone.now() - timedelta(days=3)
+    for model in (AuthorizationCode, AccessToken, RefreshToken):
+        model.objects.update(expires_at=long_ago)
+    collect_unused_clients()
+    assert not AuthorizationCode.objects.exists()
+    assert not AccessToken.objects.exists()
+    assert not RefreshToken.objects.exists()
