@@ -60,18 +60,18 @@ def flush_key_usage() -> int:
     return updated
 
 
-def _delete_unchanged(client, usage: dict) -> None:
+def _delete_unchanged(client, usage: dict, key: str = rkeys.KEY_USAGE) -> None:
     if is_embedded():
         # fakeredis has no Lua without the optional lupa package; one process, so WATCH is enough.
         with client.pipeline() as pipe:
             while True:
                 try:
-                    pipe.watch(rkeys.KEY_USAGE)
-                    current = pipe.hgetall(rkeys.KEY_USAGE)
+                    pipe.watch(key)
+                    current = pipe.hgetall(key)
                     gone = [f for f, v in usage.items() if current.get(f) == v]
                     pipe.multi()
                     if gone:
-                        pipe.hdel(rkeys.KEY_USAGE, *gone)
+                        pipe.hdel(key, *gone)
                     pipe.execute()
                     return
                 except WatchError:
@@ -79,4 +79,4 @@ def _delete_unchanged(client, usage: dict) -> None:
     pairs = [part for item in usage.items() for part in item]
     script = client.register_script(_DELETE_UNCHANGED)
     for start in range(0, len(pairs), 2 * BATCH):
-        script(keys=[rkeys.KEY_USAGE], args=pairs[start : start + 2 * BATCH])
+        script(keys=[key], args=pairs[start : start + 2 * BATCH])

@@ -24,16 +24,17 @@ def _next(request) -> str:
 
 @require_http_methods(["GET", "POST"])
 def signup(request):
+    target = _next(request)
     if request.user.is_authenticated:
-        return redirect("dashboard:home")
+        return redirect(target or "dashboard:home")
     # An invitation link sends people here with their address filled in (?email=...&next=...).
     form = SignUpForm(request.POST or None, initial={"email": request.GET.get("email", "")})
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(request, "Welcome! Your personal organization is ready.")
-        return redirect(_next(request) or "dashboard:home")
-    return render(request, "accounts/signup.html", {"form": form, "next": _next(request)})
+        return redirect(target or "dashboard:home")
+    return render(request, "accounts/signup.html", {"form": form, "next": target})
 
 
 class LoginView(auth_views.LoginView):

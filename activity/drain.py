@@ -10,7 +10,7 @@ import logging
 
 from django.db import DataError, IntegrityError, transaction
 
-from accounts.models import ApiKey, Organization
+from accounts.models import ApiKey, Organization, User
 from servers.models import Server
 from servers.redis import sync_client
 
@@ -85,6 +85,7 @@ def _attach_to_existing(rows: list[dict]) -> list[dict]:
     orgs = _existing(Organization, {r["organization_id"] for r in rows})
     servers = _existing(Server, {r.get("server_id") for r in rows} - {None})
     keys = _existing(ApiKey, {r.get("api_key_id") for r in rows} - {None})
+    users = _existing(User, {r.get("user_id") for r in rows} - {None})
     kept = []
     for row in rows:
         if row["organization_id"] not in orgs:
@@ -93,6 +94,8 @@ def _attach_to_existing(rows: list[dict]) -> list[dict]:
             row["server_id"] = None
         if row.get("api_key_id") not in keys:
             row["api_key_id"] = None
+        if row.get("user_id") not in users:
+            row["user_id"] = None
         kept.append(row)
     return kept
 

@@ -28,6 +28,12 @@ class CallLog(models.Model):
         "accounts.ApiKey", models.SET_NULL, null=True, blank=True, related_name="call_logs"
     )
     key_name = models.CharField(max_length=100, blank=True)
+    # OAuth calls: the user the grant acts as, and the app (client) it was given to.
+    user = models.ForeignKey(
+        "accounts.User", models.SET_NULL, null=True, blank=True, related_name="call_logs"
+    )
+    oauth_client = models.CharField(max_length=200, blank=True)
+    oauth_grant_id = models.PositiveBigIntegerField(null=True, blank=True)
     client_name = models.CharField(max_length=200, blank=True)
     client_version = models.CharField(max_length=100, blank=True)
     user_agent = models.CharField(max_length=500, blank=True)

@@ -255,6 +255,7 @@ CSV_COLUMNS = (
     "outcome",
     "latency_ms",
     "key_name",
+    "oauth_client",
     "client_name",
     "client_version",
     "user_agent",

@@ -1,11 +1,12 @@
 -- wrk script: POSTs tools/call `echo` on one MCP session, each request with its own JSON-RPC id.
--- Environment: BENCH_SESSION_ID, BENCH_PROTOCOL_VERSION, BENCH_TEXT.
+-- Environment: BENCH_SESSION_ID, BENCH_PROTOCOL_VERSION, BENCH_TEXT, BENCH_AUTHORIZATION.
 -- A response counts as an error unless it is HTTP 200 with a JSON-RPC result that is no tool error.
 -- done() prints one line "BENCH_RESULT {json}" for bench/run.py.
 
 local session_id = os.getenv("BENCH_SESSION_ID")
 local protocol_version = os.getenv("BENCH_PROTOCOL_VERSION") or "2025-11-25"
 local text = os.getenv("BENCH_TEXT") or "hello"
+local authorization = os.getenv("BENCH_AUTHORIZATION") or ""
 
 local threads = {}
 local next_thread = 0
@@ -23,6 +24,9 @@ function init(args)
   wrk.headers["Content-Type"] = "application/json"
   wrk.headers["Accept"] = "application/json, text/event-stream"
   wrk.headers["Mcp-Protocol-Version"] = protocol_version
+  if authorization ~= "" then
+    wrk.headers["Authorization"] = authorization
+  end
   if session_id and session_id ~= "" then
     wrk.headers["Mcp-Session-Id"] = session_id
   end

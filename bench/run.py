@@ -30,8 +30,13 @@ ADMIN_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 BENCH_DATABASE = "getmcp_bench"
 OWNER = "bench@example.com"
 GETMCP_PATH = "/mcp/bench-echo"
+GETMCP_AUTH_PATH = "/mcp/bench-echo-auth"
 # fastmcp answers with SSE events (its default); fastmcp-json with plain JSON, as getmcp does here.
-SIDES = ("getmcp", "fastmcp", "fastmcp-json")
+# getmcp-key and getmcp-oauth: the same tool on a server taking both, with an API key and with an
+# OAuth access token (--sides getmcp-key,getmcp-oauth).
+SIDES = ("getmcp", "fastmcp", "fastmcp-json", "getmcp-key", "getmcp-oauth")
+DEFAULT_SIDES = "getmcp,fastmcp,fastmcp-json"
+CREDENTIALS: dict[str, str] = {}
 
 
 @dataclass
@@ -64,11 +69,17 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--text", default="hello benchmark", help="what echo is given")
     parser.add_argument("--only", choices=SIDES, help="run one side only")
     parser.add_argument(
+        "--sides", default=DEFAULT_SIDES, help=f"comma-separated, of {', '.join(SIDES)}"
+    )
+    parser.add_argument(
         "--server-cpu", default="1", help="CPU the server is pinned to ('' to not pin)"
     )
     parser.add_argument("--load-cpu", default="0", help="CPU wrk is pinned to ('' to not pin)")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     args = parser.parse_args()
+    args.sides = [side for side in args.sides.split(",") if side]
+    if not set(args.sides) <= set(SIDES):
+        parser.error(f"--sides: choose among {', '.join(SIDES)}")
     if not re.fullmatch(r"[A-Za-z0-9 .,_-]{1,200}", args.text):
         parser.error("--text: use up to 200 letters, digits, spaces and .,_- (it is put in JSON)")
     return args
@@ -130,7 +141,28 @@ def prepare_getmcp(env: dict) -> dict:
     )
     definition = str(BENCH / "getmcp_server.yaml")
     run([*manage, "server", "import", definition, "--owner", OWNER, "--replace"], env)
+    definition = str(BENCH / "getmcp_auth_server.yaml")
+    run([*manage, "server", "import", definition, "--owner", OWNER, "--replace"], env)
+    minted = subprocess.run(
+        [PYTHON, str(BENCH / "credentials.py")],
+        env=env
+        | {"DJANGO_SETTINGS_MODULE": "getmcp.settings", "OAUTH_ACCESS_TOKEN_SECONDS": "86400"},
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    CREDENTIALS.update(json.loads(minted.strip().splitlines()[-1]))
     return env
+
+
+def bearer_for(name: str) -> str:
+    """The Authorization header value of a side ('' for the sides without credentials)."""
+    if name == "getmcp-key":
+        return f"Bearer {CREDENTIALS['key']}"
+    if name == "getmcp-oauth":
+        return f"Bearer {CREDENTIALS['token']}"
+    return ""
 
 
 class Server:
@@ -182,9 +214,11 @@ def rpc_result(response: httpx2.Response) -> dict:
     return response.json()
 
 
-def open_session(url: str, text: str) -> str:
+def open_session(url: str, text: str, authorization: str = "") -> str:
     """initialize + notifications/initialized, then one checked call; returns the session id."""
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    if authorization:
+        headers["Authorization"] = authorization
     with httpx2.Client(timeout=10, headers=headers) as client:
         init = client.post(
             url,
@@ -225,13 +259,16 @@ def open_session(url: str, text: str) -> str:
         return session
 
 
-def wrk(url: str, session: str, args: argparse.Namespace, seconds: int) -> dict:
+def wrk(
+    url: str, session: str, args: argparse.Namespace, seconds: int, authorization: str = ""
+) -> dict:
     command = ["wrk", "-t", str(args.threads), "-c", str(args.connections), "-d", f"{seconds}s"]
     command += ["--latency", "--timeout", "10s", "-s", str(BENCH / "call.lua"), url]
     env = os.environ | {
         "BENCH_SESSION_ID": session,
         "BENCH_PROTOCOL_VERSION": PROTOCOL_VERSION,
         "BENCH_TEXT": args.text,
+        "BENCH_AUTHORIZATION": authorization,
     }
     out = subprocess.run(
         pinned(args.load_cpu, command), env=env, capture_output=True, text=True, check=True
@@ -250,7 +287,7 @@ def cpu_seconds(pid: int) -> float:
 
 def measure(name: str, server: Server, session: str, args: argparse.Namespace) -> Result:
     before = cpu_seconds(server.process.pid)
-    raw = wrk(server.url, session, args, args.duration)
+    raw = wrk(server.url, session, args, args.duration, bearer_for(name))
     cpu = cpu_seconds(server.process.pid) - before
     return Result(
         name=name,
@@ -296,8 +333,15 @@ def print_table(
             f"{r.p99_ms:>9.2f}{errors:>8}{cpu:>13.2f}"
         )
     by_name = {r.name: r for r in results}
+    oauth, key = by_name.get("getmcp-oauth"), by_name.get("getmcp-key")
+    if oauth and key and key.rps and key.p50_ms and key.cpu_ms_per_call:
+        print(
+            f"OAuth token / API key: throughput {oauth.rps / key.rps:.3f}x, "
+            f"p50 latency {oauth.p50_ms / key.p50_ms:.3f}x, "
+            f"CPU per call {oauth.cpu_ms_per_call / key.cpu_ms_per_call:.3f}x"
+        )
     ours = by_name.get("getmcp")
-    for other in SIDES[1:]:
+    for other in ("fastmcp", "fastmcp-json"):
         theirs = by_name.get(other)
         if ours and theirs and theirs.rps and theirs.p50_ms and theirs.p99_ms:
             print(
@@ -310,12 +354,16 @@ def print_table(
 
 def start_servers(env: dict, args: argparse.Namespace) -> dict[str, Server]:
     servers = {}
+    getmcp_env = None
     for name in SIDES:
-        if args.only and args.only != name:
+        if (args.only and args.only != name) or (not args.only and name not in args.sides):
             continue
-        if name == "getmcp":
-            print("getmcp: preparing its database and the bench-echo server", flush=True)
-            app, server_env, path = "getmcp.asgi:application", prepare_getmcp(env), GETMCP_PATH
+        if name.startswith("getmcp"):
+            if getmcp_env is None:
+                print("getmcp: preparing its database and the bench servers", flush=True)
+                getmcp_env = prepare_getmcp(env)
+            path = GETMCP_PATH if name == "getmcp" else GETMCP_AUTH_PATH
+            app, server_env = "getmcp.asgi:application", getmcp_env
         else:
             app, path = "bench.fastmcp_server:app", "/mcp"
             server_env = env | {"BENCH_FASTMCP_JSON": "1" if name == "fastmcp-json" else "0"}
@@ -333,9 +381,9 @@ def main() -> None:
         sessions = {}
         for name, server in servers.items():
             server.wait()
-            sessions[name] = open_session(server.url, args.text)
+            sessions[name] = open_session(server.url, args.text, bearer_for(name))
             if args.warmup:
-                wrk(server.url, sessions[name], args, args.warmup)
+                wrk(server.url, sessions[name], args, args.warmup, bearer_for(name))
         # Rounds alternate between the servers so a burst of other work on the machine is shared.
         rounds: dict[str, list[Result]] = {name: [] for name in servers}
         for number in range(1, args.rounds + 1):

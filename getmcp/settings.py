@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "activity",
     "api",
     "mcptasks",
+    "oauth",
 ]
 
 MIDDLEWARE = [
@@ -206,6 +207,21 @@ CODE_MAX_OUTPUT_BYTES = int(os.environ.get("CODE_MAX_OUTPUT_BYTES", str(1024 * 1
 CODE_MAX_HOST_CALLS = int(os.environ.get("CODE_MAX_HOST_CALLS", "200"))
 CODE_MAX_CALL_DEPTH = int(os.environ.get("CODE_MAX_CALL_DEPTH", "3"))
 
+# --- OAuth 2.1 authorization server (oauth/) -------------------------------------------------
+# The issuer (RFC 8414); SITE_URL unless the authorization server lives elsewhere.
+OAUTH_ISSUER = os.environ.get("OAUTH_ISSUER", "").rstrip("/")
+OAUTH_ACCESS_TOKEN_SECONDS = int(os.environ.get("OAUTH_ACCESS_TOKEN_SECONDS", "3600"))
+OAUTH_REFRESH_TOKEN_SECONDS = int(os.environ.get("OAUTH_REFRESH_TOKEN_SECONDS", str(30 * 86400)))
+# A rotated refresh token still works this long (clients that refresh twice at once).
+OAUTH_REFRESH_GRACE_SECONDS = int(os.environ.get("OAUTH_REFRESH_GRACE_SECONDS", "30"))
+OAUTH_CODE_SECONDS = int(os.environ.get("OAUTH_CODE_SECONDS", "60"))
+OAUTH_REGISTRATIONS_PER_MINUTE = int(os.environ.get("OAUTH_REGISTRATIONS_PER_MINUTE", "30"))
+OAUTH_UNUSED_CLIENT_HOURS = int(os.environ.get("OAUTH_UNUSED_CLIENT_HOURS", "24"))
+OAUTH_CIMD_TIMEOUT_SECONDS = float(os.environ.get("OAUTH_CIMD_TIMEOUT_SECONDS", "5"))
+OAUTH_CIMD_MAX_BYTES = int(os.environ.get("OAUTH_CIMD_MAX_BYTES", str(64 * 1024)))
+# Tests only: client metadata documents served over http on loopback.
+OAUTH_CIMD_ALLOW_HTTP_LOOPBACK = env_bool("OAUTH_CIMD_ALLOW_HTTP_LOOPBACK", False)
+
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
@@ -220,6 +236,11 @@ CELERY_BEAT_SCHEDULE = {
     "drain-call-log": {"task": "activity.tasks.drain_call_log", "schedule": 5.0},
     "purge-call-log": {"task": "activity.tasks.purge_call_log", "schedule": 3600.0},
     "prune-change-log": {"task": "servers.tasks.prune_change_log", "schedule": 3600.0},
+    "oauth-collect-unused-clients": {
+        "task": "oauth.tasks.collect_unused_clients",
+        "schedule": 3600.0,
+    },
+    "oauth-flush-grant-usage": {"task": "oauth.tasks.flush_grant_usage", "schedule": 60.0},
 }
 CALL_LOG_RETENTION_DAYS = int(os.environ.get("CALL_LOG_RETENTION_DAYS", "30"))
 # Without a broker the web process runs the whole beat schedule itself (getmcp/embedded_beat.py),

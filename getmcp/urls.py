@@ -4,6 +4,7 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("api.urls")),
+    path("", include("oauth.urls")),
     path("", include("accounts.urls")),
     path("", include("servers.dashboard.urls")),
 ]

@@ -15,6 +15,9 @@
 #   CONFORMANCE_WORKERS        uvicorn worker processes               (1)
 #   CONFORMANCE_TIMEOUT_MS     per-scenario timeout of the suite      (30000)
 #   CONFORMANCE_ALLOW_EMPTY    scenarios allowed to pass without one passing check (none)
+#   CONFORMANCE_AUTHORIZATION  1 to run the authorization-server scenarios against the issuer
+#                              (authorization-server-metadata-endpoint, authorization-code-grant;
+#                              headless Chromium signs in and consents)           (1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -31,6 +34,9 @@ CONFORMANCE_ALLOW_EMPTY=${CONFORMANCE_ALLOW_EMPTY:-tasks-status-notifications}
 CONFORMANCE_OWNER=${CONFORMANCE_OWNER:-conformance@example.com}
 SERVER_DEFINITION=examples/conformance.yaml
 SERVER_SLUG=${CONFORMANCE_SLUG:-conformance}
+CONFORMANCE_AUTHORIZATION=${CONFORMANCE_AUTHORIZATION:-1}
+OAUTH_DEFINITION=examples/oauth-server.yaml
+OAUTH_SLUG=oauth-demo
 
 PY=${PY:-$ROOT/.venv/bin/python}
 NODE_DIR=$ROOT/.node
@@ -159,6 +165,39 @@ run_suite() {
   RUN_CODES+=("$code")
 }
 
+# The authorization-server scenarios: a client registered here (DCR) for the suite's callback,
+# the suite waiting for its browser step, and headless Chromium doing that step (log in, allow).
+run_authorization() {
+  local name=authorization port client_id url code=0
+  port=$(free_port)
+  client_id=$(curl -fsS -X POST "$BASE/oauth/register" -H 'content-type: application/json' \
+    -d "{\"client_name\": \"conformance suite\", \"redirect_uris\": [\"http://127.0.0.1:$port/callback\"]}" |
+    "$PY" -c 'import json, sys; print(json.load(sys.stdin)["client_id"])')
+  log "running $name (issuer $BASE, client $client_id, callback port $port)"
+  "$NODE" "$SUITE" authorization --url "$BASE" --client-id "$client_id" \
+    --resource "$BASE/mcp/$OAUTH_SLUG" --port "$port" --output-dir "$RESULTS/$name" \
+    >"$RESULTS/$name.log" 2>&1 &
+  local suite_pid=$!
+  url=""
+  for _ in $(seq 240); do
+    url=$(grep -m1 "^$BASE/oauth/authorize?" "$RESULTS/$name.log" || true)
+    [ -n "$url" ] || ! kill -0 "$suite_pid" 2>/dev/null || { sleep 0.25; continue; }
+    break
+  done
+  if [ -n "$url" ]; then
+    "$PY" scripts/oauth_browser.py --url "$url" --email "$CONFORMANCE_OWNER" \
+      --password "$OWNER_PASSWORD" --redirect-prefix "http://127.0.0.1:$port/callback" \
+      >"$RESULTS/$name-browser.log" 2>&1 || { code=$?; log "the browser step failed:"; cat "$RESULTS/$name-browser.log"; }
+  else
+    log "the suite printed no authorization URL"
+    code=1
+  fi
+  wait "$suite_pid" || code=$?
+  sed 's/^Total: /Conformance total, /' "$RESULTS/$name.log"
+  RUN_NAMES+=("$name")
+  RUN_CODES+=("$code")
+}
+
 # Counts every check the suite wrote, by status, so the summary shows more than exit codes.
 # Prints "<successes>|<counts by status>".
 count_checks() {
@@ -183,7 +222,7 @@ count_checks() {
   ' "$1"
 }
 
-if [ -z "${CONFORMANCE_REQUIREMENTS// /}${CONFORMANCE_SCENARIOS// /}" ]; then
+if [ -z "${CONFORMANCE_REQUIREMENTS// /}${CONFORMANCE_SCENARIOS// /}" ] && [ "$CONFORMANCE_AUTHORIZATION" != 1 ]; then
   log "CONFORMANCE_REQUIREMENTS and CONFORMANCE_SCENARIOS are both empty: nothing to run"
   exit 1
 fi
@@ -197,6 +236,13 @@ GETMCP_PASSWORD=$("$PY" -c 'import secrets; print(secrets.token_urlsafe(24))') \
   "$PY" manage.py createuser "$CONFORMANCE_OWNER" </dev/null ||
   [ -n "${CONFORMANCE_DATABASE_URL:-}" ]
 "$PY" manage.py server import "$SERVER_DEFINITION" --owner "$CONFORMANCE_OWNER" --replace
+"$PY" manage.py server import "$OAUTH_DEFINITION" --owner "$CONFORMANCE_OWNER" --replace
+# The browser signs in as the owner for the authorization scenarios: a password of this run.
+OWNER_PASSWORD=$("$PY" -c 'import secrets; print(secrets.token_urlsafe(24))')
+OWNER="$CONFORMANCE_OWNER" OWNER_PASSWORD="$OWNER_PASSWORD" DJANGO_SETTINGS_MODULE=getmcp.settings \
+  "$PY" -c 'import os, django; django.setup()
+from accounts.models import User
+user = User.objects.get(email=os.environ["OWNER"]); user.set_password(os.environ["OWNER_PASSWORD"]); user.save()'
 # Nothing left over from an earlier run (sessions, queued tasks) may affect this one.
 "$PY" -c 'import os, redis; redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()'
 start_worker
@@ -212,6 +258,9 @@ done
 for scenario in $CONFORMANCE_SCENARIOS; do
   run_suite "scenario-$scenario" --scenario "$scenario"
 done
+if [ "$CONFORMANCE_AUTHORIZATION" = 1 ]; then
+  run_authorization
+fi
 stop_server
 stop_worker
 

@@ -296,8 +296,9 @@ def validate_definition(data: dict) -> list[str]:
     if c.string("", data, "version") and not 0 < len(data["version"]) <= 40:
         c.add("version", "must be 1-40 characters")
     c.string("", data, "instructions")
-    if "auth" in data and data["auth"] not in {Server.AUTH_NONE, Server.AUTH_API_KEY}:
-        c.add("auth", f"must be one of none, api_key, not {data['auth']!r}")
+    auth_modes = [mode for mode, _label in Server.AUTH_MODES]
+    if "auth" in data and data["auth"] not in auth_modes:
+        c.add("auth", f"must be one of {', '.join(auth_modes)}, not {data['auth']!r}")
     statuses = {s for s, _ in Server.STATUSES}
     if "status" in data and data["status"] not in statuses:
         c.add("status", f"must be one of active, paused, draft, not {data['status']!r}")

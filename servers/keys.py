@@ -46,3 +46,4 @@ def rate_window(server_id: int, credential: str, minute: int) -> str:
 
 
 KEY_USAGE = "mcp:keys:used"
+GRANT_USAGE = "mcp:grants:used"

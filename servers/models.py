@@ -7,7 +7,13 @@ TOOL_NAME_RE = r"^[A-Za-z0-9_./-]{1,64}$"
 
 class Server(models.Model):
     AUTH_NONE, AUTH_API_KEY, AUTH_OAUTH = "none", "api_key", "oauth"
-    AUTH_MODES = [(AUTH_NONE, "None"), (AUTH_API_KEY, "API key"), (AUTH_OAUTH, "OAuth")]
+    AUTH_API_KEY_OAUTH = "api_key+oauth"
+    AUTH_MODES = [
+        (AUTH_NONE, "None"),
+        (AUTH_API_KEY, "API key"),
+        (AUTH_OAUTH, "OAuth"),
+        (AUTH_API_KEY_OAUTH, "API key or OAuth"),
+    ]
     ACTIVE, PAUSED, DRAFT = "active", "paused", "draft"
     STATUSES = [(ACTIVE, "Active"), (PAUSED, "Paused"), (DRAFT, "Draft")]
 
@@ -20,7 +26,7 @@ class Server(models.Model):
     version = models.CharField(max_length=40, default="1.0.0")
     instructions = models.TextField(blank=True)
     icons = models.JSONField(default=list, blank=True)
-    auth_mode = models.CharField(max_length=10, choices=AUTH_MODES, default=AUTH_API_KEY)
+    auth_mode = models.CharField(max_length=20, choices=AUTH_MODES, default=AUTH_API_KEY)
     status = models.CharField(max_length=10, choices=STATUSES, default=ACTIVE)
     allowed_origins = models.JSONField(default=list, blank=True)
     # Calls per minute for each key (or for all anonymous callers together); 0 means no limit.
@@ -36,6 +42,22 @@ class Server(models.Model):
 
     def __str__(self):
         return self.slug
+
+    @property
+    def accepts_api_key(self) -> bool:
+        return accepts_api_key(self.auth_mode)
+
+    @property
+    def accepts_oauth(self) -> bool:
+        return accepts_oauth(self.auth_mode)
+
+
+def accepts_api_key(auth_mode: str) -> bool:
+    return auth_mode in (Server.AUTH_API_KEY, Server.AUTH_API_KEY_OAUTH)
+
+
+def accepts_oauth(auth_mode: str) -> bool:
+    return auth_mode in (Server.AUTH_OAUTH, Server.AUTH_API_KEY_OAUTH)
 
 
 class ServerPart(models.Model):

@@ -78,9 +78,12 @@ def free_port() -> int:
 class LiveServer:
     """A real uvicorn process serving getmcp.asgi on loopback, on the test database."""
 
-    def __init__(self, database_name: str, extra_env=None):
+    def __init__(self, database_name: str, extra_env=None, own_site_url: bool = False):
         self.port = free_port()
         self.url = f"http://localhost:{self.port}"
+        if own_site_url:
+            # Links and OAuth metadata name this server (the issuer must be where it answers).
+            extra_env = {"SITE_URL": self.url, **(extra_env or {})}
         db = settings.DATABASES["default"]
         env = {
             **os.environ,

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from accounts.models import User
 
-PROJECT_APPS = ("accounts", "servers", "vault", "activity", "api", "mcptasks")
+PROJECT_APPS = ("accounts", "servers", "vault", "activity", "api", "mcptasks", "oauth")
 
 
 def test_every_project_model_is_registered_in_admin():
@@ -22,7 +22,11 @@ def test_every_project_model_is_registered_in_admin():
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     "model",
-    [m for m in apps.get_models() if m._meta.app_label in ("vault", "activity", "api", "mcptasks")],
+    [
+        m
+        for m in apps.get_models()
+        if m._meta.app_label in ("vault", "activity", "api", "mcptasks", "oauth")
+    ],
     ids=lambda m: m.__name__,
 )
 def test_every_admin_list_opens(client, model):

@@ -115,17 +115,14 @@ class ServerForm(forms.ModelForm):
         help_texts = {
             "name": "Shown to clients as serverInfo.name.",
             "instructions": "Optional guidance sent to the model when a client connects.",
-            "auth_mode": "API key: clients send Authorization: Bearer <key>. None: anyone with "
-            "the URL can call it.",
+            "auth_mode": "API key: clients send Authorization: Bearer <key>. OAuth: people "
+            "sign in to getmcp from their client (claude.ai, ChatGPT, Claude Desktop) and "
+            "consent. None: anyone with the URL can call it.",
             "status": "Paused answers 503; draft is not reachable at all.",
         }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        # OAuth is reserved in the model but not offered until it is implemented.
-        self.fields["auth_mode"].choices = [
-            c for c in Server.AUTH_MODES if c[0] != Server.AUTH_OAUTH
-        ]
         if self.instance.pk and not self.is_bound:
             self.initial["allowed_origins"] = "\n".join(self.instance.allowed_origins or [])
 

@@ -21,7 +21,8 @@ def _json(value) -> str:
 
 def client_setups(server, key: str | None = None) -> list[dict]:
     url = endpoint_url(server)
-    needs_key = server.auth_mode == server.AUTH_API_KEY
+    # An OAuth-only server takes no key: clients sign in in the browser instead.
+    needs_key = server.accepts_api_key
     key = key or KEY_PLACEHOLDER
     name = server.slug
     headers = {"Authorization": f"Bearer {key}"} if needs_key else {}

@@ -1,8 +1,10 @@
-"""Bearer API keys on the hot path: digests cached per process, revocation seen on the next request.
+"""Bearer API keys and OAuth access tokens on the hot path: digests cached per process,
+revocation seen on the next request.
 
-A cached credential stays valid only while the key's generation in Redis is the one it was loaded
-under; `servers.changes` bumps it whenever a key is saved or deleted, and `servers.invalidation`
-drops it when that bump was missed (Redis down, or back with old data).
+A cached credential stays valid only while the digest's generation in Redis is the one it was
+loaded under; `servers.changes` bumps it whenever a key is saved or deleted, `oauth.grants`
+whenever a grant (and so its access tokens) is revoked, and `servers.invalidation` drops it when
+that bump was missed (Redis down, or back with old data).
 """
 
 import time
@@ -16,6 +18,9 @@ from .. import keys as rkeys
 from ..db import run as run_db
 
 CACHE_SIZE = 100_000
+OAUTH_TOKEN_PREFIX = "gmcp_at_"
+# Never a hex digit: the cache and loader tell an access token's digest from a key's by it.
+OAUTH_DIGEST_MARK = "oauth:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,9 +32,22 @@ class Credential:
     expires_at: float | None
     revoked: bool
     generation: str
+    # OAuth access tokens: the grant they were issued under, who it acts as, for which server.
+    grant_id: int | None = None
+    user_id: int | None = None
+    client_name: str = ""
+    audience_server_id: int | None = None
+    scopes: frozenset = frozenset()
+
+    @property
+    def is_oauth(self) -> bool:
+        return self.grant_id is not None
 
     @property
     def ident(self) -> str:
+        if self.grant_id is not None:
+            # Per grant, not per token: a refreshed token keeps its sessions and rate window.
+            return f"grant:{self.grant_id}"
         return "anon" if self.key_id is None else f"key:{self.key_id}"
 
     def usable(self, now: float) -> bool:
@@ -81,6 +99,10 @@ def bearer_token(authorization: str | None) -> str | None:
 
 def _load(digest: str, generation: str) -> Credential | None:
     invalidation.ensure_started()
+    from oauth.access import load_access_token
+
+    if digest.startswith(OAUTH_DIGEST_MARK):
+        return load_access_token(digest[len(OAUTH_DIGEST_MARK) :], generation, Credential)
     key = ApiKey.objects.filter(digest=digest).first()
     if key is None:
         return None
@@ -99,7 +121,7 @@ async def load_credential(redis, digest: str) -> Credential | None:
     """Cache miss: read the generation before the row, so a change racing the load invalidates it."""
     if cache.is_unknown(digest):
         return None
-    generation = await redis.get(rkeys.key_generation(digest))
+    generation = await redis.get(rkeys.key_generation(generation_digest(digest)))
     epoch = invalidation.epoch()
     credential = await run_db(_load, digest, generation.decode() if generation else "0")
     if invalidation.still_current(epoch):
@@ -108,7 +130,15 @@ async def load_credential(redis, digest: str) -> Credential | None:
 
 
 def digest(token: str) -> str:
+    """The cache key of a bearer token: an API key's digest, or an access token's with a mark."""
+    if token.startswith(OAUTH_TOKEN_PREFIX):
+        return OAUTH_DIGEST_MARK + digest_key(token)
     return digest_key(token)
+
+
+def generation_digest(cache_digest: str) -> str:
+    """The digest whose Redis generation guards a cached credential (the stored digest)."""
+    return cache_digest.removeprefix(OAUTH_DIGEST_MARK)
 
 
 def now() -> float:

@@ -13,6 +13,7 @@ from mcp_protocol import versions
 from mcp_protocol.errors import McpError
 
 from .. import keys as rkeys
+from ..models import accepts_api_key, accepts_oauth
 from ..redis import async_client
 from ..snapshot import DefinitionError, get_snapshot
 from . import auth, usage
@@ -124,7 +125,7 @@ class Gate:
         state = await read_state(
             self.redis,
             self.slug,
-            digest if cached is not None else None,
+            auth.generation_digest(digest) if cached is not None else None,
             self.session_id if not preflight else None,
         )
         server_generation = state.server_generation
@@ -210,35 +211,94 @@ class Gate:
         self.origin_ok = True
         if preflight:
             return True
-        await self._valid_credential(token, digest, cached, key_generation)
+        await self._valid_credential(token, digest, cached, key_generation, None)
         return False
 
-    async def _valid_credential(self, token, digest, cached, key_generation) -> auth.Credential:
-        challenge = [("www-authenticate", 'Bearer realm="getmcp"')]
+    async def _valid_credential(
+        self, token, digest, cached, key_generation, snapshot
+    ) -> auth.Credential:
+        """A known, usable key or access token, else THE 401 (naming the OAuth metadata only
+        for a live server that takes OAuth)."""
         if token is None:
-            raise Refused(
-                401, -32600, "Authentication required: send Authorization: Bearer <key>", challenge
+            raise unauthorized(
+                snapshot, "Authentication required: send Authorization: Bearer <key>"
             )
         if cached is not None and cached.generation == key_generation:
             credential = cached
         else:
             credential = await auth.load_credential(self.redis, digest)
-        invalid = [("www-authenticate", 'Bearer realm="getmcp", error="invalid_token"')]
         if credential is None:
-            raise Refused(401, -32600, "Invalid API key", invalid)
+            raise unauthorized(snapshot, "Invalid API key or access token", "invalid_token")
         if not credential.usable(time.time()):
-            raise Refused(401, -32600, "API key revoked or expired", invalid)
+            raise unauthorized(
+                snapshot, "API key or access token revoked or expired", "invalid_token"
+            )
         return credential
 
     async def _authenticate(self, token, digest, cached, key_generation) -> auth.Credential:
-        credential = await self._valid_credential(token, digest, cached, key_generation)
-        if credential.organization_id != self.snapshot.organization_id:
+        snapshot = self.snapshot
+        credential = await self._valid_credential(token, digest, cached, key_generation, snapshot)
+        if credential.is_oauth:
+            # An access token is for one server only (its audience, RFC 8707): elsewhere it is
+            # simply not a valid token, whichever organization owns the other server.
+            if credential.audience_server_id != snapshot.server_id or not accepts_oauth(
+                snapshot.auth_mode
+            ):
+                raise unauthorized(
+                    snapshot, "This access token is not for this server", "invalid_token"
+                )
+            usage.touch(credential.grant_id, rkeys.GRANT_USAGE)
+            return credential
+        if not accepts_api_key(snapshot.auth_mode):
+            raise unauthorized(snapshot, "This server does not accept API keys", "invalid_token")
+        if credential.organization_id != snapshot.organization_id:
             # Another organization's key learns nothing, not even that the server exists.
             raise Refused(404, -32600, "Unknown MCP server")
-        if credential.server_ids and self.snapshot.server_id not in credential.server_ids:
+        if credential.server_ids and snapshot.server_id not in credential.server_ids:
             raise Refused(403, -32600, "This API key is not allowed to use this server")
         usage.touch(credential.key_id)
         return credential
+
+    def require_scope(self, methods) -> None:
+        """Step-up (MCP 2025-11-25, RFC 6750 §3.1): a token limited to reading may not call."""
+        credential = self.credential
+        if not credential.is_oauth or SCOPE_FULL in credential.scopes:
+            return
+        if any(method in FULL_SCOPE_METHODS for method in methods):
+            raise Refused(
+                403,
+                -32600,
+                f"This access token lacks the {SCOPE_FULL!r} scope needed to call tools",
+                [
+                    (
+                        "www-authenticate",
+                        f'Bearer error="insufficient_scope", scope="{SCOPE_FULL}", '
+                        f'resource_metadata="{resource_metadata_url(self.snapshot.slug)}"',
+                    )
+                ],
+            )
+
+
+SCOPE_FULL = "mcp"
+# What a token with only mcp:read may not do: run tools (directly or as tasks).
+FULL_SCOPE_METHODS = frozenset({"tools/call", "tasks/create"})
+
+
+def resource_metadata_url(slug: str) -> str:
+    return f"{settings.SITE_URL.rstrip('/')}/.well-known/oauth-protected-resource/mcp/{slug}"
+
+
+def unauthorized(snapshot, message: str, error: str | None = None) -> Refused:
+    """THE 401 of the endpoint. A server that takes OAuth names its protected resource metadata
+    and the scope to ask for (RFC 9728 §5.1, MCP authorization); one that takes only keys
+    does not, so header-only clients are never steered into a browser flow."""
+    params = ['realm="getmcp"']
+    if error:
+        params.append(f'error="{error}"')
+    if snapshot is not None and accepts_oauth(snapshot.auth_mode):
+        params.append(f'resource_metadata="{resource_metadata_url(snapshot.slug)}"')
+        params.append(f'scope="{SCOPE_FULL}"')
+    return Refused(401, -32600, message, [("www-authenticate", "Bearer " + ", ".join(params))])
 
 
 def start_background(coro) -> asyncio.Task:

@@ -75,6 +75,7 @@ async def handle_message(gate: Gate, send) -> None:
     except McpError as exc:
         await respond_json(send, 400, streamable.error_body(exc))
         return
+    gate.require_scope(streamable.requested_methods(message))
     if isinstance(message, list):
         await respond_json(
             send,

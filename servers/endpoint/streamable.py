@@ -82,6 +82,7 @@ async def handle_post(gate: Gate, send) -> None:
     except McpError as exc:
         await respond_json(send, 400, error_body(exc), gate.cors_headers())
         return
+    gate.require_scope(requested_methods(parsed))
 
     if stateless.is_modern(gate, parsed):
         await stateless.handle(gate, send, parsed)
@@ -170,6 +171,11 @@ def initialize_result(snapshot, version: str) -> dict:
     if snapshot.instructions:
         result["instructions"] = snapshot.instructions
     return result
+
+
+def requested_methods(parsed) -> list[str]:
+    messages = parsed if isinstance(parsed, list) else [parsed]
+    return [m.method for m in messages if isinstance(m, Request)]
 
 
 async def initialize(gate: Gate, send, request: Request) -> None:

@@ -67,6 +67,7 @@ async def server_info(gate: Gate, send) -> None:
 
 
 async def call_tool(gate: Gate, send, name: str) -> None:
+    gate.require_scope(["tools/call"])
     body, ok = await read_json(gate, send)
     if not ok:
         return
@@ -97,6 +98,7 @@ async def webtools_metadata(gate: Gate, send) -> None:
 
 
 async def webtools_call(gate: Gate, send) -> None:
+    gate.require_scope(["tools/call"])
     body, ok = await read_json(gate, send)
     if not ok:
         return

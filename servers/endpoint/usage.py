@@ -1,4 +1,4 @@
-"""Key last-used times: collected in memory and written to Redis every few seconds, so the
+"""Key (and OAuth grant) last-used times: collected in memory and written to Redis every few seconds, so the
 hot path adds no round trip; accounts.tasks.flush_key_usage moves them into Postgres."""
 
 import asyncio
@@ -9,13 +9,13 @@ from .. import keys as rkeys
 from ..redis import async_client
 
 FLUSH_SECONDS = 5.0
-_pending: dict[int, int] = {}
+_pending: dict[tuple[str, int], int] = {}
 _flusher: asyncio.Task | None = None
 
 
-def touch(key_id: int) -> None:
+def touch(key_id: int, hash_key: str = rkeys.KEY_USAGE) -> None:
     global _flusher
-    _pending[key_id] = int(time.time())
+    _pending[(hash_key, key_id)] = int(time.time())
     if _flusher is None or _flusher.done():
         _flusher = asyncio.get_running_loop().create_task(_flush_forever())
 
@@ -25,11 +25,17 @@ async def flush() -> None:
         return
     batch = dict(_pending)
     _pending.clear()
+    by_hash: dict[str, dict[int, int]] = {}
+    for (hash_key, key_id), used in batch.items():
+        by_hash.setdefault(hash_key, {})[key_id] = used
     try:
-        await async_client().hset(rkeys.KEY_USAGE, mapping=batch)
+        pipe = async_client().pipeline(transaction=False)
+        for hash_key, mapping in by_hash.items():
+            pipe.hset(hash_key, mapping=mapping)
+        await pipe.execute()
     except Exception:
-        for key_id, used in batch.items():
-            _pending.setdefault(key_id, used)
+        for item, used in batch.items():
+            _pending.setdefault(item, used)
         raise
 
 

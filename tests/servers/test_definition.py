@@ -98,10 +98,15 @@ def test_an_unknown_top_level_key_is_an_error():
     assert errors_of(minimal(tols=[])) == ["tols: unknown field"]
 
 
-def test_auth_must_be_none_or_api_key():
+def test_auth_must_be_a_known_mode():
     assert errors_of(minimal(auth="password")) == [
-        "auth: must be one of none, api_key, not 'password'"
+        "auth: must be one of none, api_key, oauth, api_key+oauth, not 'password'"
     ]
+
+
+def test_every_auth_mode_is_accepted():
+    for mode in ("none", "api_key", "oauth", "api_key+oauth"):
+        assert errors_of(minimal(auth=mode)) == []
 
 
 def test_status_must_be_a_known_status():

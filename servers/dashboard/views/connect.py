@@ -2,6 +2,7 @@ from django.contrib import messages
 from django.views.decorators.http import require_http_methods
 
 from accounts.models import ApiKey
+from oauth.metadata import resource_metadata_url
 
 from ..scoping import server_or_404
 from ..snippets import KEY_PLACEHOLDER, client_setups, endpoint_url
@@ -33,6 +34,7 @@ def connect(request, slug):
             "keys": keys,
             "raw": raw,
             "placeholder": KEY_PLACEHOLDER,
+            "oauth_metadata_url": resource_metadata_url(server.slug),
         },
     )
     if raw:

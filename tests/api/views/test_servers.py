@@ -42,13 +42,21 @@ def test_servers_are_listed_created_read_updated_and_deleted(api, org, server):
 def test_server_writes_follow_the_definition_rules(api, org):
     response = api.post(
         "/api/servers/",
-        {"slug": "x", "name": "n", "auth": "oauth", "allowedOrigins": ["nope"]},
+        {"slug": "x", "name": "n", "auth": "password", "allowedOrigins": ["nope"]},
         format="json",
     )
     assert response.status_code == 400
     fields = response.json()["error"]["fields"]
     assert set(fields) == {"slug", "auth", "allowedOrigins"}
     assert fields["allowedOrigins"] == ["[0]: must be an origin like https://app.example.com"]
+
+
+def test_a_server_can_be_created_with_oauth(api, org):
+    response = api.post(
+        "/api/servers/", {"slug": "with-oauth", "name": "n", "auth": "api_key+oauth"}, format="json"
+    )
+    assert response.status_code == 201, response.content
+    assert response.json()["auth"] == "api_key+oauth"
 
 
 def test_a_slug_taken_by_any_organization_is_refused(api, outsider_server):

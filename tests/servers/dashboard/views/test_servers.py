@@ -117,10 +117,21 @@ def test_editing_settings_saves_every_field(member_client, server):
     )
 
 
-def test_oauth_is_not_offered_until_it_exists(member_client, server):
+def test_every_auth_mode_can_be_chosen_in_the_settings(member_client, server):
+    for mode in ("oauth", "api_key+oauth", "none", "api_key"):
+        response = member_client.post(
+            f"/servers/{server.slug}/settings/",
+            {"name": "W", "slug": server.slug, "auth_mode": mode, "status": "active"},
+        )
+        assert response.status_code == 302
+        server.refresh_from_db()
+        assert server.auth_mode == mode
+
+
+def test_an_unknown_auth_mode_is_refused(member_client, server):
     response = member_client.post(
         f"/servers/{server.slug}/settings/",
-        {"name": "W", "slug": server.slug, "auth_mode": "oauth", "status": "active"},
+        {"name": "W", "slug": server.slug, "auth_mode": "password", "status": "active"},
     )
     assert "auth_mode" in response.context["form"].errors
 

@@ -1,0 +1,63 @@
+"""The discovery documents: protected resource metadata (RFC 9728) for each OAuth server and the
+authorization server metadata (RFC 8414), plus the URLs every other module derives from them."""
+
+from django.conf import settings
+
+from .models import SCOPE_MCP, SCOPE_OFFLINE, SCOPE_READ
+
+CHALLENGE_SCOPE = SCOPE_MCP
+
+
+def issuer() -> str:
+    return (settings.OAUTH_ISSUER or settings.SITE_URL).rstrip("/")
+
+
+def resource_uri(slug: str) -> str:
+    """A server's canonical URI (RFC 8707 `resource`, the audience of its tokens)."""
+    return f"{settings.SITE_URL.rstrip('/')}/mcp/{slug}"
+
+
+def resource_metadata_url(slug: str) -> str:
+    return f"{settings.SITE_URL.rstrip('/')}/.well-known/oauth-protected-resource/mcp/{slug}"
+
+
+def endpoint(name: str) -> str:
+    return f"{issuer()}/oauth/{name}"
+
+
+def protected_resource_metadata(server) -> dict:
+    return {
+        "resource": resource_uri(server.slug),
+        "authorization_servers": [issuer()],
+        "scopes_supported": [SCOPE_MCP, SCOPE_READ, SCOPE_OFFLINE],
+        "bearer_methods_supported": ["header"],
+        "resource_name": server.title or server.name,
+    }
+
+
+def authorization_server_metadata() -> dict:
+    return {
+        "issuer": issuer(),
+        "authorization_endpoint": endpoint("authorize"),
+        "token_endpoint": endpoint("token"),
+        "registration_endpoint": endpoint("register"),
+        "revocation_endpoint": endpoint("revoke"),
+        "scopes_supported": [SCOPE_MCP, SCOPE_READ, SCOPE_OFFLINE],
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": [
+            "none",
+            "client_secret_post",
+            "client_secret_basic",
+        ],
+        "revocation_endpoint_auth_methods_supported": [
+            "none",
+            "client_secret_post",
+            "client_secret_basic",
+        ],
+        "client_id_metadata_document_supported": True,
+        "authorization_response_iss_parameter_supported": True,
+        "service_documentation": f"{settings.SITE_URL.rstrip('/')}/api/docs/",
+    }

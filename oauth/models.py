@@ -1,0 +1,120 @@
+"""The authorization server's state: clients, grants, codes and tokens (digests only).
+
+A Grant is one user's consent for one client to use one server, as that user, inside the
+server's organization. Codes, access tokens and refresh tokens all hang off a grant, so revoking
+the grant (or the user's membership) ends every token issued under it.
+"""
+
+import hashlib
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+SCOPE_MCP, SCOPE_READ, SCOPE_OFFLINE = "mcp", "mcp:read", "offline_access"
+SCOPES = {
+    SCOPE_MCP: "Use every tool, resource and prompt of the server",
+    SCOPE_READ: "List and read the server's tools, resources and prompts (no tool calls)",
+    SCOPE_OFFLINE: "Stay connected: renew access without asking again",
+}
+
+
+def digest_token(raw: str) -> str:
+    # Tokens carry 256 bits of randomness: a fast unsalted hash is enough, like API keys.
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class Client(models.Model):
+    REGISTERED, METADATA_DOCUMENT = "registered", "metadata_document"
+    KINDS = [(REGISTERED, "Self-registered (DCR)"), (METADATA_DOCUMENT, "Metadata document")]
+
+    client_id = models.CharField(max_length=2000, unique=True)
+    kind = models.CharField(max_length=20, choices=KINDS, default=REGISTERED)
+    client_name = models.CharField(max_length=200, blank=True)
+    client_uri = models.CharField(max_length=2000, blank=True)
+    logo_uri = models.CharField(max_length=2000, blank=True)
+    redirect_uris = models.JSONField(default=list)
+    grant_types = models.JSONField(default=list)
+    token_endpoint_auth_method = models.CharField(max_length=30, default="none")
+    secret_digest = models.CharField(max_length=64, blank=True)
+    scope = models.CharField(max_length=500, blank=True)
+    software_id = models.CharField(max_length=200, blank=True)
+    software_version = models.CharField(max_length=100, blank=True)
+    registered_from = models.GenericIPAddressField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Set when the client first obtains a token: registrations never used are collected.
+    first_used_at = models.DateTimeField(null=True, blank=True)
+    # Metadata documents: when the fetched copy must be fetched again (its cache headers).
+    metadata_expires_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return self.client_name or self.client_id
+
+    @property
+    def is_public(self) -> bool:
+        return self.token_endpoint_auth_method == "none"
+
+    @property
+    def verified(self) -> bool:
+        return self.kind == self.METADATA_DOCUMENT
+
+
+class Grant(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="oauth_grants")
+    organization = models.ForeignKey(
+        "accounts.Organization", models.CASCADE, related_name="oauth_grants"
+    )
+    server = models.ForeignKey("servers.Server", models.CASCADE, related_name="oauth_grants")
+    client = models.ForeignKey(Client, models.CASCADE, related_name="grants")
+    scope = models.CharField(max_length=500)
+    resource = models.CharField(max_length=2000)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_reason = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "revoked_at"], name="oauth_grant_user_live")]
+
+    def __str__(self):
+        return f"{self.client} for {self.user} on {self.server}"
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+    @property
+    def scopes(self) -> list[str]:
+        return self.scope.split()
+
+
+class AuthorizationCode(models.Model):
+    digest = models.CharField(max_length=64, unique=True)
+    grant = models.ForeignKey(Grant, models.CASCADE, related_name="codes")
+    redirect_uri = models.CharField(max_length=2000)
+    code_challenge = models.CharField(max_length=128)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+
+
+class AccessToken(models.Model):
+    digest = models.CharField(max_length=64, unique=True)
+    grant = models.ForeignKey(Grant, models.CASCADE, related_name="access_tokens")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+
+class RefreshToken(models.Model):
+    digest = models.CharField(max_length=64, unique=True)
+    grant = models.ForeignKey(Grant, models.CASCADE, related_name="refresh_tokens")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    # Set when it was exchanged for a new pair; presenting it again after the grace window
+    # is a replay, which revokes the whole grant.
+    rotated_at = models.DateTimeField(null=True, blank=True)
+
+    def in_grace(self, now=None) -> bool:
+        now = now or timezone.now()
+        grace = settings.OAUTH_REFRESH_GRACE_SECONDS
+        return self.rotated_at is not None and (now - self.rotated_at).total_seconds() <= grace

@@ -1,0 +1,34 @@
+from django.urls import path
+
+from . import apps_views, views
+
+app_name = "oauth"
+
+urlpatterns = [
+    path(
+        ".well-known/oauth-protected-resource/mcp/<slug:slug>",
+        views.protected_resource,
+        name="protected_resource",
+    ),
+    path(
+        ".well-known/oauth-protected-resource",
+        views.protected_resource_root,
+        name="protected_resource_root",
+    ),
+    path(
+        ".well-known/oauth-authorization-server",
+        views.authorization_server,
+        name="authorization_server",
+    ),
+    path(".well-known/openid-configuration", views.authorization_server, name="openid"),
+    path("oauth/authorize", views.authorize, name="authorize"),
+    path("oauth/token", views.token, name="token"),
+    path("oauth/register", views.register, name="register"),
+    path("oauth/revoke", views.revoke, name="revoke"),
+    path("account/connected-apps/", apps_views.connected_apps, name="connected_apps"),
+    path(
+        "account/connected-apps/<int:pk>/revoke/",
+        apps_views.connected_app_revoke,
+        name="connected_app_revoke",
+    ),
+]

@@ -1,0 +1,142 @@
+"""The TypeScript SDK's OAuth client and mcp-remote (the bridge Claude Desktop users run)
+complete the browser flow against a live server, headless Chromium signing in and allowing.
+The npm packages are installed into .node-clients/ on first use (pinned versions)."""
+
+import asyncio
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from tests.conftest import free_port
+from tests.oauth.conftest import ACCESS_SECONDS, PASSWORD, oauth_browser
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENTS = ROOT / ".node-clients"
+PACKAGES = ["@modelcontextprotocol/sdk@1.32.2", "mcp-remote@0.15.1"]
+AUTHORIZE = re.compile(r"(https?://\S+/oauth/authorize\?\S+)")
+
+
+@pytest.fixture(scope="module")
+def node_clients():
+    node = shutil.which("node")
+    if node is None or shutil.which("npm") is None:
+        pytest.skip("Node.js and npm are needed for the TypeScript clients")
+    wanted = {
+        "sdk": CLIENTS / "node_modules/@modelcontextprotocol/sdk/package.json",
+        "mcp-remote": CLIENTS / "node_modules/mcp-remote/package.json",
+    }
+    if not all(path.exists() for path in wanted.values()):
+        subprocess.run(
+            ["npm", "install", "--prefix", str(CLIENTS), "--no-audit", "--no-fund", *PACKAGES],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+    # ESM resolves packages from the script's own directory.
+    shutil.copy(Path(__file__).with_name("ts_client.mjs"), CLIENTS / "ts_client.mjs")
+    return node
+
+
+async def consent_in_browser(url: str, email: str, redirect_prefix: str) -> str:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=oauth_browser.CHROMIUM, args=oauth_browser.ARGS
+        )
+        try:
+            page = await browser.new_page()
+            return await oauth_browser.sign_in_and_consent(
+                page, url, email=email, password=PASSWORD, redirect_prefix=redirect_prefix
+            )
+        finally:
+            await browser.close()
+
+
+async def read_tagged(stream, tag: str, timeout: float = 60) -> str:
+    while True:
+        line = (await asyncio.wait_for(stream.readline(), timeout)).decode()
+        if not line:
+            raise AssertionError(f"the client ended before printing {tag}")
+        if line.startswith(tag + " "):
+            return line[len(tag) + 1 :].strip()
+
+
+async def test_the_typescript_sdk_completes_the_oauth_flow(oauth_live, person, node_clients):
+    callback = f"http://127.0.0.1:{free_port()}/callback"
+    process = await asyncio.create_subprocess_exec(
+        node_clients,
+        str(CLIENTS / "ts_client.mjs"),
+        oauth_live.mcp_url(person.server.slug),
+        callback,
+        str(ACCESS_SECONDS + 1),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        cwd=CLIENTS,
+    )
+    try:
+        authorize = await read_tagged(process.stdout, "AUTHORIZE")
+        assert parse_qs(urlsplit(authorize).query)["resource"] == [
+            oauth_live.mcp_url(person.server.slug)
+        ]
+        redirected = await consent_in_browser(authorize, person.user.email, callback)
+        code = parse_qs(urlsplit(redirected).query)["code"][0]
+        process.stdin.write(code.encode() + b"\n")
+        await process.stdin.drain()
+        result = json.loads(await read_tagged(process.stdout, "RESULT"))
+        assert "echo" in result["tools"]
+        assert result["text"] == "You said from typescript"
+        assert result["refreshToken"]
+        refreshed = json.loads(await read_tagged(process.stdout, "REFRESHED", ACCESS_SECONDS + 30))
+        assert refreshed == {"text": "You said after refresh", "newToken": True}
+        assert await asyncio.wait_for(process.wait(), 30) == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def test_mcp_remote_completes_its_browser_flow(oauth_live, person, node_clients, tmp_path):
+    port = free_port()
+    errlog_path = tmp_path / "mcp-remote.log"
+    params = StdioServerParameters(
+        command=node_clients,
+        args=[
+            str(CLIENTS / "node_modules/mcp-remote/dist/proxy.js"),
+            oauth_live.mcp_url(person.server.slug),
+            str(port),
+        ],
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "MCP_REMOTE_CONFIG_DIR": str(tmp_path / "mcp-auth"),
+        },
+    )
+
+    async def drive_browser():
+        deadline = asyncio.get_running_loop().time() + 60
+        while asyncio.get_running_loop().time() < deadline:
+            found = AUTHORIZE.search(errlog_path.read_text() if errlog_path.exists() else "")
+            if found:
+                return await consent_in_browser(
+                    found.group(1), person.user.email, f"http://localhost:{port}/oauth/callback"
+                )
+            await asyncio.sleep(0.2)
+        raise AssertionError(f"mcp-remote printed no authorization URL:\n{errlog_path.read_text()}")
+
+    with errlog_path.open("w") as errlog:
+        browser = asyncio.create_task(drive_browser())
+        async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
+            tools = await client.list_tools()
+            assert "echo" in {tool.name for tool in tools.tools}
+            echoed = await client.call_tool("echo", {"message": "through mcp-remote"})
+            assert echoed.content[0].text == "You said through mcp-remote"
+        redirected = await browser
+    assert "code=" in redirected and "iss=" in redirected
