@@ -2,11 +2,13 @@
 current organization, each with its last use and a revoke button."""
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
-from servers.dashboard.scoping import can_manage_members
+from accounts import policy
+from accounts.policy import Action
 from servers.dashboard.views.base import dashboard_view, page
 
 from .grants import grant_revoke, grants_for_organization, grants_for_user
@@ -16,7 +18,12 @@ from .models import Grant
 @dashboard_view
 @require_http_methods(["GET"])
 def connected_apps(request):
-    manages = can_manage_members(request.membership)
+    manages = policy.can(
+        user=request.user,
+        org=request.org,
+        action=Action.MEMBERS_MANAGE,
+        membership=request.membership,
+    )
     context = {
         "mine": grants_for_user(user=request.user),
         "organization_grants": grants_for_organization(organization=request.org)
@@ -33,8 +40,16 @@ def connected_app_revoke(request, pk: int):
     # The one permission check of this view: your own grant, or any grant of an organization
     # you manage (the current one).
     own = grant.user_id == request.user.pk
-    manages = grant.organization_id == request.org.pk and can_manage_members(request.membership)
+    manages = grant.organization_id == request.org.pk and policy.can(
+        user=request.user,
+        org=request.org,
+        action=Action.MEMBERS_MANAGE,
+        membership=request.membership,
+    )
     if not (own or manages):
+        if grant.organization_id == request.org.pk:
+            # A fellow member's app: visible in the organization, theirs or an admin's to end.
+            raise PermissionDenied(policy.denial(request.membership.role, Action.MEMBERS_MANAGE))
         raise Http404("No such connected app.")
     grant_revoke(grant=grant, reason="revoked in the dashboard")
     messages.success(request, f"Disconnected {grant.client}. Its tokens stop working at once.")

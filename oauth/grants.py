@@ -4,7 +4,9 @@ worker on its next request (the access tokens' digests share the API keys' gener
 from django.db import transaction
 from django.utils import timezone
 
+from accounts import policy
 from accounts.models import Membership
+from accounts.policy import Action
 
 from .models import AccessToken, Grant
 
@@ -69,4 +71,9 @@ def grants_for_organization(*, organization):
 
 
 def is_member(*, user, organization_id: int) -> bool:
-    return Membership.objects.filter(user=user, organization_id=organization_id).exists()
+    """May `user` let an app act as them on this organization's servers? A grant is a credential,
+    so it takes the role that may create API keys (accounts/policy.py)."""
+    membership = Membership.objects.filter(user=user, organization_id=organization_id).first()
+    return membership is not None and policy.can(
+        user=user, org=membership.organization, action=Action.KEY_CREATE, membership=membership
+    )

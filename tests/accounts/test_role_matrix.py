@@ -40,6 +40,7 @@ from accounts.models import ApiKey, Membership, User
 from activity.models import CallLog
 from api.models import PersonalAccessToken
 from mcptasks.models import Task
+from oauth.models import Client, Grant
 from servers import publishing
 from servers.dashboard.scoping import SESSION_KEY
 from servers.models import Prompt, Resource, ResourceTemplate, Server, Tool
@@ -188,6 +189,23 @@ EXPECTED = [
     R("dashboard:token_list", {"GET": USER}, CURRENT),
     R("dashboard:token_create", {"GET": USER, "POST": USER}, CURRENT, body={"name": "t"}),
     R("dashboard:token_revoke", {"POST": SELF}, kwargs={"pk": "owner_token_pk"}),
+    # ---- OAuth (oauth/urls.py): discovery and the protocol endpoints are public by design ----
+    R("oauth:authorization_server", {"GET": PUBLIC}, CURRENT),
+    R("oauth:openid", {"GET": PUBLIC}, CURRENT),
+    R("oauth:protected_resource", {"GET": NOWHERE}, kwargs=SRV),  # a key-only server: none
+    R("oauth:protected_resource_root", {"GET": NOWHERE}, CURRENT),
+    R("oauth:authorize", {"GET": PUBLIC, "POST": PUBLIC}, CURRENT),
+    # The client authenticates itself here (a public client by its id), never the dashboard user.
+    R(
+        "oauth:token",
+        {"POST": PUBLIC},
+        CURRENT,
+        body={"grant_type": "refresh_token", "refresh_token": "x", "client_id": "matrix-client"},
+    ),
+    R("oauth:register", {"POST": PUBLIC}, CURRENT),
+    R("oauth:revoke", {"POST": PUBLIC}, CURRENT, body={"token": "x", "client_id": "matrix-client"}),
+    R("oauth:connected_apps", {"GET": USER}, CURRENT),
+    R("oauth:connected_app_revoke", {"POST": ADMIN}, kwargs={"pk": "grant_pk"}),
     R("dashboard:static", {"GET": PUBLIC}, CURRENT, kwargs={"path": "css/app.css"}),
     # ---- API (api/urls.py) ----
     R("api-schema", {"GET": PUBLIC}, CURRENT),
@@ -398,6 +416,14 @@ def world(db):
         ttl_ms=60_000,
         expires_at=timezone.now() + timedelta(hours=1),
     )
+    grant = Grant.objects.create(
+        user=owner,
+        organization=org,
+        server=server,
+        client=Client.objects.create(client_id="matrix-client", client_name="Matrix app"),
+        scope="mcp",
+        resource=f"http://testserver/mcp/{server.slug}",
+    )
     invitation = services.membership_invite(
         actor=owner, organization=org, email=outsider.email, role=MEMBER
     )
@@ -425,6 +451,7 @@ def world(db):
         owner_token_pk=token.pk,
         call_pk=call.pk,
         task_pk=task.pk,
+        grant_pk=grant.pk,
         dave_membership_pk=Membership.objects.get(user=dave, organization=org).pk,
         invitation_pk=invitation.pk,
         invitation_token=token_text,
