@@ -5,7 +5,7 @@ test-artifacts/screenshots/oauth-*.png."""
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-import httpx
+import httpx2
 
 from tests.conftest import free_port
 from tests.oauth.conftest import PASSWORD, oauth_browser, pkce
@@ -14,7 +14,7 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screensh
 
 
 def authorize_url(live, slug: str, callback: str) -> str:
-    registered = httpx.post(
+    registered = httpx2.post(
         f"{live.url}/oauth/register",
         json={"client_name": "Browser test app", "redirect_uris": [callback]},
     ).json()

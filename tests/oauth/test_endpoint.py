@@ -202,7 +202,7 @@ def test_a_revocation_reaches_every_worker_within_a_second(
 
 
 async def test_a_warm_call_with_an_access_token_runs_no_sql(world, django_db_blocker):
-    import httpx
+    import httpx2
 
     from getmcp.asgi import application
     from tests.servers.endpoint.test_hot_path import CALL, INIT, count_queries
@@ -213,9 +213,9 @@ async def test_a_warm_call_with_an_access_token_runs_no_sql(world, django_db_blo
         "authorization": f"Bearer {world.token}",
         "host": "localhost",
     }
-    transport = httpx.ASGITransport(app=application)
+    transport = httpx2.ASGITransport(app=application)
     with django_db_blocker.unblock():
-        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://localhost") as http:
             url = f"/mcp/{world.servers['oauth'].slug}"
             started = await http.post(url, json=INIT, headers=headers)
             assert started.status_code == 200
