@@ -57,7 +57,7 @@ def _info(tool, ctx) -> dict:
 
 
 async def run(tool, arguments: dict, ctx) -> dict:
-    from vault.resolve import Masker
+    from vault.masking import Masker
 
     secrets = await _secrets(tool, ctx)
     masker = Masker(secrets.values())
