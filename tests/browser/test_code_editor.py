@@ -45,7 +45,8 @@ def test_the_tool_editor_edits_json_and_yaml_with_inline_errors_and_saves(
     page.goto(f"/servers/{slug}/tools/new/")
 
     schema = page.locator(".code-editor").first
-    expect(page.locator(".code-editor")).to_have_count(3)  # input schema, output schema, config
+    # Input schema, output schema, config, and the code kind's Python source (hidden until chosen).
+    expect(page.locator(".code-editor")).to_have_count(4)
     expect(schema.locator(".ace_content")).to_be_visible()
     # Highlighting: the default schema's keys and strings are tokens, not plain text.
     expect(schema.locator(".ace_variable, .ace_string").first).to_be_visible()
@@ -100,7 +101,7 @@ def test_the_tool_editor_edits_json_and_yaml_with_inline_errors_and_saves(
     set_code(page, "id_output_schema", "")
 
     # The config takes YAML: a YAML error is shown, valid YAML is not an error.
-    config = page.locator(".code-editor").nth(2)
+    config = page.locator(".code-editor:has(+ #id_config)")  # the editor stands before its field
     set_code(page, "id_config", "content:\n  - type: text\n    text: [unclosed\n")
     expect(config).to_have_attribute("data-errors", re.compile("Invalid YAML"))
     shoot(page, "41-code-editor-yaml-error")

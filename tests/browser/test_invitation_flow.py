@@ -58,7 +58,7 @@ def test_an_invitee_signs_up_from_the_link_and_accepts(
     org_name = f"owner-{unique}@example.com's organization"
     # Still in their own organization until they pick the new one.
     expect(invitee.locator("#org-select option:checked")).to_have_text(
-        f"{invitee_email}'s organization"
+        "Bob's organization"  # named after the name given at sign-up
     )
     expect(invitee.locator(".message", has_text="You joined")).to_be_visible()
     shoot(invitee, "invite-04-joined")
