@@ -83,6 +83,12 @@ def test_redis_connections_of_closed_streams_are_released(
             async with AsyncExitStack() as stack:
                 streams = await open_streams(stack, c, url, tenant["key"], sid, 200)
                 assert {s.status_code for s in streams} == {200}
+                # A stream connects to Redis once its reader runs, just after its headers went.
+                wait_until(
+                    lambda: redis_clients(fault_redis) >= before + 200,
+                    timeout=10,
+                    what="every open stream reading on its own Redis connection",
+                )
                 during = redis_clients(fault_redis)
             closed = time.monotonic()
             # Within a few seconds, not at the next keep-alive or ever.
