@@ -22,6 +22,8 @@ USED_WITHOUT_IMPORT = {
     "psycopg": "the Postgres driver Django loads for a postgres:// DATABASE_URL",
     "uvicorn": "serves the ASGI app (make run, scripts/run.py)",
     "gunicorn": "runs uvicorn workers in the Docker image and docker-compose.yml",
+    "pydantic-monty": "installs the code tools' sandbox: its client (the pydantic_monty module) "
+    "and the runtime binary, at one version",
 }
 
 
