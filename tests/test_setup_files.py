@@ -22,9 +22,12 @@ def healthcheck(url: str) -> int:
 
 
 def make_dry_run(target: str, **env: str) -> str:
-    environment = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    # Under `make test` the outer make's variables would make this one print "Entering/Leaving
+    # directory" lines around the recipes; it must answer as if run by hand.
+    outer = ("DATABASE_URL", "REDIS_URL", "MAKEFLAGS", "MAKELEVEL", "MFLAGS")
+    environment = {k: v for k, v in os.environ.items() if k not in outer}
     result = subprocess.run(
-        ["make", "-n", "-B", target],
+        ["make", "--no-print-directory", "-n", "-B", target],
         cwd=ROOT,
         env=environment | env,
         capture_output=True,
