@@ -304,3 +304,7 @@ if not DEBUG:
     SESSION_COOKIE_SAMESITE = "Lax"
     SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
     CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
+
+# Output budgets (servers/agents/results.py): the characters of whole results one organization
+# may keep in Redis at a time behind truncated answers; the oldest are evicted first.
+RESULT_STORE_MAX_CHARS_PER_ORG = int(os.environ.get("RESULT_STORE_MAX_CHARS_PER_ORG", "50000000"))

@@ -113,6 +113,7 @@ SERVER_FIELDS = [
     ("code", "code", {}),
     ("rateLimitPerMinute", "rate_limit_per_minute", 0),
     ("logArguments", "log_arguments", False),
+    ("agents", "agents", {}),
 ]
 SERVER_ALWAYS = {"slug", "name", "version", "auth", "status"}
 LISTS = ["tools", "resources", "resourceTemplates", "prompts"]
@@ -128,6 +129,8 @@ TOOL_FIELDS = [
     ("execution", "execution", {}),
     ("_meta", "meta", {}),
     ("enabled", "enabled", True),
+    ("pinned", "pinned", False),
+    ("outputBudget", "output_budget", {}),
     ("kind", "kind", "static"),
     ("config", "config", {}),
 ]
@@ -319,6 +322,10 @@ def validate_definition(data: dict) -> list[str]:
         from .kinds.http import validate_server_settings
 
         c.errors.extend(validate_server_settings(data["http"], "http"))
+    if "agents" in data:
+        from .agents.config import validate_server as validate_agent_settings
+
+        c.errors.extend(validate_agent_settings(data["agents"], "agents"))
     if "code" in data:
         from .kinds.code.limits import validate_server_settings as validate_code_settings
 
@@ -372,6 +379,12 @@ def _validate_tools(c: _Checker, tools) -> None:
             c.icons(f"{path}.icons", tool["icons"])
         if "enabled" in tool:
             c.kind_of(f"{path}.enabled", tool["enabled"], bool, "true or false")
+        if "pinned" in tool:
+            c.kind_of(f"{path}.pinned", tool["pinned"], bool, "true or false")
+        if "outputBudget" in tool:
+            from .agents.config import validate_tool_budget
+
+            c.errors.extend(validate_tool_budget(tool["outputBudget"], f"{path}.outputBudget"))
         execution = tool.get("execution")
         if execution is not None and c.kind_of(f"{path}.execution", execution, dict, "a mapping"):
             c.keys(f"{path}.execution", execution, {"taskSupport"})

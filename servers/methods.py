@@ -16,6 +16,7 @@ from mcp_protocol.errors import (
 from mcp_protocol.pagination import paginate
 
 from . import kinds, prompts, resources
+from .agents import routing as agents_routing
 from .kinds.static import normalize_content
 from .kinds.workflow import run_steps
 from .templating import render_text
@@ -54,7 +55,8 @@ def _page(items, params: dict, key: str) -> dict:
 
 
 async def tools_list(snapshot, params, ctx) -> dict:
-    return _page(snapshot.tool_list, params, "tools")
+    # Big servers list meta-tools instead (servers/agents/discovery.py).
+    return _page(agents_routing.list_tools(snapshot, params, ctx), params, "tools")
 
 
 def _error_path(error) -> str:

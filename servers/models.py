@@ -37,6 +37,8 @@ class Server(models.Model):
     http = models.JSONField(default=dict, blank=True)
     # Settings every code tool of the server shares: {"limits": {...}} under the platform maximums.
     code = models.JSONField(default=dict, blank=True)
+    # Progressive discovery, output budgets, long calls (servers/agents/config.py).
+    agents = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -84,6 +86,10 @@ class Tool(ServerPart):
     kind = models.CharField(max_length=20, default="static")
     config = models.JSONField(default=dict, blank=True)
     enabled = models.BooleanField(default=True)
+    # Listed directly even when the server lists meta-tools instead of its tools.
+    pinned = models.BooleanField(default=False)
+    # {maxChars, maxTokens}: a smaller result budget than the server's (servers/agents/).
+    output_budget = models.JSONField(default=dict, blank=True)
 
     class Meta(ServerPart.Meta):
         constraints = [

@@ -151,6 +151,8 @@ def definition_to_serve(server: Server, version: str | None = None) -> dict | No
         "allowedOrigins": list(server.allowed_origins or []),
         "rateLimitPerMinute": server.rate_limit_per_minute,
         "logArguments": server.log_arguments,
+        # How the server treats agents is operated live too (the dashboard's settings page).
+        "agents": dict(server.agents or {}),
     }
 
 

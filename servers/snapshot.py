@@ -13,6 +13,9 @@ from mcp_protocol import uritemplate
 from mcp_protocol.schemas import BoundedValidator, external_refs, schema_problems, validator_for
 
 from . import kinds, prompts, resources
+from .agents.config import AgentSettings, char_limit
+from .agents.config import read as read_agent_settings
+from .agents.search import LazyIndex
 from .kinds import workflow
 from .templating import TemplateCompileError, compile_value
 
@@ -69,6 +72,10 @@ class CompiledTool:
     input_validator: BoundedValidator
     output_validator: BoundedValidator | None
     task_support: str = "forbidden"
+    # Listed even when the server lists meta-tools (servers/agents/discovery.py).
+    pinned: bool = False
+    # The tool's own result budget in characters (0: the server's); servers/agents/budgets.py.
+    budget_chars: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +142,10 @@ class Snapshot:
     )
     rate_limit_per_minute: int = 0
     log_arguments: bool = False
+    # Discovery, output budgets and long calls (servers/agents/config.py).
+    agents: AgentSettings = field(default_factory=AgentSettings)
+    # The tool-search index, built on first use and kept as long as the snapshot.
+    search_index: LazyIndex = field(default_factory=LazyIndex)
 
 
 def _optional(source: dict, keys) -> dict:
@@ -195,6 +206,11 @@ def _compile_tool(tool: dict, where: str, server: dict) -> CompiledTool:
             _validator(wire["outputSchema"], f"{where}.outputSchema") if output_schema else None
         ),
         task_support=task_support,
+        pinned=bool(tool.get("pinned")),
+        budget_chars=char_limit(
+            int((tool.get("outputBudget") or {}).get("maxChars") or 0),
+            int((tool.get("outputBudget") or {}).get("maxTokens") or 0),
+        ),
     )
 
 
@@ -395,6 +411,7 @@ def compile_definition(
         templates_by_uri=MappingProxyType(templates_by_uri),
         rate_limit_per_minute=int(definition.get("rateLimitPerMinute") or 0),
         log_arguments=bool(definition.get("logArguments")),
+        agents=read_agent_settings(definition.get("agents")),
     )
     # Extensions are advertised only when the server uses them (MCP Apps, tasks).
     from .surfaces.features import extensions

@@ -9,6 +9,7 @@ from mcp_protocol.errors import McpError
 from mcp_protocol.jsonrpc import Notification, Request, Response, parse_body, result_message
 
 from .. import keys as rkeys
+from ..agents import routing as agents_routing
 from . import sessions, stream_limits, streamable, streams
 from .gate import Gate, start_background
 from .http import BodyTooLarge, respond, respond_json
@@ -34,6 +35,8 @@ async def _serve_stream(gate: Gate, send, slot) -> None:
         client_info=None,
     )
     endpoint = f"/mcp/{gate.slug}/messages/?session_id={session.sid}"
+    if agents_routing.FULL_LIST_QUERY[1] in (gate.request.query.get("tools") or []):
+        endpoint += "&tools=all"  # the stream's URL asked for every tool; so do its POSTs
     prelude = sse.event(endpoint.encode(), event_type="endpoint")
 
     async def session_alive() -> bool:
@@ -76,6 +79,7 @@ async def handle_message(gate: Gate, send) -> None:
         await respond_json(send, 400, streamable.error_body(exc))
         return
     gate.require_scope(streamable.requested_methods(message))
+    message = agents_routing.route(gate, message)
     if isinstance(message, list):
         await respond_json(
             send,

@@ -32,6 +32,7 @@ from mcp_protocol.errors import (
 from mcp_protocol.jsonrpc import Notification, Request, error_message, result_message
 
 from .. import methods
+from ..agents import routing as agents_routing
 from . import calllog, listen
 from .http import respond, respond_json, send_chunk, start_sse
 from .stateless_context import StatelessContext
@@ -437,6 +438,9 @@ async def handle(gate, send, parsed) -> None:
     if request.method == "subscriptions/listen":
         await listen.serve(gate, send, request)
         return
+    # A meta-call becomes the call it names (servers/agents/routing.py); the headers were
+    # checked against what the client sent.
+    routed = agents_routing.route(gate, request)
     try:
         handler = _handler(gate, request)
     except McpError as exc:
@@ -445,7 +449,7 @@ async def handle(gate, send, parsed) -> None:
         await respond_json(send, _http_status(exc), reply, headers)
         return
     responder = Responder(send, headers, can_stream=gate.request.accepts("text/event-stream"))
-    await run_until_done_or_gone(gate, request, envelope, handler, responder)
+    await run_until_done_or_gone(gate, routed, envelope, handler, responder)
 
 
 def _handler(gate, request: Request):
@@ -483,9 +487,15 @@ async def _run_discover(call: StatelessCall) -> dict:
 
 
 async def _run_method(call: StatelessCall) -> dict:
-    return await methods.call_method(
-        call.gate.snapshot, call.request.method, call.request.params, call.context
+    request = call.request
+    if request.method in ("tools/call", "resources/read"):
+        result = await agents_routing.before(call.gate, request, call.context)
+        if result is not None:
+            return result
+    result = await methods.call_method(
+        call.gate.snapshot, request.method, request.params, call.context
     )
+    return await agents_routing.after(call.gate, request, result)
 
 
 async def _run_mrtr(call: StatelessCall) -> dict:

@@ -22,6 +22,7 @@ from mcp_protocol.jsonrpc import (
 
 from .. import keys as rkeys
 from .. import methods
+from ..agents import routing as agents_routing
 from . import calllog, sessions, stateless, stream_limits, streams, tasks
 from .context import request_key
 from .gate import Gate, session_header
@@ -87,6 +88,7 @@ async def handle_post(gate: Gate, send) -> None:
     if stateless.is_modern(gate, parsed):
         await stateless.handle(gate, send, parsed)
         return
+    parsed = agents_routing.route_all(gate, parsed)
     header_version = req.header("mcp-protocol-version")
     if header_version and not versions.is_supported(header_version):
         # The gate leaves this to the body for POSTs without a session (see stateless.py).
@@ -228,6 +230,8 @@ def may_talk_to_client(snapshot, request: Request) -> bool:
         return prompt is not None and bool(getattr(prompt, "steps", None))
     if request.method != "tools/call":
         return False
+    if agents_routing.talks_to_client(snapshot, request):
+        return True
     name = request.params.get("name")
     tool = snapshot.tools.get(name) if isinstance(name, str) else None
     return tool is not None and tool.kind != "static"
@@ -259,12 +263,18 @@ async def run_method(gate: Gate, request: Request, ctx) -> dict:
         else:
             await sessions.unsubscribe(gate.redis, session, uri)
         return {}
+    if method in ("tools/call", "resources/read"):
+        # Platform tools, long calls and kept results (servers/agents/).
+        result = await agents_routing.before(gate, request, ctx)
+        if result is not None:
+            return result
     if method == "tools/call" or method in tasks.SESSION_METHODS:
         result = await tasks.session_call(gate, request, ctx)
         if result is not None:
             return result
     if method in methods.METHODS:
-        return await methods.call_method(gate.snapshot, method, request.params, ctx)
+        result = await methods.call_method(gate.snapshot, method, request.params, ctx)
+        return await agents_routing.after(gate, request, result)
     raise errors.method_not_found(method)
 
 

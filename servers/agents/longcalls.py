@@ -1,0 +1,277 @@
+"""Task-capable tools for clients without Tasks: the same Celery task, waited on for a while.
+
+A client that did not negotiate Tasks (a session without the `tasks` capability and without
+`params.task`; a 2026-07-28 request without the tasks extension) calling a tool whose
+`execution.taskSupport` is optional or required gets a task created for it, exactly as a Tasks
+client would, and the call waits for it up to the server's `longCalls.waitSeconds`, relaying the
+task's progress under the call's progressToken (which keeps most clients from timing out). Done
+in time: the call answers the task's result. Not done: it answers a handle, and the provided
+tools getmcp_task_status / getmcp_task_result / getmcp_task_cancel follow it (tasks/cancel on
+the handle works too, and so does notifications/cancelled while the call waits).
+
+Tools whose workflow has a `task` step keep their own protocol (they ask before the task), and
+an optional tool with no worker alive runs inline as before.
+"""
+
+import asyncio
+
+import orjson
+
+from mcp_protocol.errors import Cancelled, McpError, ToolError
+from mcptasks import lifecycle
+from mcptasks.events import events_channel
+from mcptasks.models import Task
+from mcptasks.wire import RELATED_TASK
+
+from ..db import run as run_db
+from ..snapshot import freeze
+
+STATUS, RESULT, CANCEL = "getmcp_task_status", "getmcp_task_result", "getmcp_task_cancel"
+HANDLE_SCHEMA = {
+    "type": "object",
+    "properties": {"handle": {"type": "string", "description": "The handle a long call gave."}},
+    "required": ["handle"],
+}
+TOOLS = freeze(
+    [
+        {
+            "name": STATUS,
+            "title": "Status of a long call",
+            "description": "Whether a long call that answered with a handle is still working, "
+            "completed, failed or cancelled. Does not wait.",
+            "inputSchema": HANDLE_SCHEMA,
+            "annotations": {"readOnlyHint": True, "openWorldHint": False},
+        },
+        {
+            "name": RESULT,
+            "title": "Result of a long call",
+            "description": "The result of a long call that answered with a handle: waits a "
+            "while for it, and says so when it is still working.",
+            "inputSchema": HANDLE_SCHEMA,
+            "annotations": {"readOnlyHint": True, "openWorldHint": False},
+        },
+        {
+            "name": CANCEL,
+            "title": "Cancel a long call",
+            "description": "Stop a long call that answered with a handle.",
+            "inputSchema": HANDLE_SCHEMA,
+            "annotations": {"destructiveHint": True, "openWorldHint": False},
+        },
+    ]
+)
+NAMES = frozenset(tool["name"] for tool in TOOLS)
+# How often the wait looks at the task row besides listening to its events.
+POLL_SECONDS = 1.0
+
+
+def _stateless(ctx) -> bool:
+    from ..endpoint.stateless_context import StatelessContext
+
+    return isinstance(ctx, StatelessContext)
+
+
+def client_has_tasks(ctx, params: dict) -> bool:
+    capabilities = getattr(ctx, "client_capabilities", None) or {}
+    if _stateless(ctx):
+        from ..endpoint.tasks import declares_extension
+
+        return declares_extension(capabilities)
+    return "tasks" in capabilities or "task" in params
+
+
+def _has_task_step(tool) -> bool:
+    from ..endpoint.tasks import _has_task_step as has_step
+
+    return has_step(tool)
+
+
+def eligible(snapshot, tool) -> bool:
+    return (
+        tool is not None
+        and tool.task_support != "forbidden"
+        and snapshot.agents.wait_seconds > 0
+        and not _has_task_step(tool)
+    )
+
+
+def offered(snapshot, ctx, params: dict) -> bool:
+    """Whether tools/list shows the provided tools to this client."""
+    if snapshot.agents.wait_seconds <= 0 or client_has_tasks(ctx, params):
+        return False
+    return any(eligible(snapshot, tool) for tool in snapshot.tools.values())
+
+
+def _workers_or_required(tool) -> bool:
+    from getmcp.heartbeat import workers_alive
+    from mcptasks.dispatch import in_process
+
+    return tool.task_support == "required" or in_process() or workers_alive()
+
+
+async def maybe_call(gate, request, ctx) -> dict | None:
+    """The answer to a tools/call that goes the long-call way; None for every other call."""
+    snapshot = gate.snapshot
+    params = request.params
+    name = params.get("name")
+    tool = snapshot.tools.get(name) if isinstance(name, str) else None
+    if not eligible(snapshot, tool) or client_has_tasks(ctx, params):
+        return None
+    arguments = params.get("arguments")
+    if arguments is not None and isinstance(arguments, dict):
+        errors = list(tool.input_validator.iter_errors(arguments))
+        if errors:
+            return None  # the ordinary path answers the validation error, as for any call
+    if not await run_db(_workers_or_required, tool):
+        return None
+    task = await run_db(
+        lifecycle.create_task,
+        snapshot,
+        tool.name,
+        arguments,
+        gate.credential.ident,
+        None,
+        protocol_version=ctx.protocol_version,
+        client_capabilities=dict(getattr(ctx, "client_capabilities", None) or {}),
+        server_version=str(snapshot.server_info.get("version") or ""),
+    )
+    return await wait(gate, task.id, ctx, tool=tool)
+
+
+def _find(gate, handle) -> Task:
+    return lifecycle.get_task(
+        handle,
+        gate.snapshot.organization_id,
+        gate.credential.ident,
+        server_id=gate.snapshot.server_id,
+    )
+
+
+async def _row(gate, handle) -> Task:
+    try:
+        return await run_db(_find, gate, handle)
+    except McpError:
+        raise ToolError(f"Unknown or expired handle: {handle!r}") from None
+
+
+def _outcome(task: Task) -> dict:
+    if task.status == Task.COMPLETED:
+        result = dict(task.result or {})
+        result["_meta"] = {**(result.get("_meta") or {}), RELATED_TASK: {"taskId": task.id}}
+        return result
+    if task.status == Task.FAILED:
+        error = task.error or {"code": -32603, "message": task.status_message or "Task failed"}
+        raise McpError(error["code"], error["message"], error.get("data"))
+    raise ToolError(f"The call was cancelled (handle {task.id}).")
+
+
+def handoff(task: Task, waited: float, tool=None) -> dict:
+    text = (
+        f"This call is still running after {waited:.0f} s and goes on in the background. "
+        f"Its handle is {task.id}. Check it with {STATUS}, fetch the result with {RESULT} "
+        f"(it waits a while for it), or stop it with {CANCEL}; each takes "
+        f'{{"handle": "{task.id}"}}.'
+    )
+    if task.status == Task.INPUT_REQUIRED:
+        text += " It is waiting for input this client cannot give here."
+    result = {
+        "content": [{"type": "text", "text": text}],
+        "_meta": {"getmcp/handle": task.id, RELATED_TASK: {"taskId": task.id}},
+    }
+    if tool is None or tool.output_validator is None:
+        result["structuredContent"] = {
+            "handle": task.id,
+            "status": task.status,
+            "statusTool": STATUS,
+            "resultTool": RESULT,
+            "cancelTool": CANCEL,
+        }
+    return result
+
+
+async def wait(gate, task_id: str, ctx, *, tool=None) -> dict:
+    """Wait for the task up to the server's limit, relaying progress; its outcome or a handle.
+    A cancelled call (notifications/cancelled, or a stateless client gone) cancels the task."""
+    seconds = float(gate.snapshot.agents.wait_seconds)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    deadline = started + seconds
+    pubsub = gate.redis.pubsub(ignore_subscribe_messages=True)
+    await pubsub.subscribe(events_channel(task_id))
+    # The session era hears of a cancellation through Redis; ctx.sleep raises Cancelled on it.
+    watcher = None if _stateless(ctx) else asyncio.ensure_future(ctx.sleep(seconds + 1))
+    try:
+        task = await _row(gate, task_id)
+        next_poll = loop.time() + POLL_SECONDS
+        while not task.is_terminal and loop.time() < deadline:
+            if watcher is not None and watcher.done():
+                watcher.result()  # raises Cancelled when the client cancelled
+            if task.status == Task.INPUT_REQUIRED and not _stateless(ctx):
+                await _ask_client(task, ctx)
+                task = await _row(gate, task_id)
+                continue
+            timeout = max(0.0, min(0.25, deadline - loop.time()))
+            message = await pubsub.get_message(timeout=timeout)
+            if message is not None:
+                event = orjson.loads(message["data"])
+                if event.get("type") == "progress":
+                    await ctx.progress(
+                        event.get("progress"), event.get("total"), event.get("message")
+                    )
+                elif event.get("type") == "status":
+                    next_poll = 0
+            if loop.time() >= next_poll:
+                task = await _row(gate, task_id)
+                next_poll = loop.time() + POLL_SECONDS
+        if watcher is not None and watcher.done():
+            watcher.result()
+        if task.is_terminal:
+            return _outcome(task)
+        return handoff(task, loop.time() - started, tool)
+    except (Cancelled, asyncio.CancelledError):
+        await _cancel_quietly(gate, task_id)
+        raise
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+        await pubsub.aclose()
+
+
+async def _ask_client(task: Task, ctx) -> None:
+    from mcptasks.lifecycle import update_task
+
+    for key, question in task.input_requests.items():
+        answer = await ctx.request(key, question["method"], question.get("params") or {})
+        await run_db(update_task, task, {key: answer})
+
+
+async def _cancel_quietly(gate, task_id: str) -> None:
+    try:
+        task = await run_db(_find, gate, task_id)
+        await run_db(
+            lifecycle.cancel_task, task, message="Cancelled: the caller cancelled the call."
+        )
+    except McpError:
+        pass
+
+
+async def call_provided(gate, name: str, arguments: dict, ctx) -> dict:
+    handle = arguments.get("handle") if isinstance(arguments, dict) else None
+    if not isinstance(handle, str) or not handle:
+        raise ToolError(f"{name} needs the handle a long call answered")
+    task = await _row(gate, handle)
+    if name == STATUS:
+        text = f"Call {handle}: {task.status}" + (
+            f" ({task.status_message})" if task.status_message else ""
+        )
+        return {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": {"handle": handle, "status": task.status},
+        }
+    if name == CANCEL:
+        if not task.is_terminal:
+            task = await run_db(lifecycle.cancel_task, task, message="Cancelled by the caller.")
+        return {
+            "content": [{"type": "text", "text": f"Call {handle}: {task.status}"}],
+            "structuredContent": {"handle": handle, "status": task.status},
+        }
+    return await wait(gate, handle, ctx)
