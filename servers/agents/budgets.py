@@ -18,7 +18,7 @@ from .results import URI_PREFIX, page_uri, store
 
 CLIENT_LIMIT_KEYS = ("getmcp/maxResultChars", "anthropic/maxResultSizeChars")
 # A client may lower the budget to this at the least (a marker and a link must still fit).
-MIN_CLIENT_CHARS = 200
+MIN_CLIENT_CHARS = 500
 # Where the cut may move back to for a cleaner boundary (a fraction of the budget).
 BOUNDARY_WINDOW = 0.2
 JSON_BOUNDARIES = ("},", "],", ",")
@@ -115,9 +115,10 @@ async def apply(redis, snapshot, tool, params: dict, result: dict, *, credential
         ttl=ttl,
     )
     pages = -(-len(text) // limit)
-    # The marker and link take room of their own; the text gives it up.
-    room = max(limit - 400, limit // 2)
-    cut = clean_cut(text, room)
+    # The marker takes room of its own: the text gives it up (a marker naming `limit` shown
+    # characters is at least as long as the final one, which names fewer).
+    room = max(0, limit - len(marker(limit, len(text), result_id, pages, ttl)))
+    cut = clean_cut(text, room) if room else 0
     shown = text[:cut] + marker(cut, len(text), result_id, pages, ttl)
     content = [{"type": "text", "text": shown}]
     if result_id is not None:

@@ -12,6 +12,7 @@ from accounts.models import ApiKey, User
 from servers.definition import import_definition
 from servers.importers.openapi import parse_openapi
 from servers.importers.preview import commit_import
+from tests.servers.endpoint.conftest import tenant  # noqa: F401 (a fixture used here too)
 
 RESOURCES = [
     ("pet", "pets"),
