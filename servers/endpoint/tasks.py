@@ -32,6 +32,7 @@ from mcptasks.wire import (
 )
 
 from .. import keys as rkeys
+from ..agents import longcalls
 from ..db import run as run_db
 from . import stateless
 from .gate import start_background
@@ -261,7 +262,8 @@ async def stateless_tools_call(call) -> dict:
     if tool is None or tool.task_support == "forbidden":
         return await stateless._run_mrtr(call)
     if not declares_extension(call.envelope.capabilities):
-        if tool.task_support == "required":
+        # A client without the extension may still wait for the task (servers/agents/).
+        if tool.task_support == "required" and not longcalls.eligible(call.gate.snapshot, tool):
             raise missing_extension()
         return await stateless._run_mrtr(call)
     answers = {}
