@@ -23,6 +23,8 @@ from servers.models import (
     Tool,
 )
 
+from .agent_fields import AgentSettingsFields, ToolAgentFields
+
 ORIGIN_RE = re.compile(r"^https?://[^/\s?#]+$")
 # Dashboard paths under /servers/ that a server slug would shadow.
 RESERVED_SLUGS = {"new"}
@@ -91,7 +93,7 @@ class StructuredField(forms.CharField):
         return parsed
 
 
-class ServerForm(forms.ModelForm):
+class ServerForm(AgentSettingsFields, forms.ModelForm):
     allowed_origins = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "class": "code"}),
@@ -125,6 +127,12 @@ class ServerForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk and not self.is_bound:
             self.initial["allowed_origins"] = "\n".join(self.instance.allowed_origins or [])
+        if not self.is_bound:
+            self.initial_agent_settings(self.instance.agents)
+
+    def save(self, commit=True):
+        self.instance.agents = self.agent_settings(self.cleaned_data, self.instance.agents)
+        return super().save(commit)
 
     def clean_slug(self):
         slug = self.cleaned_data["slug"]
@@ -234,7 +242,7 @@ ANNOTATION_HINTS = [
 ]
 
 
-class ToolForm(PartForm):
+class ToolForm(ToolAgentFields, PartForm):
     list_key = "tools"
     wire = {
         "name": "name",
@@ -247,6 +255,8 @@ class ToolForm(PartForm):
         "enabled": "enabled",
         "annotations": "read_only",
         "execution": "task_support",
+        "pinned": "pinned",
+        "outputBudget": "budget_max_chars",
     }
     name = forms.RegexField(
         regex=TOOL_NAME_RE,
@@ -329,6 +339,7 @@ class ToolForm(PartForm):
             "output_schema",
             "config",
             "enabled",
+            "pinned",
         ]
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
         help_texts = {
@@ -343,6 +354,7 @@ class ToolForm(PartForm):
                 self.initial[field] = bool(annotations.get(hint))
             execution = self.instance.execution or {}
             self.initial["task_support"] = execution.get("taskSupport", "forbidden")
+            self.initial_tool_budget(self.instance.output_budget)
             if not self.instance.pk:
                 self.initial.setdefault(
                     "input_schema", {"type": "object", "properties": {}, "required": []}
@@ -405,9 +417,12 @@ class ToolForm(PartForm):
             "kind": data["kind"],
             "config": data.get("config") or {},
             "enabled": bool(data.get("enabled")),
+            "pinned": bool(data.get("pinned")),
+            "outputBudget": self.tool_budget(data),
         }
 
     def save(self, commit=True):
+        self.instance.output_budget = self.tool_budget(self.cleaned_data)
         self.instance.annotations = self.annotations(self.cleaned_data)
         self.instance.execution = self.execution(self.cleaned_data)
         return super().save(commit)
