@@ -1266,7 +1266,7 @@ async def call(compiled: HttpTool, arguments: dict, ctx) -> dict:
 STEP_FIELDS = ("into", "failOnError")
 
 
-def _validate_step(body: dict, path: str) -> list[str]:
+def validate_step(body: dict, path: str) -> list[str]:
     errors = validate_config(body, path, extra_fields=STEP_FIELDS)
     into = body.get("into")
     if into is not None and not (isinstance(into, str) and into.isidentifier()):
@@ -1282,7 +1282,7 @@ class StepRequest:
     fail_on_error: bool
 
 
-def _compile_step(body: dict, tool_def: dict | None = None) -> StepRequest:
+def compile_step(body: dict, tool_def: dict | None = None) -> StepRequest:
     config = {key: value for key, value in body.items() if key not in STEP_FIELDS}
     tool_def = tool_def or {}
     tool = compile_config(
@@ -1294,7 +1294,7 @@ def _compile_step(body: dict, tool_def: dict | None = None) -> StepRequest:
     return StepRequest(tool, body.get("failOnError", True))
 
 
-async def _run_step(step, variables: dict, ctx):
+async def run_step(step, variables: dict, ctx):
     request: StepRequest = step.extra
     tool = request.tool
     response, masker = await fetch(tool, variables, variables, ctx)
@@ -1326,14 +1326,3 @@ async def _run_step(step, variables: dict, ctx):
         value["text"] = masker.mask(render_text(rendered))
     variables[step.key] = value
     return None
-
-
-def _register_step() -> None:
-    from . import workflow
-
-    register = getattr(workflow, "register_step", None)
-    if register is not None:
-        register("http", _validate_step, _run_step, _compile_step)
-
-
-_register_step()

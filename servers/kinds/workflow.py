@@ -1,5 +1,5 @@
 """`kind: workflow`: a list of steps (log, progress, sleep, elicit, sample, roots, fail, return,
-notify, all, and those other modules register, such as http).
+notify, all, task, and http from http.py), every step type in the one table STEP_TYPES.
 
 Runs are deterministic given the same client answers: the stateless era re-runs a workflow from
 the top with the answers keyed by each step's `into` (or `step<index>`).
@@ -14,6 +14,7 @@ from mcp_protocol.context import LOG_LEVELS
 from mcp_protocol.errors import InputRequired, McpError, ToolError
 
 from ..templating import TemplateCompileError, compile_value, render_text
+from . import http
 from .static import ResultTemplate, compile_result, validate_result
 
 MAX_SLEEP_SECONDS = 600
@@ -25,7 +26,7 @@ class Step:
     position: str  # "3" for the fourth step; "3_1" for the second step inside it
     key: str  # where an answer is stored in the variables and keyed in the client's answers
     render: Callable[[dict], Any]  # renders the step's body over the variables
-    extra: Any = None  # what the step type compiled for itself (see register_step)
+    extra: Any = None  # what the step type compiled for itself (see StepType)
 
 
 Validate = Callable[[dict, str], list[str]]
@@ -34,23 +35,17 @@ Run = Callable[[Step, dict, Any], Awaitable[dict | None]]
 
 @dataclass(frozen=True, slots=True)
 class StepType:
-    validate: Validate
-    run: Run
-    compile_extra: Callable[[dict, dict], Any] | None = None
-
-
-STEP_TYPES: dict[str, StepType] = {}
-
-
-def register_step(name: str, validate: Validate, run: Run, compile_extra=None) -> None:
-    """Add a step type.
+    """One type of step.
 
     `validate(body, path)` lists problems naming `path`; `compile_extra(body, tool_def)`, when
     given, precompiles what `run` finds in `step.extra` (tool_def is the whole tool, with the
     snapshot's `_server` entry); `run(step, variables, ctx)` may store into
     `variables[step.key]` and returns a CallToolResult to stop the workflow, else None.
     """
-    STEP_TYPES[name] = StepType(validate, run, compile_extra)
+
+    validate: Validate
+    run: Run
+    compile_extra: Callable[[dict, dict], Any] | None = None
 
 
 def _required(body: dict, path: str, *fields: str) -> list[str]:
@@ -311,18 +306,52 @@ async def _run_all(step, variables, ctx):
         raise InputRequired(missing, state)
 
 
-register_step("log", _validate_log, _run_log)
-register_step("progress", _validate_progress, _run_progress)
-register_step("sleep", _validate_sleep, _run_sleep)
-register_step("reconnect", _validate_reconnect, _run_reconnect)
-register_step("elicit", _validate_elicit, _run_elicit)
-register_step("sample", _validate_sample, _run_sample)
-register_step("roots", _validate_roots, _run_roots)
-register_step("fail", _validate_fail, _run_fail)
-register_step("notify", _validate_notify, _run_notify, _compile_notify)
-register_step("return", _validate_return, _run_return, lambda body, tool_def: compile_result(body))
-# `all` compiles its inner steps itself (see _compile_step): their keys need its position.
-register_step("all", _validate_all, _run_all)
+# -- task: where a call may leave the request and go on as a task ------------------------------------
+# The steps before it run inside the tools/call request (a stateless client answers their
+# questions through MRTR, as the tasks extension advises for input a task needs up front); the
+# call becomes a task when it reaches this step, and the task's run finds those answers. Outside
+# a task-augmented stateless call the step does nothing, so the same workflow also runs inline.
+
+
+class StartTask(Exception):
+    """Raised by the `task` step when the endpoint asked to be told (see servers.endpoint.tasks);
+    `answers` are the client's answers the steps before it used."""
+
+    def __init__(self, answers: dict):
+        super().__init__("start task")
+        self.answers = answers
+
+
+def _validate_task(body, path):
+    if body:
+        return [f"{path}: takes no fields (write `- task: {{}}`)"]
+    return []
+
+
+async def _run_task(step, variables, ctx):
+    start = getattr(ctx, "start_task", None)
+    if start is not None:
+        start()
+
+
+# -- every step type --------------------------------------------------------------------------------
+
+STEP_TYPES: dict[str, StepType] = {
+    "log": StepType(_validate_log, _run_log),
+    "progress": StepType(_validate_progress, _run_progress),
+    "sleep": StepType(_validate_sleep, _run_sleep),
+    "reconnect": StepType(_validate_reconnect, _run_reconnect),
+    "elicit": StepType(_validate_elicit, _run_elicit),
+    "sample": StepType(_validate_sample, _run_sample),
+    "roots": StepType(_validate_roots, _run_roots),
+    "fail": StepType(_validate_fail, _run_fail),
+    "notify": StepType(_validate_notify, _run_notify, _compile_notify),
+    "return": StepType(_validate_return, _run_return, lambda body, tool_def: compile_result(body)),
+    # `all` compiles its inner steps itself (see _compile_step): their keys need its position.
+    "all": StepType(_validate_all, _run_all),
+    "http": StepType(http.validate_step, http.run_step, http.compile_step),
+    "task": StepType(_validate_task, _run_task),
+}
 
 
 # -- the kind -------------------------------------------------------------------------------------
