@@ -20,12 +20,11 @@ from mcp_protocol.jsonrpc import (
     result_message,
 )
 
-from . import calllog, dispatch, sessions, stream_limits, streams, tasks
+from . import calllog, dispatch, sessions, stateless_post, stream_limits, streams, tasks
 from .context import request_key
 from .gate import Gate, session_header
 from .http import BodyTooLarge, respond, respond_json
 from .stateless import envelope as stateless_envelope
-from .stateless import post as stateless_post
 
 log = logging.getLogger(__name__)
 

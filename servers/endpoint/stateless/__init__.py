@@ -8,9 +8,9 @@ identity and, where cacheable, `ttlMs`/`cacheScope`. A call that needs the clien
 `input_required` (MRTR) with a sealed `requestState` holding the answers of earlier rounds, so the
 same workflow re-runs from the top and finds them.
 
-The package, in the order a request meets it: envelope.py (is it modern; `_meta` and the
-headers), post.py (one POST, start to end), the method table in ../dispatch.py, core.py (the
-handlers of the core methods), request_state.py (MRTR's sealed requestState), results.py
-(decorating a result), responder.py (JSON or SSE). Nothing is imported here, so a module of the
-package can be imported without the others.
+The package holds the era's pieces: envelope.py (is it modern; `_meta` and the headers),
+core.py (the handlers of the core methods), request_state.py (MRTR's sealed requestState),
+results.py (decorating a result), responder.py (JSON or SSE). ../stateless_post.py answers one
+POST with them, through the method table in ../dispatch.py; nothing here imports those, so the
+tasks extension (../tasks.py) can build on the pieces. Nothing is imported in this file.
 """

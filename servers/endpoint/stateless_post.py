@@ -1,6 +1,7 @@
 """One POST of the stateless era, from its envelope to its answer; a client that closes the
 connection cancels the call (2026-07-28 cancellation). Which handler answers a method is the
-table in ../dispatch.py; subscriptions/listen takes over the response (../listen.py)."""
+table in dispatch.py; subscriptions/listen takes over the response (listen.py). The pieces it
+puts together are the stateless/ package."""
 
 import asyncio
 import logging
@@ -12,10 +13,9 @@ from mcp_protocol import errors
 from mcp_protocol.errors import McpError
 from mcp_protocol.jsonrpc import Notification, Request, error_message, result_message
 
-from .. import calllog, dispatch, listen
-from ..http import respond, respond_json
-from ..stateless_context import StatelessContext
-from .envelope import (
+from . import calllog, dispatch, listen
+from .http import respond, respond_json
+from .stateless.envelope import (
     MRTR_METHODS,
     Envelope,
     check_tool_headers,
@@ -23,9 +23,10 @@ from .envelope import (
     read_envelope,
     refusal,
 )
-from .request_state import read_answers
-from .responder import Responder, StatelessCall
-from .results import decorate
+from .stateless.request_state import read_answers
+from .stateless.responder import Responder, StatelessCall
+from .stateless.results import decorate
+from .stateless_context import StatelessContext
 
 log = logging.getLogger(__name__)
 
