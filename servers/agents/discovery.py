@@ -11,14 +11,13 @@ import orjson
 
 from mcp_protocol.errors import ToolError
 
-from ..snapshot import freeze
 from .search import MAX_RESULTS
 
 FULL_LIST_META = "getmcp/fullList"
 SEARCH, DESCRIBE, CALL = "getmcp_search_tools", "getmcp_describe_tool", "getmcp_call_tool"
 SNIPPET_CHARS = 200
 
-META_TOOLS = freeze(
+META_TOOLS = tuple(
     [
         {
             "name": SEARCH,

@@ -21,10 +21,9 @@ from mcp_protocol.errors import Cancelled, McpError, ToolError
 from mcptasks import lifecycle
 from mcptasks.events import events_channel
 from mcptasks.models import Task
-from mcptasks.wire import RELATED_TASK
+from mcptasks.wire import EXTENSION, RELATED_TASK
 
 from ..db import run as run_db
-from ..snapshot import freeze
 
 STATUS, RESULT, CANCEL = "getmcp_task_status", "getmcp_task_result", "getmcp_task_cancel"
 HANDLE_SCHEMA = {
@@ -32,7 +31,7 @@ HANDLE_SCHEMA = {
     "properties": {"handle": {"type": "string", "description": "The handle a long call gave."}},
     "required": ["handle"],
 }
-TOOLS = freeze(
+TOOLS = tuple(
     [
         {
             "name": STATUS,
@@ -65,24 +64,23 @@ POLL_SECONDS = 1.0
 
 
 def _stateless(ctx) -> bool:
-    from ..endpoint.stateless_context import StatelessContext
-
-    return isinstance(ctx, StatelessContext)
+    # The session era's context is bound to a session; a 2026-07-28 request's is not.
+    return getattr(ctx, "session", None) is None
 
 
 def client_has_tasks(ctx, params: dict) -> bool:
     capabilities = getattr(ctx, "client_capabilities", None) or {}
     if _stateless(ctx):
-        from ..endpoint.tasks import declares_extension
-
-        return declares_extension(capabilities)
+        extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
+        return isinstance(extensions, dict) and isinstance(extensions.get(EXTENSION), dict)
     return "tasks" in capabilities or "task" in params
 
 
 def _has_task_step(tool) -> bool:
-    from ..endpoint.tasks import _has_task_step as has_step
-
-    return has_step(tool)
+    """A workflow with a `task` step asks its questions first, then becomes a task itself."""
+    if tool.kind != "workflow" or not isinstance(tool.compiled, tuple):
+        return False
+    return any(getattr(step, "kind", None) == "task" for step in tool.compiled)
 
 
 def eligible(snapshot, tool) -> bool:

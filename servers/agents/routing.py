@@ -7,7 +7,7 @@
 - `before(gate, request, ctx)`: answers the platform's own tools (search, describe, the long-call
   tools), long calls, and resources/read of kept results; None for everything else.
 - `after(gate, request, result)`: the output budget of a tools/call result.
-- `list_tools(snapshot, params, ctx)`: what tools/list shows.
+- tools/list (in `before`): the meta-tools instead of every tool on a big server.
 """
 
 from dataclasses import replace
@@ -15,6 +15,7 @@ from dataclasses import replace
 from mcp_protocol.errors import INVALID_PARAMS, McpError, ToolError
 from mcp_protocol.jsonrpc import Request
 
+from .. import methods
 from . import budgets, discovery, longcalls, results
 
 FULL_LIST_QUERY = ("tools", "all")
@@ -78,6 +79,8 @@ def talks_to_client(snapshot, request) -> bool:
 
 async def before(gate, request, ctx) -> dict | None:
     params = request.params
+    if request.method == "tools/list":
+        return methods.page(list_tools(gate.snapshot, params, ctx), params, "tools")
     if request.method == "resources/read" and budgets.is_result_uri(params.get("uri")):
         page = await results.read_page(
             gate.redis,

@@ -3,8 +3,8 @@ pages by the same server and credential only."""
 
 import pytest
 
+from infra.redis import async_client
 from servers.agents import results
-from servers.redis import async_client
 
 
 @pytest.fixture
