@@ -23,17 +23,23 @@ _STOPWORD_TEXT = (
     "what when where which who will with you your all any"
 )
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-# Longest first: "ies" before "es" before "s".
+# Longest first: "ies" before "s".
 SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ers", "er", "s")
+SIBILANTS = ("s", "x", "z", "ch", "sh")
 
 
 def stem(word: str) -> str:
-    """A light suffix stripper: enough for "listing"/"lists"/"list" to meet."""
+    """A light suffix stripper, enough for "listing"/"lists"/"list" and "invoices"/"invoice"
+    to meet: plural and verb endings go, then a final "e"."""
     for suffix in SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            root = word[: -len(suffix)]
-            return root + "y" if suffix in ("ies", "ied") else root
-    return word
+        if not word.endswith(suffix) or len(word) - len(suffix) < 3:
+            continue
+        root = word[: -len(suffix)]
+        if suffix == "es" and not root.endswith(SIBILANTS):
+            continue  # "invoices" loses only its "s"
+        word = root + "y" if suffix in ("ies", "ied") else root
+        break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
 def terms(text: str) -> list[str]:
