@@ -331,7 +331,10 @@
   function listAll(method, field) {
     var out = [];
     function page(cursor) {
-      return request(state.session.key, method, cursor ? { cursor: cursor } : {}).then(function (reply) {
+      var params = cursor ? { cursor: cursor } : {};
+      // The playground shows every tool, also where agents get discovery's meta-tools.
+      if (method === "tools/list") params._meta = { "getmcp/fullList": true };
+      return request(state.session.key, method, params).then(function (reply) {
         if (reply.error) throw new Error(reply.error.message);
         out = out.concat(reply.result[field] || []);
         return reply.result.nextCursor ? page(reply.result.nextCursor) : out;
