@@ -186,9 +186,10 @@ def handoff(task: Task, waited: float, tool=None) -> dict:
     return result
 
 
-async def wait(gate, task_id: str, ctx, *, tool=None) -> dict:
+async def wait(gate, task_id: str, ctx, *, tool=None, owns_task: bool = True) -> dict:
     """Wait for the task up to the server's limit, relaying progress; its outcome or a handle.
-    A cancelled call (notifications/cancelled, or a stateless client gone) cancels the task."""
+    A cancelled call that started the task (notifications/cancelled, or a stateless client
+    gone) cancels the task; a cancelled getmcp_task_result only stops waiting."""
     seconds = float(gate.snapshot.agents.wait_seconds)
     loop = asyncio.get_running_loop()
     started = loop.time()
@@ -226,7 +227,8 @@ async def wait(gate, task_id: str, ctx, *, tool=None) -> dict:
             return _outcome(task)
         return handoff(task, loop.time() - started, tool)
     except (Cancelled, asyncio.CancelledError):
-        await _cancel_quietly(gate, task_id)
+        if owns_task:
+            await _cancel_quietly(gate, task_id)
         raise
     finally:
         if watcher is not None:
@@ -272,4 +274,4 @@ async def call_provided(gate, name: str, arguments: dict, ctx) -> dict:
             "content": [{"type": "text", "text": f"Call {handle}: {task.status}"}],
             "structuredContent": {"handle": handle, "status": task.status},
         }
-    return await wait(gate, handle, ctx)
+    return await wait(gate, handle, ctx, owns_task=False)
