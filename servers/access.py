@@ -103,6 +103,22 @@ def problems(data, *, per_server: bool) -> list[str]:
     return found
 
 
+def role_access_problems(data) -> list[str]:
+    """Server.role_access ("roleAccess" in the definition format), as validate_definition
+    reports problems: {"member": {"tools": [...]}, "viewer": {...}}."""
+    if not isinstance(data, dict):
+        return ["roleAccess: must be an object keyed by role"]
+    roles = ("owner", "admin", "member", "viewer")
+    found = [
+        f"roleAccess.{role}: unknown role (owner, admin, member, viewer)"
+        for role in data
+        if role not in roles
+    ]
+    for role, limit in data.items():
+        found += [f"roleAccess.{role}.{p}" for p in problems(limit, per_server=False)]
+    return found
+
+
 def compile_role_access(data) -> MappingProxyType:
     """Server.role_access -> {role: Scope}, for the snapshot."""
     if not isinstance(data, dict):

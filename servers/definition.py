@@ -113,6 +113,7 @@ SERVER_FIELDS = [
     ("code", "code", {}),
     ("rateLimitPerMinute", "rate_limit_per_minute", 0),
     ("logArguments", "log_arguments", False),
+    ("roleAccess", "role_access", {}),
 ]
 SERVER_ALWAYS = {"slug", "name", "version", "auth", "status"}
 LISTS = ["tools", "resources", "resourceTemplates", "prompts"]
@@ -315,6 +316,10 @@ def validate_definition(data: dict) -> list[str]:
     limit = data.get("rateLimitPerMinute", 0)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= 1_000_000:
         c.add("rateLimitPerMinute", "must be a whole number from 0 (no limit) to 1000000")
+    if "roleAccess" in data:
+        from .access import role_access_problems
+
+        c.errors.extend(role_access_problems(data["roleAccess"]))
     if "http" in data:
         from .kinds.http import validate_server_settings
 
