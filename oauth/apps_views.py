@@ -49,7 +49,10 @@ def connected_app_access(request, pk: int):
     """What the app may use of its server (servers/access.py) and its calls per minute."""
     grant = _manageable_grant(request, pk)
     form = AccessForm(
-        request.POST or None, servers=[grant.server], access=_by_server(grant), limits=grant.limits
+        request.POST if request.method == "POST" else None,
+        servers=[grant.server],
+        access=_by_server(grant),
+        limits=grant.limits,
     )
     if request.method == "POST" and form.is_valid():
         grant.access = form.access().get(str(grant.server_id), {})

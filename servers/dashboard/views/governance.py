@@ -17,7 +17,12 @@ def key_access(request, pk):
     key = get_object_or_404(request.org.api_keys, pk=pk, revoked_at=None)
     authorize(request, Action.KEY_MANAGE, obj=key)
     servers = list(key.servers.all()) or list(request.org.servers.order_by("name"))
-    form = AccessForm(request.POST or None, servers=servers, access=key.access, limits=key.limits)
+    form = AccessForm(
+        request.POST if request.method == "POST" else None,
+        servers=servers,
+        access=key.access,
+        limits=key.limits,
+    )
     if request.method == "POST" and form.is_valid():
         key.access = form.access()
         key.limits = form.limits(key.limits)
