@@ -9,8 +9,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import policy
 from accounts.policy import Action
-from servers.dashboard.access_forms import AccessForm
-from servers.dashboard.views.base import dashboard_view, page
+from dashboard.access_forms import AccessForm
+from dashboard.views.base import dashboard_view, page
 
 from .grants import grant_revoke, grants_for_organization, grants_for_user
 from .models import Grant

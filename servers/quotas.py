@@ -21,9 +21,8 @@ from types import MappingProxyType
 
 from django.conf import settings
 
+from infra.redis import is_embedded
 from mcp_protocol.jsonrpc import Request
-
-from .redis import is_embedded
 
 MONTH_TTL = 40 * 24 * 3600
 MINUTE_TTL = 120
@@ -218,7 +217,7 @@ async def _run(redis, keys, args) -> int:
 
 
 def usage(organization, now: float | None = None) -> dict:
-    from .redis import sync_client
+    from infra.redis import sync_client
 
     now = time.time() if now is None else now
     month = month_of(now)

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from accounts.models import ApiKey, Membership, digest_key
+from infra import keys as rkeys
 
 from .. import invalidation
-from .. import keys as rkeys
 from ..access import key_access
 from ..db import run as run_db
 from ..quotas import NO_LIMITS, Limits, limits_of
@@ -94,6 +94,7 @@ class KeyCache:
 
 
 cache = KeyCache()
+invalidation.watch("key", drop=cache.drop, clear=cache.clear)  # Change.KEY
 
 
 def bearer_token(authorization: str | None) -> str | None:

@@ -4,6 +4,7 @@ show, in the POST's own body too)."""
 
 import orjson
 
+from infra import keys as rkeys
 from mcp_protocol import errors, sse
 from mcp_protocol.errors import McpError
 from mcp_protocol.jsonrpc import (
@@ -15,7 +16,6 @@ from mcp_protocol.jsonrpc import (
     result_message,
 )
 
-from .. import keys as rkeys
 from . import sessions, stream_limits, streamable, streams
 from .gate import Gate, Refused, start_background
 from .http import BodyTooLarge, respond, respond_json

@@ -92,10 +92,10 @@ def test_the_connect_page_of_a_key_server_does_not_mention_oauth(client, owner):
 def test_a_user_limits_what_a_connected_app_may_use(
     client, owner, oauth_server, django_capture_on_commit_callbacks
 ):
+    from infra.redis import sync_client
     from oauth.models import AccessToken
     from oauth.tokens import tokens_issue
     from servers.models import Tool
-    from servers.redis import sync_client
 
     Tool.objects.create(
         server=oauth_server,

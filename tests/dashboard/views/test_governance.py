@@ -6,9 +6,9 @@ import time
 from django.test import Client
 
 from accounts.models import ApiKey, Membership
+from infra.redis import sync_client
 from servers.quotas import month_of, org_month_key
-from servers.redis import sync_client
-from tests.servers.dashboard.views.test_role_controls import as_role
+from tests.dashboard.views.test_role_controls import as_role
 
 
 def test_a_key_is_created_limited_to_the_ticked_tools(member_client, org, server, tool):
