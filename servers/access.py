@@ -141,10 +141,11 @@ _views: OrderedDict = OrderedDict()
 
 
 def scope_for(snapshot, credential) -> Scope:
-    return intersect(
-        credential.access.get(snapshot.server_id),
-        snapshot.role_scopes.get(credential.role) if credential.role else None,
-    )
+    own = credential.access.get(snapshot.server_id)
+    role = snapshot.role_scopes.get(credential.role) if credential.role else None
+    if role is None:
+        return own or UNLIMITED
+    return role if own is None else intersect(own, role)
 
 
 def scoped(snapshot, credential):

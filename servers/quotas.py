@@ -105,8 +105,15 @@ def task_concurrency(organization_id: int) -> int:
 # -- counter names ------------------------------------------------------------------------------
 
 
+_month: list = [None, ""]  # (minute, "YYYYMM"): formatting a date costs more than the rest
+
+
 def month_of(now: float) -> str:
-    return datetime.fromtimestamp(now, UTC).strftime("%Y%m")
+    minute = int(now // 60)
+    if _month[0] != minute:
+        _month[1] = datetime.fromtimestamp(now, UTC).strftime("%Y%m")
+        _month[0] = minute
+    return _month[1]
 
 
 def org_month_key(organization_id: int, month: str) -> str:
