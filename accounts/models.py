@@ -72,6 +72,9 @@ class Organization(models.Model):
     name = models.CharField(max_length=150)
     slug = models.SlugField(max_length=80, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Quotas (servers/quotas.py, docs/quotas.md); None means the deployment's default setting.
+    monthly_call_quota = models.PositiveIntegerField(null=True, blank=True)
+    task_concurrency = models.PositiveIntegerField(null=True, blank=True)
 
     def __str__(self):
         return self.name
@@ -133,6 +136,11 @@ class ApiKey(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    # Per-tool access (servers/access.py): {"<server id>": {"tools": [...], "resources": [...],
+    # "prompts": [...]}}; a server or list left out is not limited.
+    access = models.JSONField(default=dict, blank=True)
+    # Calls per minute on each server, and per tool: {"perMinute": 60, "tools": {"name": 5}}.
+    limits = models.JSONField(default=dict, blank=True)
 
     def __str__(self):
         return f"{self.name} ({self.prefix}…)"

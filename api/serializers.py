@@ -4,7 +4,9 @@ from rest_framework import serializers
 from accounts.models import ApiKey, Membership
 from activity.models import CallLog
 from activity.retention import retention_days, set_retention_days
+from servers.access import problems as access_problems
 from servers.models import ServerVersion
+from servers.quotas import limit_problems
 
 from .models import PersonalAccessToken
 from .scoping import DefaultOrganization, MemberOrganizationField
@@ -23,6 +25,22 @@ class OrganizationSerializer(serializers.Serializer):
         help_text="Days call logs are kept; null (on write) goes back to the deployment default.",
     )
 
+    monthlyCallQuota = serializers.IntegerField(
+        source="monthly_call_quota",
+        min_value=0,
+        allow_null=True,
+        required=False,
+        help_text="Tool calls a month, 0 for none; null goes back to the deployment default.",
+    )
+    taskConcurrency = serializers.IntegerField(
+        source="task_concurrency",
+        min_value=1,
+        max_value=1000,
+        allow_null=True,
+        required=False,
+        help_text="Tasks running at once; null goes back to the deployment default.",
+    )
+
     def get_role(self, org) -> str:
         membership = org.memberships.filter(user=self.context["request"].user).first()
         return membership.role if membership else ""
@@ -34,7 +52,70 @@ class OrganizationSerializer(serializers.Serializer):
     def update(self, org, validated_data):
         if "callLogRetentionDays" in validated_data:
             set_retention_days(org, validated_data["callLogRetentionDays"])
+        quotas = [f for f in ("monthly_call_quota", "task_concurrency") if f in validated_data]
+        if quotas:
+            for field in quotas:
+                setattr(org, field, validated_data[field])
+            org.save(update_fields=quotas)
         return org
+
+
+class UsageSerializer(serializers.Serializer):
+    month = serializers.CharField()
+    calls = serializers.IntegerField()
+    monthlyCallQuota = serializers.IntegerField(allow_null=True)
+    remaining = serializers.IntegerField(allow_null=True)
+    resetsInSeconds = serializers.IntegerField()
+    taskConcurrency = serializers.IntegerField()
+
+
+class AccessField(serializers.JSONField):
+    """ApiKey.access on the wire: keyed by server slug (stored by server id)."""
+
+    def to_representation(self, value):
+        from servers.models import Server
+
+        ids = [int(k) for k in value or {} if str(k).isdigit()]
+        slugs = dict(Server.objects.filter(pk__in=ids).values_list("pk", "slug"))
+        return {slugs[int(k)]: v for k, v in (value or {}).items() if int(k) in slugs}
+
+    def to_internal_value(self, data):
+        data = super().to_internal_value(data)
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("must be an object keyed by server slug")
+        found = [
+            p for slug, limit in data.items() for p in access_problems(limit, per_server=False)
+        ]
+        if found:
+            raise serializers.ValidationError(found)
+        return data
+
+
+def access_by_server_id(organization, by_slug: dict) -> dict:
+    servers = dict(organization.servers.filter(slug__in=list(by_slug)).values_list("slug", "pk"))
+    missing = [slug for slug in by_slug if slug not in servers]
+    if missing:
+        raise serializers.ValidationError(
+            {"access": [f"{organization.slug} has no server {slug!r}" for slug in missing]}
+        )
+    return {str(servers[slug]): limit for slug, limit in by_slug.items() if limit}
+
+
+class LimitsField(serializers.JSONField):
+    default_help_text = (
+        'Calls per minute on each server, and per tool: {"perMinute": 60, "tools": {"name": 5}}.'
+    )
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("help_text", self.default_help_text)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        data = super().to_internal_value(data)
+        found = limit_problems(data)
+        if found:
+            raise serializers.ValidationError(found)
+        return data or {}
 
 
 class ServerSlugsField(serializers.ListField):
@@ -54,6 +135,14 @@ class ApiKeySerializer(serializers.ModelSerializer):
     revokedAt = serializers.DateTimeField(source="revoked_at", read_only=True, allow_null=True)
     lastUsedAt = serializers.DateTimeField(source="last_used_at", read_only=True, allow_null=True)
     active = serializers.BooleanField(source="is_active", read_only=True)
+    access = AccessField(
+        required=False,
+        help_text=(
+            'Per server slug, what the key may use: {"<slug>": {"tools": [...], "resources": '
+            '[...], "prompts": [...]}}; a server or list left out is not limited.'
+        ),
+    )
+    limits = LimitsField(required=False)
 
     class Meta:
         model = ApiKey
@@ -63,6 +152,8 @@ class ApiKeySerializer(serializers.ModelSerializer):
             "name",
             "prefix",
             "servers",
+            "access",
+            "limits",
             "createdAt",
             "expiresAt",
             "revokedAt",
@@ -91,6 +182,8 @@ class ApiKeySerializer(serializers.ModelSerializer):
                     {"servers": [f"{organization.slug} has no server {slug!r}" for slug in missing]}
                 )
             attrs["servers"] = [found[slug] for slug in slugs]
+        if "access" in attrs:
+            attrs["access"] = access_by_server_id(organization, attrs["access"])
         return attrs
 
     def create(self, validated_data):
@@ -101,11 +194,15 @@ class ApiKeySerializer(serializers.ModelSerializer):
             expires_at=validated_data.get("expires_at"),
             created_by=self.context["request"].user,
         )
+        if validated_data.get("access") or validated_data.get("limits"):
+            key.access = validated_data.get("access") or {}
+            key.limits = validated_data.get("limits") or {}
+            key.save(update_fields=["access", "limits"])
         key.raw = raw
         return key
 
     def update(self, key, validated_data):
-        for attr in ("name", "expires_at"):
+        for attr in ("name", "expires_at", "access", "limits"):
             if attr in validated_data:
                 setattr(key, attr, validated_data[attr])
         key.save()

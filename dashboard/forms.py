@@ -24,6 +24,7 @@ from servers.models import (
 )
 
 from .agent_fields import AgentSettingsFields, ToolAgentFields
+from .access_forms import AccessForm, access_from
 
 ORIGIN_RE = re.compile(r"^https?://[^/\s?#]+$")
 # Dashboard paths under /servers/ that a server slug would shadow.
@@ -612,6 +613,9 @@ class ApiKeyForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.organization = organization
         self.fields["servers"].queryset = organization.servers.order_by("name")
+        # Per-tool access and calls per minute (servers/access.py), ticked like on the key's
+        # Access page.
+        self.fields.update(AccessForm(servers=self.fields["servers"].queryset).fields)
 
     def clean_expires_at(self):
         expires = self.cleaned_data["expires_at"]
@@ -621,13 +625,17 @@ class ApiKeyForm(forms.Form):
 
     def issue(self, user):
         data = self.cleaned_data
-        return ApiKey.issue(
+        key, raw = ApiKey.issue(
             self.organization,
             data["name"],
             servers=list(data["servers"]),
             expires_at=data["expires_at"],
             created_by=user,
         )
+        key.access = access_from(data.get("items") or [])
+        key.limits = {"perMinute": data["per_minute"]} if data.get("per_minute") else {}
+        key.save(update_fields=["access", "limits"])
+        return key, raw
 
 
 class OrganizationCreateForm(forms.Form):

@@ -275,6 +275,9 @@ for _entry in CELERY_BEAT_SCHEDULE.values():
     _entry.setdefault("options", {}).setdefault("expires", float(_entry["schedule"]))
 # Tasks of one organization running at once; the rest wait their turn (mcptasks/fairness.py).
 MCP_TASKS_PER_ORG_CONCURRENCY = int(os.environ.get("MCP_TASKS_PER_ORG_CONCURRENCY", "4"))
+# Quotas (docs/quotas.md): defaults for organizations, keys and grants that set none; 0 is none.
+GOV_DEFAULT_MONTHLY_CALL_QUOTA = int(os.environ.get("GOV_DEFAULT_MONTHLY_CALL_QUOTA", "0"))
+GOV_DEFAULT_CALLS_PER_MINUTE = int(os.environ.get("GOV_DEFAULT_CALLS_PER_MINUTE", "0"))
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

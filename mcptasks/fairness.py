@@ -1,7 +1,8 @@
 """How many tasks of one organization run at once, and who goes next when a slot frees.
 
 Every MCP task message goes to the `mcp` Celery queue in the order tasks were created. A run
-that finds its organization already at MCP_TASKS_PER_ORG_CONCURRENCY running tasks does not
+that finds its organization already at its cap of running tasks (its own task_concurrency, or
+MCP_TASKS_PER_ORG_CONCURRENCY) does not
 start: the task is *deferred* (its row stays `working`, `dispatched_at` cleared) and the message
 is acknowledged, so the worker takes the next message, usually another organization's. When a
 run of that organization ends, its oldest deferred tasks are dispatched again, at the back of
@@ -30,7 +31,13 @@ DEFERRED_MESSAGE = (
 )
 
 
-def per_org_cap() -> int:
+def per_org_cap(organization_id: int | None = None) -> int:
+    """The organization's own cap (Organization.task_concurrency, docs/quotas.md), else the
+    deployment's MCP_TASKS_PER_ORG_CONCURRENCY."""
+    if organization_id is not None:
+        from servers.quotas import task_concurrency
+
+        return max(1, task_concurrency(organization_id))
     return max(1, int(getattr(settings, "MCP_TASKS_PER_ORG_CONCURRENCY", 4)))
 
 
@@ -74,7 +81,7 @@ def waiting(organization_id: int):
 def next_waiting(organization_id: int, stale_after: float) -> list[str]:
     """The organization's oldest deferred tasks, as many as it has free slots: those to hand to
     the queue now (dispatch.dispatch_waiting does)."""
-    free = per_org_cap() - running(organization_id, stale_after)
+    free = per_org_cap(organization_id) - running(organization_id, stale_after)
     if free <= 0:
         return []
     return list(waiting(organization_id).values_list("pk", flat=True)[:free])

@@ -94,7 +94,7 @@ def claim(task_id: str, delivery_id: str = "") -> Task | None:
             return None
         fairness.lock_organization(task.organization_id)
         running = fairness.running(task.organization_id, stale_after_seconds(), excluding=task.pk)
-        if running >= fairness.per_org_cap():
+        if running >= fairness.per_org_cap(task.organization_id):
             fairness.defer_locked(task)
             return None
         task.attempts += 1

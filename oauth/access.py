@@ -5,6 +5,8 @@ the membership is checked here too: a grant acts as its user inside the organiza
 """
 
 from accounts.models import Membership
+from servers.access import key_access
+from servers.quotas import limits_of
 
 from .models import AccessToken
 
@@ -18,9 +20,12 @@ def load_access_token(digest: str, generation: str, credential_class):
     if token is None:
         return None
     grant = token.grant
-    member = Membership.objects.filter(
-        user_id=grant.user_id, organization_id=grant.organization_id
-    ).exists()
+    role = (
+        Membership.objects.filter(user_id=grant.user_id, organization_id=grant.organization_id)
+        .values_list("role", flat=True)
+        .first()
+    )
+    member = role is not None
     return credential_class(
         key_id=None,
         organization_id=grant.organization_id,
@@ -36,4 +41,7 @@ def load_access_token(digest: str, generation: str, credential_class):
         client_name=str(grant.client)[:200],
         audience_server_id=grant.server_id,
         scopes=frozenset(grant.scopes),
+        access=key_access({str(grant.server_id): grant.access} if grant.access else {}),
+        role=role or "",
+        limits=limits_of(grant.limits),
     )

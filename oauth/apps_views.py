@@ -9,6 +9,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import policy
 from accounts.policy import Action
+from dashboard.access_forms import AccessForm
 from dashboard.views.base import dashboard_view, page
 
 from .grants import grant_revoke, grants_for_organization, grants_for_user
@@ -36,8 +37,42 @@ def connected_apps(request):
 @dashboard_view
 @require_POST
 def connected_app_revoke(request, pk: int):
-    grant = get_object_or_404(Grant.objects.select_related("client"), pk=pk, revoked_at=None)
-    # The one permission check of this view: your own grant, or any grant of an organization
+    grant = _manageable_grant(request, pk)
+    grant_revoke(grant=grant, reason="revoked in the dashboard")
+    messages.success(request, f"Disconnected {grant.client}. Its tokens stop working at once.")
+    return redirect("oauth:connected_apps")
+
+
+@dashboard_view
+@require_http_methods(["GET", "POST"])
+def connected_app_access(request, pk: int):
+    """What the app may use of its server (servers/access.py) and its calls per minute."""
+    grant = _manageable_grant(request, pk)
+    form = AccessForm(
+        request.POST if request.method == "POST" else None,
+        servers=[grant.server],
+        access=_by_server(grant),
+        limits=grant.limits,
+    )
+    if request.method == "POST" and form.is_valid():
+        grant.access = form.access().get(str(grant.server_id), {})
+        grant.limits = form.limits(grant.limits)
+        grant.save(update_fields=["access", "limits"])
+        messages.success(request, f"{grant.client} updated. Its open sessions see it at once.")
+        return redirect("oauth:connected_apps")
+    context = {"form": form, "subject": str(grant.client), "back": "oauth:connected_apps"}
+    return page(request, "dashboard/governance/access.html", context)
+
+
+def _by_server(grant) -> dict:
+    return {str(grant.server_id): grant.access} if grant.access else {}
+
+
+def _manageable_grant(request, pk: int) -> Grant:
+    grant = get_object_or_404(
+        Grant.objects.select_related("client", "server"), pk=pk, revoked_at=None
+    )
+    # The one permission check of these views: your own grant, or any grant of an organization
     # you manage (the current one).
     own = grant.user_id == request.user.pk
     manages = grant.organization_id == request.org.pk and policy.can(
@@ -51,6 +86,4 @@ def connected_app_revoke(request, pk: int):
             # A fellow member's app: visible in the organization, theirs or an admin's to end.
             raise PermissionDenied(policy.denial(request.membership.role, Action.MEMBERS_MANAGE))
         raise Http404("No such connected app.")
-    grant_revoke(grant=grant, reason="revoked in the dashboard")
-    messages.success(request, f"Disconnected {grant.client}. Its tokens stop working at once.")
-    return redirect("oauth:connected_apps")
+    return grant

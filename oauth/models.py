@@ -72,6 +72,10 @@ class Grant(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     revoked_reason = models.CharField(max_length=100, blank=True)
+    # Per-tool access on the grant's server (servers/access.py): {"tools": [...], ...}.
+    access = models.JSONField(default=dict, blank=True)
+    # Calls per minute, and per tool: {"perMinute": 60, "tools": {"name": 5}}.
+    limits = models.JSONField(default=dict, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["user", "revoked_at"], name="oauth_grant_user_live")]

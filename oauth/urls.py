@@ -31,4 +31,9 @@ urlpatterns = [
         apps_views.connected_app_revoke,
         name="connected_app_revoke",
     ),
+    path(
+        "account/connected-apps/<int:pk>/access/",
+        apps_views.connected_app_access,
+        name="connected_app_access",
+    ),
 ]

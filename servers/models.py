@@ -39,6 +39,9 @@ class Server(models.Model):
     code = models.JSONField(default=dict, blank=True)
     # Progressive discovery, output budgets, long calls (servers/agents/config.py).
     agents = models.JSONField(default=dict, blank=True)
+    # What members of a role may use through their keys and grants (servers/access.py):
+    # {"member": {"tools": [...], "resources": [...], "prompts": [...]}}; a role left out is free.
+    role_access = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -146,6 +146,10 @@ class Snapshot:
     agents: AgentSettings = field(default_factory=AgentSettings)
     # The tool-search index, built on first use and kept as long as the snapshot.
     search_index: LazyIndex = field(default_factory=LazyIndex)
+    # Governance, from the live rows (never the published definition): what each role may use
+    # (servers/access.py) and the organization's monthly call quota, 0 for none (quotas.py).
+    role_scopes: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    monthly_call_quota: int = 0
 
 
 def _optional(source: dict, keys) -> dict:
@@ -440,17 +444,25 @@ def _cache_key(slug: str, version: str | None) -> str:
 def _load(slug: str, generation: str, version: str | None = None) -> Snapshot | None:
     from .models import Server
 
-    server = Server.objects.filter(slug=slug).first()
+    server = Server.objects.filter(slug=slug).select_related("organization").first()
     if server is None:
         return None
     definition = definition_for(server, version)
     if definition is None:
         return None
-    return compile_definition(
+    snapshot = compile_definition(
         definition,
         server_id=server.pk,
         organization_id=server.organization_id,
         generation=generation,
+    )
+    from .access import compile_role_access
+    from .quotas import monthly_quota
+
+    return replace(
+        snapshot,
+        role_scopes=compile_role_access(server.role_access),
+        monthly_call_quota=monthly_quota(server.organization),
     )
 
 

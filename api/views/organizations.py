@@ -8,7 +8,7 @@ from accounts.policy import Action
 from activity import queries
 
 from ..base import ScopedViewSet
-from ..serializers import AnalyticsSerializer, OrganizationSerializer
+from ..serializers import AnalyticsSerializer, OrganizationSerializer, UsageSerializer
 from .filters import ANALYTICS_PARAMETERS, analytics_filters
 
 
@@ -22,7 +22,7 @@ class OrganizationViewSet(
     lookup_field = "slug"
     organization_path = ""
     http_method_names = ["get", "patch", "head", "options"]
-    # Retention is the only writable field: a billing-like quota.
+    # Retention and quotas are the writable fields: billing-like, owners only.
     policy_actions = {"partial_update": Action.ORG_QUOTAS}
 
     def get_queryset(self):
@@ -37,3 +37,11 @@ class OrganizationViewSet(
         """Calls over time, error rate, latency percentiles, top tools and clients."""
         filters, bucket = analytics_filters(request)
         return Response(queries.organization_analytics(self.get_object(), filters, bucket))
+
+    @extend_schema(responses=UsageSerializer)
+    @action(detail=True, methods=["get"])
+    def usage(self, request, slug=None):
+        """This month's tool calls against the monthly quota, and the task cap."""
+        from servers.quotas import usage
+
+        return Response(usage(self.get_object()))

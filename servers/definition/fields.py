@@ -24,6 +24,7 @@ SERVER_FIELDS = [
     ("rateLimitPerMinute", "rate_limit_per_minute", 0),
     ("logArguments", "log_arguments", False),
     ("agents", "agents", {}),
+    ("roleAccess", "role_access", {}),
 ]
 SERVER_ALWAYS = {"slug", "name", "version", "auth", "status"}
 LISTS = ["tools", "resources", "resourceTemplates", "prompts"]

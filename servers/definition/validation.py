@@ -66,6 +66,10 @@ def validate_definition(data: dict) -> list[str]:
     limit = data.get("rateLimitPerMinute", 0)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= 1_000_000:
         c.add("rateLimitPerMinute", "must be a whole number from 0 (no limit) to 1000000")
+    if "roleAccess" in data:
+        from ..access import role_access_problems
+
+        c.errors.extend(role_access_problems(data["roleAccess"]))
     if "http" in data:
         from ..kinds.http import validate_server_settings
 

@@ -9,13 +9,16 @@ that bump was missed (Redis down, or back with old data).
 
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
-from accounts.models import ApiKey, digest_key
+from accounts.models import ApiKey, Membership, digest_key
 from infra import keys as rkeys
 
 from .. import invalidation
+from ..access import key_access
 from ..db import run as run_db
+from ..quotas import NO_LIMITS, Limits, limits_of
 
 CACHE_SIZE = 100_000
 OAUTH_TOKEN_PREFIX = "gmcp_at_"
@@ -38,6 +41,11 @@ class Credential:
     client_name: str = ""
     audience_server_id: int | None = None
     scopes: frozenset = frozenset()
+    # Governance, compiled once per load: per-server access limits (servers/access.py), the
+    # role of the member behind the key or grant, and its call limits (servers/quotas.py).
+    access: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    role: str = ""
+    limits: Limits = NO_LIMITS
 
     @property
     def is_oauth(self) -> bool:
@@ -107,6 +115,11 @@ def _load(digest: str, generation: str) -> Credential | None:
     key = ApiKey.objects.filter(digest=digest).first()
     if key is None:
         return None
+    role = (
+        Membership.objects.filter(user_id=key.created_by_id, organization_id=key.organization_id)
+        .values_list("role", flat=True)
+        .first()
+    )
     return Credential(
         key_id=key.pk,
         organization_id=key.organization_id,
@@ -115,6 +128,9 @@ def _load(digest: str, generation: str) -> Credential | None:
         expires_at=key.expires_at.timestamp() if key.expires_at else None,
         revoked=key.revoked_at is not None,
         generation=generation,
+        access=key_access(key.access),
+        role=role or "",
+        limits=limits_of(key.limits),
     )
 
 

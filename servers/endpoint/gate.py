@@ -14,6 +14,7 @@ from infra.redis import async_client
 from mcp_protocol import versions
 from mcp_protocol.errors import McpError
 
+from .. import access, quotas
 from ..models import accepts_api_key, accepts_oauth
 from ..snapshot import DefinitionError, get_snapshot
 from . import auth, usage
@@ -38,14 +39,15 @@ def session_header(req) -> str | None:
 class Refused(Exception):
     """The request stops here with an HTTP error."""
 
-    def __init__(self, status: int, code: int, message: str, headers=()):
+    def __init__(self, status: int, code: int, message: str, headers=(), request_id=None):
         super().__init__(message)
         self.status = status
         self.error = McpError(code, message)
         self.headers = list(headers)
+        self.request_id = request_id
 
     async def send(self, send, extra_headers=()) -> None:
-        body = {"jsonrpc": "2.0", "id": None, "error": self.error.to_dict()}
+        body = {"jsonrpc": "2.0", "id": self.request_id, "error": self.error.to_dict()}
         await respond_json(send, self.status, body, [*self.headers, *extra_headers])
 
 
@@ -161,6 +163,7 @@ class Gate:
             self.credential = await self._authenticate(token, digest, cached, key_generation)
         if snapshot.status == "paused":
             raise Refused(503, -32603, "This MCP server is paused", [("retry-after", "60")])
+        self.snapshot = access.scoped(snapshot, self.credential)
 
         if snapshot.rate_limit_per_minute:
             await self._count_against_limit(snapshot.rate_limit_per_minute)
@@ -179,6 +182,18 @@ class Gate:
         header_version = self.request.header("mcp-protocol-version")
         if header_version and not versions.is_supported(header_version):
             raise Refused(400, -32600, f"Unsupported MCP-Protocol-Version: {header_version}")
+
+    async def charge(self, parsed) -> None:
+        """Count the tool calls of a request (a parsed body, or tool names) against the quotas
+        and limits that apply (servers/quotas.py); 429 with Retry-After when one is over."""
+        try:
+            await quotas.charge(
+                self.redis, self.snapshot, self.credential, quotas.tool_calls(parsed)
+            )
+        except quotas.OverLimit as over:
+            retry = [("retry-after", str(over.retry_after))]
+            request_id = getattr(parsed, "id", None)
+            raise Refused(429, quotas.RATE_LIMITED, over.message, retry, request_id) from None
 
     async def _count_against_limit(self, limit: int) -> None:
         """A fixed one-minute window per server and credential, kept in Redis, so neither a

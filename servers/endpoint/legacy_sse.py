@@ -7,11 +7,18 @@ import orjson
 from infra import keys as rkeys
 from mcp_protocol import errors, sse
 from mcp_protocol.errors import McpError
-from mcp_protocol.jsonrpc import Notification, Request, Response, parse_body, result_message
+from mcp_protocol.jsonrpc import (
+    Notification,
+    Request,
+    Response,
+    error_message,
+    parse_body,
+    result_message,
+)
 
 from ..agents import routing as agents_routing
 from . import sessions, stream_limits, streamable, streams
-from .gate import Gate, start_background
+from .gate import Gate, Refused, start_background
 from .http import BodyTooLarge, respond, respond_json
 
 LEGACY_VERSION = "2024-11-05"
@@ -80,6 +87,7 @@ async def handle_message(gate: Gate, send) -> None:
         return
     gate.require_scope(streamable.requested_methods(message))
     message = agents_routing.route(gate, message)
+    await charge_on_stream(gate, message)
     if isinstance(message, list):
         await respond_json(
             send,
@@ -107,6 +115,17 @@ async def handle_message(gate: Gate, send) -> None:
         await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
         return
     await respond_json(send, 200, reply, gate.cors_headers())
+
+
+async def charge_on_stream(gate: Gate, message) -> None:
+    """Over a quota, the POST gets its 429 and the client, which waits for the answer on the
+    stream, gets it there too as the call's JSON-RPC error."""
+    try:
+        await gate.charge(message)
+    except Refused as refused:
+        writer = streams.StreamWriter(gate.redis, gate.session.sid, streams.GET_STREAM)
+        await writer.emit(error_message(refused.request_id, refused.error))
+        raise
 
 
 async def reply_on_stream(gate: Gate, message: Request, writer) -> dict | None:

@@ -83,6 +83,7 @@ async def handle_post(gate: Gate, send) -> None:
         await respond_json(send, 400, error_body(exc), gate.cors_headers())
         return
     gate.require_scope(requested_methods(parsed))
+    await gate.charge(parsed)
 
     if stateless_envelope.is_modern(gate, parsed):
         await stateless_post.handle(gate, send, parsed)

@@ -71,6 +71,7 @@ async def call_tool(gate: Gate, send, name: str) -> None:
     body, ok = await read_json(gate, send)
     if not ok:
         return
+    await gate.charge([name])
     started = time.perf_counter()
     status, payload = await rest.call_tool_rest(gate.snapshot, name, body, rest_context(gate))
     reply = {"result": {}} if status == 200 else {"error": {"message": payload.get("error", "")}}
@@ -111,6 +112,7 @@ async def webtools_call(gate: Gate, send) -> None:
             status, payload = webtools.not_found(gate.slug, pinned)
             await respond_json(send, status, payload, gate.cors_headers())
             return
+    await gate.charge([body.get("action") if isinstance(body, dict) else None])
     started = time.perf_counter()
     status, payload = await webtools.execute(gate.snapshot, body, rest_context(gate))
     action = body.get("action") if isinstance(body, dict) else None

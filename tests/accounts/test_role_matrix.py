@@ -144,6 +144,8 @@ EXPECTED = [
     R("dashboard:key_list", {"GET": VIEWER}, CURRENT),
     R("dashboard:key_create", {"GET": MEMBER, "POST": MEMBER}, CURRENT, body={"name": "k"}),
     R("dashboard:key_revoke", {"POST": ADMIN}, kwargs={"pk": "owner_key_pk"}),
+    R("dashboard:key_access", {"GET": ADMIN, "POST": ADMIN}, kwargs={"pk": "owner_key_pk"}),
+    R("dashboard:usage", {"GET": VIEWER, "POST": OWNER}, CURRENT, body={"task_concurrency": "2"}),
     R(
         "dashboard:secret_list",
         {"GET": VIEWER, "POST": ADMIN},
@@ -206,6 +208,7 @@ EXPECTED = [
     R("oauth:revoke", {"POST": PUBLIC}, CURRENT, body={"token": "x", "client_id": "matrix-client"}),
     R("oauth:connected_apps", {"GET": USER}, CURRENT),
     R("oauth:connected_app_revoke", {"POST": ADMIN}, kwargs={"pk": "grant_pk"}),
+    R("oauth:connected_app_access", {"GET": ADMIN, "POST": ADMIN}, kwargs={"pk": "grant_pk"}),
     R("dashboard:static", {"GET": PUBLIC}, CURRENT, kwargs={"path": "css/app.css"}),
     # ---- API (api/urls.py) ----
     R("api-schema", {"GET": PUBLIC}, CURRENT),
@@ -213,6 +216,7 @@ EXPECTED = [
     R("calls-csv", {"GET": VIEWER}, CURRENT),
     R("organization-list", {"GET": VIEWER}, CURRENT),
     R("organization-detail", {"GET": VIEWER, "PATCH": OWNER}, kwargs={"slug": "org_slug"}),
+    R("organization-usage", {"GET": VIEWER}, kwargs={"slug": "org_slug"}),
     R("organization-analytics", {"GET": VIEWER}, kwargs={"slug": "org_slug"}),
     R(
         "server-list",

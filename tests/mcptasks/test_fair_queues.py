@@ -139,3 +139,26 @@ def test_a_task_whose_ttl_passed_while_it_was_queued_never_starts(start_worker, 
     task.refresh_from_db()
     assert task.attempts == 0 and task.result is None
     assert task.error["message"] == "Task expired before it ran"
+
+
+def test_an_organizations_own_task_cap_overrides_the_deployment_default(start_worker, snapshot):
+    from accounts.models import Organization
+
+    # The deployment allows 4 at once; this organization's quota allows 1 (docs/quotas.md).
+    Organization.objects.filter(pk=snapshot.organization_id).update(task_concurrency=1)
+    start_worker(queues="mcp", concurrency=2)
+    try:
+        first = long_task(snapshot, "first")
+        wait_until(lambda: started(first), what="the first task")
+        second = long_task(snapshot, "second")
+        wait_until(
+            lambda: Task.objects.get(pk=second.pk).status_message == DEFERRED_MESSAGE,
+            what="the second task to wait for the organization's one slot",
+        )
+        assert not started(second) and running_count(snapshot) == 1
+
+        Organization.objects.filter(pk=snapshot.organization_id).update(task_concurrency=2)
+        cancel_task(first)
+        wait_until(lambda: started(second), timeout=15, what="the second task once a slot frees")
+    finally:
+        cancel_all()

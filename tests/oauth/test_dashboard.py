@@ -87,3 +87,38 @@ def test_the_connect_page_of_a_key_server_does_not_mention_oauth(client, owner):
     page = client.get(f"/servers/{server.slug}/connect/").content.decode()
     assert "data-oauth-help" not in page
     assert "YOUR_API_KEY" in page
+
+
+def test_a_user_limits_what_a_connected_app_may_use(
+    client, owner, oauth_server, django_capture_on_commit_callbacks
+):
+    from infra.redis import sync_client
+    from oauth.models import AccessToken
+    from oauth.tokens import tokens_issue
+    from servers.models import Tool
+
+    Tool.objects.create(
+        server=oauth_server,
+        name="search",
+        description="Search.",
+        input_schema={"type": "object"},
+        config={"content": [{"type": "text", "text": "found"}]},
+    )
+    grant = grant_for(owner, oauth_server)
+    tokens_issue(grant=grant, client=grant.client)
+    digest = AccessToken.objects.get(grant=grant).digest
+    client.force_login(owner)
+    page = client.get(f"/account/connected-apps/{grant.pk}/access/").content.decode()
+    assert f"{oauth_server.pk}|tools|search" in page
+
+    before = sync_client().get(f"mcp:gen:key:{digest}")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/account/connected-apps/{grant.pk}/access/",
+            {"items": [f"{oauth_server.pk}|tools|search"], "per_minute": "12"},
+        )
+    assert response.status_code == 302
+    grant.refresh_from_db()
+    assert (grant.access, grant.limits) == ({"tools": ["search"]}, {"perMinute": 12})
+    # Its tokens' cached credentials are dropped on every worker at the next request.
+    assert sync_client().get(f"mcp:gen:key:{digest}") != before

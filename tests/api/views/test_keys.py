@@ -84,3 +84,34 @@ def test_the_first_token_can_be_created_from_a_dashboard_session(client, user):
 def test_tokens_are_listed_per_user(api, outsider):
     PersonalAccessToken.issue(outsider, "theirs")
     assert [t["name"] for t in api.get("/api/tokens/").json()["results"]] == ["tests"]
+
+
+def test_a_key_is_limited_to_chosen_tools_and_calls_per_minute(api, org, server):
+    access = {"weather": {"tools": ["forecast"], "prompts": []}}
+    limits = {"perMinute": 30, "tools": {"forecast": 5}}
+    response = api.post(
+        "/api/keys/", {"name": "narrow", "access": access, "limits": limits}, format="json"
+    )
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert (body["access"], body["limits"]) == (access, limits)
+    key = ApiKey.objects.get(pk=body["id"])
+    assert key.access == {str(server.pk): {"tools": ["forecast"], "prompts": []}}
+
+    widened = api.patch(f"/api/keys/{key.pk}/", {"access": {}}, format="json")
+    assert widened.status_code == 200 and widened.json()["access"] == {}
+
+
+def test_a_key_access_names_servers_of_its_organization_and_lists_of_names(
+    api, server, outsider_server
+):
+    foreign = api.post(
+        "/api/keys/", {"name": "x", "access": {"secret-plans": {"tools": []}}}, format="json"
+    )
+    assert foreign.json()["error"]["fields"] == {"access": ["alice has no server 'secret-plans'"]}
+    malformed = api.post(
+        "/api/keys/",
+        {"name": "x", "access": {"weather": {"tools": "all"}}, "limits": {"perMinute": -1}},
+        format="json",
+    )
+    assert set(malformed.json()["error"]["fields"]) == {"access", "limits"}

@@ -10,8 +10,22 @@ def test_my_organizations_are_listed_with_my_role(api, org, outsider_org):
             "role": "owner",
             "createdAt": results[0]["createdAt"],
             "callLogRetentionDays": 30,
+            "monthlyCallQuota": None,
+            "taskConcurrency": None,
         }
     ]
+
+
+def test_an_owner_sets_the_quotas_and_reads_the_usage(api, org):
+    response = api.patch(
+        f"/api/organizations/{org.slug}/",
+        {"monthlyCallQuota": 500, "taskConcurrency": 2},
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+    usage = api.get(f"/api/organizations/{org.slug}/usage/").json()
+    assert usage["monthlyCallQuota"] == 500 and usage["taskConcurrency"] == 2
+    assert usage["calls"] == 0 and usage["remaining"] == 500
 
 
 def test_an_owner_sets_and_resets_the_call_log_retention(api, org):

@@ -1,5 +1,6 @@
 """A warm tools/call of a static tool runs no SQL: definitions and key digests are cached."""
 
+import asyncio
 from contextlib import contextmanager
 
 import httpx2
@@ -43,10 +44,32 @@ def count_queries():
 
 
 async def test_a_warm_static_tool_call_runs_no_sql(tenant, django_db_blocker):
+    await _warm_calls_run_no_sql(tenant, tenant.raw, django_db_blocker)
+
+
+async def test_a_warm_call_under_tool_limits_and_quotas_runs_no_sql_either(
+    tenant, committed, django_db_blocker
+):
+    def govern():
+        from accounts.models import ApiKey
+
+        key, raw = ApiKey.issue(tenant.org, "governed", created_by=tenant.user)
+        key.access = {str(tenant.server.pk): {"tools": ["echo"], "prompts": []}}
+        key.limits = {"perMinute": 1000, "tools": {"echo": 1000}}
+        key.save()
+        tenant.org.monthly_call_quota = 1_000_000
+        tenant.org.save()
+        return raw
+
+    raw = await asyncio.to_thread(committed, govern)
+    await _warm_calls_run_no_sql(tenant, raw, django_db_blocker)
+
+
+async def _warm_calls_run_no_sql(tenant, raw, django_db_blocker):
     headers = {
         "content-type": "application/json",
         "accept": "application/json, text/event-stream",
-        "authorization": f"Bearer {tenant.raw}",
+        "authorization": f"Bearer {raw}",
         "host": "localhost",
     }
     transport = httpx2.ASGITransport(app=application)

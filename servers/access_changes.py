@@ -1,0 +1,116 @@
+"""Governance changes reach open sessions at once.
+
+A key's or grant's access (or limits), a server's role limits, a member's role and an
+organization's quota are all compiled into something cached per process: the credential
+(servers/endpoint/auth.py) or the snapshot. Changing one bumps the generation that guards that
+cache (and writes the durable `Change` row, servers/invalidation.py), so the next request of any
+worker sees the new limits; when what a principal may *see* changed, the sessions of the
+servers concerned are told `list_changed` (servers.changes.notify_sessions), so clients list
+again instead of calling what is gone.
+"""
+
+from django.db import transaction
+from django.db.models.signals import post_save, pre_save
+from django.dispatch import receiver
+
+from accounts.models import ApiKey, Membership, Organization
+from oauth.models import AccessToken, Grant
+
+from . import changes, invalidation
+from .access import ALL_LISTS
+from .models import Change, Server
+from .outages import best_effort
+
+_REMEMBERED = {
+    ApiKey: ("access", "limits"),
+    Grant: ("access", "limits"),
+    Server: ("role_access",),
+    Membership: ("role",),
+    Organization: ("monthly_call_quota", "task_concurrency"),
+}
+
+
+def _remember(sender, instance, **kwargs):
+    fields = _REMEMBERED[sender]
+    old = sender.objects.filter(pk=instance.pk).values(*fields).first() if instance.pk else None
+    instance._governance_before = old
+
+
+for _model in _REMEMBERED:
+    pre_save.connect(_remember, sender=_model, dispatch_uid=f"governance-{_model.__name__}")
+
+
+def _changed(instance, field: str) -> bool:
+    before = getattr(instance, "_governance_before", None)
+    return before is not None and before[field] != getattr(instance, field)
+
+
+def _notify(server_ids) -> None:
+    for server_id in set(server_ids):
+        best_effort(changes.notify_sessions, server_id, ALL_LISTS)
+
+
+def _grant_digests(grants) -> list[str]:
+    return list(
+        AccessToken.objects.filter(grant__in=grants, revoked_at=None).values_list(
+            "digest", flat=True
+        )
+    )
+
+
+def _bump_digests(digests, using: str) -> None:
+    for digest in digests:
+        invalidation.record(Change.KEY, digest, using)
+    transaction.on_commit(lambda: [changes.bump_key(d) for d in digests])
+
+
+@receiver(post_save, sender=ApiKey)
+def _key_access_changed(sender, instance, created, using="default", **kwargs):
+    # The key's generation is bumped by servers.changes on every save; here: who to tell.
+    if created or not _changed(instance, "access"):
+        return
+    before = instance._governance_before["access"] or {}
+    servers = {int(s) for s in (*before, *(instance.access or {})) if str(s).isdigit()}
+    transaction.on_commit(lambda: _notify(servers))
+
+
+@receiver(post_save, sender=Grant)
+def _grant_access_changed(sender, instance, created, using="default", **kwargs):
+    if created or not (_changed(instance, "access") or _changed(instance, "limits")):
+        return
+    _bump_digests(_grant_digests([instance]), using)
+    if _changed(instance, "access"):
+        server_id = instance.server_id
+        transaction.on_commit(lambda: _notify([server_id]))
+
+
+@receiver(post_save, sender=Server)
+def _role_access_changed(sender, instance, created, **kwargs):
+    # The snapshot is recompiled (servers.changes bumps the server); its sessions must list again.
+    if not created and _changed(instance, "role_access"):
+        server_id = instance.pk
+        transaction.on_commit(lambda: _notify([server_id]))
+
+
+@receiver(post_save, sender=Membership)
+def _role_changed(sender, instance, created, using="default", **kwargs):
+    if created or not _changed(instance, "role"):
+        return
+    org_id, user_id = instance.organization_id, instance.user_id
+    keys = ApiKey.objects.filter(organization_id=org_id, created_by_id=user_id)
+    grants = Grant.objects.filter(organization_id=org_id, user_id=user_id, revoked_at=None)
+    _bump_digests([*keys.values_list("digest", flat=True), *_grant_digests(grants)], using)
+    limited = Server.objects.filter(organization_id=org_id).exclude(role_access={})
+    server_ids = list(limited.values_list("pk", flat=True))
+    transaction.on_commit(lambda: _notify(server_ids))
+
+
+@receiver(post_save, sender=Organization)
+def _quota_changed(sender, instance, created, using="default", **kwargs):
+    # The monthly quota is compiled into every snapshot of the organization's servers.
+    if created or not _changed(instance, "monthly_call_quota"):
+        return
+    slugs = list(Server.objects.filter(organization=instance).values_list("slug", flat=True))
+    for slug in slugs:
+        invalidation.record(Change.SERVER, slug, using)
+    transaction.on_commit(lambda: [changes.bump_server(s) for s in slugs])
