@@ -26,6 +26,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
+from .agents.search import LazyIndex
+
 KINDS = ("tools", "resources", "prompts")
 VIEW_CACHE_SIZE = 4096
 ALL_LISTS = (
@@ -189,6 +191,8 @@ def narrow(snapshot, scope: Scope):
         ),
         prompts=MappingProxyType(prompts),
         prompt_list=tuple(w for w in snapshot.prompt_list if w["name"] in prompts),
+        # Tool search ranks over what this principal may use, never over withheld tools.
+        search_index=LazyIndex(),
     )
 
 
