@@ -286,6 +286,18 @@ REST_FRAMEWORK = {
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
 
+# -- Metrics and traces (issue 13; docs/observability.md) -------------------------------------
+# GET /metrics answers (Prometheus text) only with `Authorization: Bearer METRICS_TOKEN`; without
+# the setting, or with another token, it is a 404 like any unknown path.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+# Distinct server slugs a process labels request counters with; later ones count as "_other".
+METRICS_MAX_SERVERS = int(os.environ.get("METRICS_MAX_SERVERS", "200"))
+# OpenTelemetry: off unless an OTLP/HTTP endpoint is set (the standard variables).
+OTEL_EXPORTER_OTLP_ENDPOINT = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+OTEL_EXPORTER_OTLP_HEADERS = os.environ.get("OTEL_EXPORTER_OTLP_HEADERS", "")
+OTEL_SERVICE_NAME = os.environ.get("OTEL_SERVICE_NAME", "getmcp")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -19,6 +19,7 @@ from mcp_protocol.jsonrpc import (
     parse_body,
     result_message,
 )
+from observability import tracing
 
 from .. import keys as rkeys
 from .. import methods
@@ -83,6 +84,7 @@ async def handle_post(gate: Gate, send) -> None:
         await respond_json(send, 400, error_body(exc), gate.cors_headers())
         return
     gate.require_scope(requested_methods(parsed))
+    tracing.begin(gate, parsed)
 
     if stateless.is_modern(gate, parsed):
         await stateless.handle(gate, send, parsed)
