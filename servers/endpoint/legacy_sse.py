@@ -7,6 +7,7 @@ import orjson
 from mcp_protocol import errors, sse
 from mcp_protocol.errors import McpError
 from mcp_protocol.jsonrpc import Notification, Request, Response, parse_body, result_message
+from observability import tracing
 
 from .. import keys as rkeys
 from . import sessions, stream_limits, streamable, streams
@@ -76,6 +77,7 @@ async def handle_message(gate: Gate, send) -> None:
         await respond_json(send, 400, streamable.error_body(exc))
         return
     gate.require_scope(streamable.requested_methods(message))
+    tracing.begin(gate, message)
     if isinstance(message, list):
         await respond_json(
             send,
