@@ -39,7 +39,8 @@ GETMCP_AUTH_PATH = "/mcp/bench-echo-auth"
 # getmcp-baseline: the same as getmcp, served from another source tree (--baseline DIR, e.g. an
 # export of main) to compare a change side by side; getmcp-multiproc: with PROMETHEUS_MULTIPROC_DIR
 # (metrics in shared files, as under several workers); getmcp-traced: with OpenTelemetry
-# exporting every span to an OTLP sink in this process (docs/observability.md).
+# exporting spans to an OTLP sink in this process, at the default sampling; getmcp-traced-all: every
+# call traced (docs/observability.md).
 SIDES = (
     "getmcp",
     "fastmcp",
@@ -49,6 +50,7 @@ SIDES = (
     "getmcp-baseline",
     "getmcp-multiproc",
     "getmcp-traced",
+    "getmcp-traced-all",
 )
 DEFAULT_SIDES = "getmcp,fastmcp,fastmcp-json"
 CREDENTIALS: dict[str, str] = {}
@@ -214,8 +216,11 @@ def side_env(name: str, env: dict, args: argparse.Namespace) -> tuple[dict, Path
     if name == "getmcp-multiproc":
         directory = tempfile.mkdtemp(prefix="getmcp-bench-metrics-")
         return env | {"PROMETHEUS_MULTIPROC_DIR": directory}, ROOT
-    if name == "getmcp-traced":
+    if name == "getmcp-traced":  # the default sampling: 10% of calls without a traceparent
         return env | {"OTEL_EXPORTER_OTLP_ENDPOINT": OtlpSink().url}, ROOT
+    if name == "getmcp-traced-all":  # every call recorded and exported
+        sampled = {"OTEL_TRACES_SAMPLER": "parentbased_always_on"}
+        return env | {"OTEL_EXPORTER_OTLP_ENDPOINT": OtlpSink().url, **sampled}, ROOT
     return env, ROOT
 
 

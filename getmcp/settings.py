@@ -297,6 +297,9 @@ OTEL_EXPORTER_OTLP_ENDPOINT = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "")
 OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 OTEL_EXPORTER_OTLP_HEADERS = os.environ.get("OTEL_EXPORTER_OTLP_HEADERS", "")
 OTEL_SERVICE_NAME = os.environ.get("OTEL_SERVICE_NAME", "getmcp")
+# Share of requests without a sampled caller traceparent that are traced (when
+# OTEL_TRACES_SAMPLER is unset): a recorded span is not free (docs/observability.md).
+TRACES_SAMPLE_RATIO = float(os.environ.get("TRACES_SAMPLE_RATIO", "0.1"))
 
 LOGGING = {
     "version": 1,

@@ -2,8 +2,9 @@
 request; off unless an OTLP endpoint is configured.
 
 Configured once, when this module is first imported: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used
-as is) or OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/traces), OTEL_EXPORTER_OTLP_HEADERS, and
-OTEL_SERVICE_NAME. Without an endpoint `ENABLED` stays False and every hook returns at once:
+as is) or OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/traces), OTEL_EXPORTER_OTLP_HEADERS,
+OTEL_SERVICE_NAME, and the sampling: requests that carry a sampled traceparent always, others
+TRACES_SAMPLE_RATIO of them (or whatever OTEL_TRACES_SAMPLER says when it is set). Without an endpoint `ENABLED` stays False and every hook returns at once:
 callers test `tracing.ENABLED` (a module attribute) before doing anything else.
 
 A request's parent is the W3C `traceparent` in its JSON-RPC `params._meta` when it carries one
@@ -15,6 +16,8 @@ the call runs, so outbound spans are its children, and calls to upstreams carry 
 import contextlib
 import contextvars
 import logging
+import os
+import random
 
 from django.conf import settings
 
@@ -23,8 +26,13 @@ log = logging.getLogger(__name__)
 ENABLED = False
 _tracer = None
 _propagator = None
-# (span, context token) of the request being answered, ended by asgi.observed.
+# (span, context token) of the request being answered, ended by asgi.observed; _SKIPPED for
+# a request left out by sampling (its outbound calls are left out too).
 _request = contextvars.ContextVar("getmcp_request_span", default=None)
+_SKIPPED = ("skipped", None)
+# Share of requests without a caller trace context that are traced, decided before anything is
+# built (None: OTEL_TRACES_SAMPLER decides, through the SDK).
+_root_ratio: float | None = None
 
 
 def traces_endpoint() -> str:
@@ -37,19 +45,28 @@ def traces_endpoint() -> str:
 
 def configure() -> bool:
     """Start exporting when an endpoint is configured; True if tracing is on."""
-    global ENABLED, _tracer, _propagator
+    global ENABLED, _tracer, _propagator, _root_ratio
     endpoint = traces_endpoint()
     if not endpoint or ENABLED:
         return ENABLED
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
     from .otlp import OtlpHttpSpanExporter, parse_headers
 
     resource = Resource.create({"service.name": settings.OTEL_SERVICE_NAME or "getmcp"})
-    provider = TracerProvider(resource=resource)
+    sampler = None  # None: the SDK follows OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG
+    if not os.environ.get("OTEL_TRACES_SAMPLER"):
+        # A call whose caller sends a sampled traceparent is always traced; of the others, this
+        # share. A recorded span costs ~5-10% of a warm call's CPU (docs/observability.md).
+        # The ratio is applied before a root span is built (begin, _left_out): the SDK then
+        # records every root it is asked for.
+        _root_ratio = float(settings.TRACES_SAMPLE_RATIO)
+        sampler = ParentBased(ALWAYS_ON)
+    provider = TracerProvider(resource=resource, sampler=sampler)
     exporter = OtlpHttpSpanExporter(
         endpoint, parse_headers(getattr(settings, "OTEL_EXPORTER_OTLP_HEADERS", ""))
     )
@@ -78,12 +95,27 @@ def begin(gate, parsed) -> None:
     """Open the span of one POSTed MCP message (a request, or a batch) and make it current."""
     if not ENABLED or _request.get() is not None:
         return
-    from opentelemetry import context, trace
-
     from mcp_protocol.jsonrpc import Request
 
     request = parsed if isinstance(parsed, Request) else None
     params = request.params if request is not None and isinstance(request.params, dict) else {}
+    req = gate.request
+    meta, header = params.get("_meta"), req.header("traceparent")
+    if (
+        _root_ratio is not None
+        and not header
+        and not (isinstance(meta, dict) and "traceparent" in meta)
+        and random.random() >= _root_ratio
+    ):
+        # Not sampled and nothing to pass on: no span at all, and none for its outbound calls.
+        _request.set(_SKIPPED)
+        return
+    _open(gate, request, params, _parent(meta, header, req.header("tracestate")))
+
+
+def _open(gate, request, params: dict, parent) -> None:
+    from opentelemetry import context, trace
+
     method = request.method if request is not None else "batch"
     snapshot = gate.snapshot
     attributes = {
@@ -102,8 +134,6 @@ def begin(gate, parsed) -> None:
         attributes["jsonrpc.request.id"] = str(request.id)
     if gate.session_id:
         attributes["mcp.session.id"] = gate.session_id
-    req = gate.request
-    parent = _parent(params.get("_meta"), req.header("traceparent"), req.header("tracestate"))
     name = f"{method} {target}" if isinstance(target, str) else method
     span = _tracer.start_span(
         name, context=parent, kind=trace.SpanKind.SERVER, attributes=attributes
@@ -128,6 +158,9 @@ def finish(status: int) -> None:
     current = _request.get()
     if current is None:
         return
+    if current is _SKIPPED:
+        _request.set(None)
+        return
     from opentelemetry import context, trace
 
     span, token = current
@@ -141,6 +174,21 @@ def finish(status: int) -> None:
         context.detach(token)
 
 
+def _left_out() -> bool:
+    """Whether an outbound call goes without a span: its request was left out by sampling, or
+    it would start a trace of its own (a Celery task, a refresh) and the ratio says no."""
+    current = _request.get()
+    if current is _SKIPPED:
+        return True
+    if current is not None or _root_ratio is None:
+        return False
+    from opentelemetry import trace
+
+    return not trace.get_current_span().get_span_context().is_valid and (
+        random.random() >= _root_ratio
+    )
+
+
 def inject(carrier: dict) -> dict:
     """`carrier` with the current context's traceparent (and tracestate) written into it."""
     _propagator.inject(carrier)
@@ -151,7 +199,7 @@ def inject(carrier: dict) -> dict:
 def upstream_call(method: str, name: str | None = None):
     """A client span around one call to an upstream MCP server; yields the `_meta` to send
     (None when tracing is off)."""
-    if not ENABLED:
+    if not ENABLED or _left_out():
         yield None
         return
     from opentelemetry import trace
@@ -170,6 +218,8 @@ def upstream_call(method: str, name: str | None = None):
 async def outbound_http(send, request):
     """One outbound HTTP request (servers/outbound's transport): a client span, and the
     request carries its context in the `traceparent` header."""
+    if _left_out():
+        return await send(request)
     from opentelemetry import trace
 
     url = request.url

@@ -121,6 +121,8 @@ def traced_server(live_database, collector):
             "OTEL_EXPORTER_OTLP_ENDPOINT": collector.url,
             "OTEL_BSP_SCHEDULE_DELAY": "100",
             "OTEL_SERVICE_NAME": "getmcp-under-test",
+            # Only calls whose caller sends a sampled traceparent are traced.
+            "TRACES_SAMPLE_RATIO": "0",
             "OUTBOUND_ALLOWED_NETWORKS": "127.0.0.0/8",
         },
     )
@@ -227,6 +229,31 @@ def test_an_http_tool_request_is_a_child_span_and_carries_the_header(
     assert attributes(get)["url.full"] == f"{collector.url}/api/thing"  # no query: no secrets
     [sent] = collector.api_headers
     assert sent["traceparent"].split("-")[1:3] == ["ab" * 16, hexid(get.span_id)]
+
+
+def test_a_call_without_a_sampled_caller_is_not_recorded_at_ratio_zero(
+    traced_server, collector, traced_upstream, committed, unique
+):
+    slug, raw = make_server(committed, unique, traced_upstream, collector.url)
+    client = RawMcp(traced_server.mcp_url(slug), key=raw)
+    client.initialize()
+    unsampled = f"00-{'12' * 16}-{'34' * 8}-00"
+    collector.api_headers.clear()
+    assert client.request("tools/call", {"name": "api"}, traceparent=unsampled)[0].is_success
+    # Unsampled, the context still travels on (flags 00): the API's side decides alike.
+    passed_on = collector.api_headers[0]["traceparent"]
+    assert passed_on.startswith(f"00-{'12' * 16}-") and passed_on.endswith("-00")
+    assert client.request("tools/call", {"name": "api"})[0].is_success
+    sampled = f"00-{'56' * 16}-{'78' * 8}-01"
+    assert client.request("tools/call", {"name": "api"}, traceparent=sampled)[0].is_success
+    collector.wait_for(lambda s: hexid(s.trace_id) == "56" * 16 and s.name == "tools/call api")
+    time.sleep(0.5)  # the batch of the earlier calls would have been sent before this one
+    traced = {
+        hexid(s.trace_id)
+        for s in collector.spans
+        if attributes(s).get("getmcp.server.slug") == slug
+    }
+    assert traced == {"56" * 16}
 
 
 def test_spans_carry_the_configured_service_name(traced_server, collector):
