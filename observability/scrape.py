@@ -21,7 +21,7 @@ OPEN_TASK_STATUSES = ("working", "input_required")
 
 
 def _redis():
-    from servers.redis import sync_client
+    from infra.redis import sync_client
 
     return sync_client()
 

@@ -15,9 +15,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from accounts.models import ApiKey, User
 from activity import stream
 from getmcp import heartbeat
+from infra.redis import sync_client
 from mcptasks.models import Task
 from servers.definition import import_definition
-from servers.redis import sync_client
 from tests.conftest import LiveServer
 from tests.servers.endpoint.mcp_http import ACCEPT_BOTH, RawMcp
 from tests.servers.upstream.fixtures import free_port
