@@ -61,7 +61,7 @@ def configure() -> bool:
     sampler = None  # None: the SDK follows OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG
     if not os.environ.get("OTEL_TRACES_SAMPLER"):
         # A call whose caller sends a sampled traceparent is always traced; of the others, this
-        # share. A recorded span costs ~5-10% of a warm call's CPU (docs/observability.md).
+        # share. A recorded span costs a quarter of a warm call's CPU (docs/observability.md).
         # The ratio is applied before a root span is built (begin, _left_out): the SDK then
         # records every root it is asked for.
         _root_ratio = float(settings.TRACES_SAMPLE_RATIO)
