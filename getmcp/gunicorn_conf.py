@@ -19,3 +19,10 @@ def child_exit(server, worker):
         from prometheus_client import multiprocess
 
         multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):
+    import os
+
+    # Only a directory prepare() made itself (a temporary one) is removed.
+    multiproc.cleanup(os.environ.get(multiproc.ENV))
