@@ -23,6 +23,7 @@ from accounts.models import ApiKey, User
 from servers.definition import import_definition
 from tests.conftest import LiveServer
 from tests.servers.endpoint.mcp_http import RawMcp
+from tests.servers.endpoint.test_stateless import Modern
 from tests.servers.upstream.fixtures import free_port
 
 CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -229,6 +230,24 @@ def test_an_http_tool_request_is_a_child_span_and_carries_the_header(
     assert attributes(get)["url.full"] == f"{collector.url}/api/thing"  # no query: no secrets
     [sent] = collector.api_headers
     assert sent["traceparent"].split("-")[1:3] == ["ab" * 16, hexid(get.span_id)]
+
+
+def test_a_stateless_era_call_is_traced_from_its_meta_traceparent(
+    traced_server, collector, traced_upstream, committed, unique
+):
+    slug, raw = make_server(committed, unique, traced_upstream, collector.url)
+    client = Modern(traced_server.mcp_url(slug), key=raw)
+    caller = f"00-{'9a' * 16}-{'bc' * 8}-01"
+    result = client.result("tools/call", {"name": "api", "_meta": {"traceparent": caller}})
+    assert not result.get("isError")
+
+    [request] = collector.wait_for(
+        lambda s: hexid(s.trace_id) == "9a" * 16 and s.name == "tools/call api"
+    )
+    assert hexid(request.parent_span_id) == "bc" * 8
+    assert attributes(request)["getmcp.outcome"] == "ok"
+    [get] = collector.wait_for(lambda s: s.name == "GET" and s.trace_id == request.trace_id)
+    assert get.parent_span_id == request.span_id
 
 
 def test_a_call_without_a_sampled_caller_is_not_recorded_at_ratio_zero(
