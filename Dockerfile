@@ -31,5 +31,6 @@ USER getmcp
 
 EXPOSE 8000
 
-CMD ["gunicorn", "getmcp.asgi:application", "-k", "getmcp.http_protocol.UvicornWorker", \
+CMD ["gunicorn", "getmcp.asgi:application", "-c", "python:getmcp.gunicorn_conf", \
+     "-k", "getmcp.http_protocol.UvicornWorker", \
      "--bind", "0.0.0.0:8000", "--workers", "2", "--access-logfile", "-"]

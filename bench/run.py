@@ -16,6 +16,8 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -34,7 +36,22 @@ GETMCP_AUTH_PATH = "/mcp/bench-echo-auth"
 # fastmcp answers with SSE events (its default); fastmcp-json with plain JSON, as getmcp does here.
 # getmcp-key and getmcp-oauth: the same tool on a server taking both, with an API key and with an
 # OAuth access token (--sides getmcp-key,getmcp-oauth).
-SIDES = ("getmcp", "fastmcp", "fastmcp-json", "getmcp-key", "getmcp-oauth")
+# getmcp-baseline: the same as getmcp, served from another source tree (--baseline DIR, e.g. an
+# export of main) to compare a change side by side; getmcp-multiproc: with PROMETHEUS_MULTIPROC_DIR
+# (metrics in shared files, as under several workers); getmcp-traced: with OpenTelemetry
+# exporting spans to an OTLP sink in this process, at the default sampling; getmcp-traced-all: every
+# call traced (docs/observability.md).
+SIDES = (
+    "getmcp",
+    "fastmcp",
+    "fastmcp-json",
+    "getmcp-key",
+    "getmcp-oauth",
+    "getmcp-baseline",
+    "getmcp-multiproc",
+    "getmcp-traced",
+    "getmcp-traced-all",
+)
 DEFAULT_SIDES = "getmcp,fastmcp,fastmcp-json"
 CREDENTIALS: dict[str, str] = {}
 
@@ -76,10 +93,15 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--load-cpu", default="0", help="CPU wrk is pinned to ('' to not pin)")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
+    parser.add_argument(
+        "--baseline", type=Path, help="source tree the getmcp-baseline side is served from"
+    )
     args = parser.parse_args()
     args.sides = [side for side in args.sides.split(",") if side]
     if not set(args.sides) <= set(SIDES):
         parser.error(f"--sides: choose among {', '.join(SIDES)}")
+    if "getmcp-baseline" in args.sides + [args.only] and not args.baseline:
+        parser.error("getmcp-baseline needs --baseline DIR (e.g. git archive main | tar -x -C DIR)")
     if not re.fullmatch(r"[A-Za-z0-9 .,_-]{1,200}", args.text):
         parser.error("--text: use up to 200 letters, digits, spaces and .,_- (it is put in JSON)")
     return args
@@ -165,8 +187,45 @@ def bearer_for(name: str) -> str:
     return ""
 
 
+class OtlpSink:
+    """Accepts OTLP/HTTP exports and drops them: the traced side pays for building, encoding
+    and sending its spans, not for a collector."""
+
+    def __init__(self):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (http.server's name)
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                self.send_response(200)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+
+
+def side_env(name: str, env: dict, args: argparse.Namespace) -> tuple[dict, Path]:
+    """The environment and source tree of a getmcp side."""
+    if name == "getmcp-baseline":
+        return env | {"PYTHONPATH": str(args.baseline)}, args.baseline
+    if name == "getmcp-multiproc":
+        directory = tempfile.mkdtemp(prefix="getmcp-bench-metrics-")
+        return env | {"PROMETHEUS_MULTIPROC_DIR": directory}, ROOT
+    if name == "getmcp-traced":  # the default sampling: 10% of calls without a traceparent
+        return env | {"OTEL_EXPORTER_OTLP_ENDPOINT": OtlpSink().url}, ROOT
+    if name == "getmcp-traced-all":  # every call recorded and exported
+        sampled = {"OTEL_TRACES_SAMPLER": "parentbased_always_on"}
+        return env | {"OTEL_EXPORTER_OTLP_ENDPOINT": OtlpSink().url, **sampled}, ROOT
+    return env, ROOT
+
+
 class Server:
-    def __init__(self, name: str, app: str, path: str, env: dict, cpu: str):
+    def __init__(self, name: str, app: str, path: str, env: dict, cpu: str, tree: Path = ROOT):
         self.name = name
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}{path}"
@@ -176,7 +235,7 @@ class Server:
         command += ["--workers", "1", "--log-level", "warning", "--no-access-log"]
         with self.log.open("w") as log:
             self.process = subprocess.Popen(
-                pinned(cpu, command), cwd=ROOT, env=env, stdout=log, stderr=log
+                pinned(cpu, command), cwd=tree, env=env, stdout=log, stderr=log
             )
 
     def wait(self, seconds: float = 60) -> None:
@@ -362,12 +421,13 @@ def start_servers(env: dict, args: argparse.Namespace) -> dict[str, Server]:
             if getmcp_env is None:
                 print("getmcp: preparing its database and the bench servers", flush=True)
                 getmcp_env = prepare_getmcp(env)
-            path = GETMCP_PATH if name == "getmcp" else GETMCP_AUTH_PATH
-            app, server_env = "getmcp.asgi:application", getmcp_env
+            path = GETMCP_AUTH_PATH if name in ("getmcp-key", "getmcp-oauth") else GETMCP_PATH
+            app = "getmcp.asgi:application"
+            server_env, tree = side_env(name, getmcp_env, args)
         else:
-            app, path = "bench.fastmcp_server:app", "/mcp"
+            app, path, tree = "bench.fastmcp_server:app", "/mcp", ROOT
             server_env = env | {"BENCH_FASTMCP_JSON": "1" if name == "fastmcp-json" else "0"}
-        servers[name] = Server(name, app, path, server_env, args.server_cpu)
+        servers[name] = Server(name, app, path, server_env, args.server_cpu, tree)
     return servers
 
 

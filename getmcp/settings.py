@@ -290,6 +290,21 @@ REST_FRAMEWORK = {
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
 
+# -- Metrics and traces (issue 13; docs/observability.md) -------------------------------------
+# GET /metrics answers (Prometheus text) only with `Authorization: Bearer METRICS_TOKEN`; without
+# the setting, or with another token, it is a 404 like any unknown path.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+# Distinct server slugs a process labels request counters with; later ones count as "_other".
+METRICS_MAX_SERVERS = int(os.environ.get("METRICS_MAX_SERVERS", "200"))
+# OpenTelemetry: off unless an OTLP/HTTP endpoint is set (the standard variables).
+OTEL_EXPORTER_OTLP_ENDPOINT = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+OTEL_EXPORTER_OTLP_HEADERS = os.environ.get("OTEL_EXPORTER_OTLP_HEADERS", "")
+OTEL_SERVICE_NAME = os.environ.get("OTEL_SERVICE_NAME", "getmcp")
+# Share of requests without a sampled caller traceparent that are traced (when
+# OTEL_TRACES_SAMPLER is unset): a recorded span is not free (docs/observability.md).
+TRACES_SAMPLE_RATIO = float(os.environ.get("TRACES_SAMPLE_RATIO", "0.1"))
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -1,8 +1,11 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from observability.views import metrics
+
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("metrics", metrics, name="metrics"),
     path("api/", include("api.urls")),
     path("", include("oauth.urls")),
     path("", include("accounts.urls")),

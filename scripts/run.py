@@ -148,6 +148,11 @@ def main(argv=None) -> int:
             "SQLite (var/db.sqlite3); set DATABASE_URL to a Postgres database for real use.",
             file=sys.stderr,
         )
+    # Several web processes share their Prometheus metrics through files (docs/observability.md).
+    sys.path.insert(0, str(ROOT))
+    from observability import multiproc
+
+    metrics_dir = multiproc.prepare(args.workers)
     supervisor = Supervisor(processes)
     signal.signal(signal.SIGINT, supervisor.request_stop)
     signal.signal(signal.SIGTERM, supervisor.request_stop)
@@ -157,7 +162,10 @@ def main(argv=None) -> int:
         f"{args.host}:{args.port}, a Celery worker and Celery beat; Ctrl-C stops all three.",
         flush=True,
     )
-    return supervisor.watch()
+    try:
+        return supervisor.watch()
+    finally:
+        multiproc.cleanup(metrics_dir)
 
 
 if __name__ == "__main__":

@@ -78,7 +78,9 @@ def free_port() -> int:
 class LiveServer:
     """A real uvicorn process serving getmcp.asgi on loopback, on the test database."""
 
-    def __init__(self, database_name: str, extra_env=None, own_site_url: bool = False):
+    def __init__(
+        self, database_name: str, extra_env=None, own_site_url: bool = False, workers: int = 1
+    ):
         self.port = free_port()
         self.url = f"http://localhost:{self.port}"
         if own_site_url:
@@ -112,6 +114,7 @@ class LiveServer:
                 str(self.port),
                 "--log-level",
                 "warning",
+                *(["--workers", str(workers)] if workers > 1 else []),
             ],
             cwd=ROOT,
             env=env,

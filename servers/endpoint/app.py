@@ -9,6 +9,7 @@ from django.conf import settings
 
 from activity import recorder
 from infra.redis import is_embedded
+from observability.asgi import observed
 
 from ..outages import RETRY_AFTER_SECONDS, outage_message, outage_of
 from . import legacy_sse, streamable, surfaces
@@ -65,10 +66,10 @@ class McpApp:
             await self.lifespan(receive, send)
             return
         if scope["type"] == "http" and scope["path"].startswith("/mcp/"):
-            await self.mcp(scope, receive, send)
+            await observed(self.mcp, scope, receive, send, "mcp")
             return
         if scope["type"] == "http" and scope["path"].startswith("/webtools/"):
-            await self.webtools(scope, receive, send)
+            await observed(self.webtools, scope, receive, send, "webtools")
             return
         if scope["type"] == "http":
             receive = bounded_body(receive, settings.HTTP_BODY_TIMEOUT_SECONDS)

@@ -3,6 +3,7 @@
 import time
 
 from activity.recorder import record_call
+from observability import metrics, tracing
 
 
 def outcome_of(reply: dict | None) -> tuple[str, str]:
@@ -31,6 +32,12 @@ def record(
     snapshot = gate.snapshot
     credential = gate.credential
     outcome, error = outcome_of(reply)
+    seconds = time.perf_counter() - started
+    metrics.observe_call(
+        snapshot.slug, method, surface, error if reply is None else outcome, seconds
+    )
+    if tracing.ENABLED:
+        tracing.annotate(method, params.get("name"), outcome, error)
     session = gate.session
     record_call(
         organization_id=snapshot.organization_id,
@@ -51,7 +58,7 @@ def record(
         client_ip=(gate.request.scope.get("client") or (None,))[0],
         outcome=outcome,
         error=error,
-        latency_ms=(time.perf_counter() - started) * 1000,
+        latency_ms=seconds * 1000,
         arguments=params.get("arguments") if method == "tools/call" else None,
         log_arguments=snapshot.log_arguments,
         session_id=session.sid if session else "",

@@ -15,6 +15,7 @@ from mcp_protocol.jsonrpc import (
     parse_body,
     result_message,
 )
+from observability import tracing
 
 from ..agents import routing as agents_routing
 from . import sessions, stream_limits, streamable, streams
@@ -87,6 +88,7 @@ async def handle_message(gate: Gate, send) -> None:
         return
     gate.require_scope(streamable.requested_methods(message))
     message = agents_routing.route(gate, message)
+    tracing.begin(gate, message)
     await charge_on_stream(gate, message)
     if isinstance(message, list):
         await respond_json(

@@ -19,6 +19,7 @@ from mcp_protocol.jsonrpc import (
     parse_body,
     result_message,
 )
+from observability import tracing
 
 from ..agents import routing as agents_routing
 from . import calllog, dispatch, sessions, stateless_post, stream_limits, streams, tasks
@@ -83,6 +84,7 @@ async def handle_post(gate: Gate, send) -> None:
         await respond_json(send, 400, error_body(exc), gate.cors_headers())
         return
     gate.require_scope(requested_methods(parsed))
+    tracing.begin(gate, parsed)
     await gate.charge(parsed)
 
     if stateless_envelope.is_modern(gate, parsed):

@@ -16,6 +16,8 @@ import time
 import httpcore2
 import httpx2
 
+from observability import tracing
+
 from . import resolver
 from .addresses import METADATA_HOSTNAMES, IPNetwork, check_address
 from .errors import BlockedDestination, OutboundError
@@ -99,6 +101,11 @@ class GuardedTransport(httpx2.AsyncHTTPTransport):
             keepalive_expiry=limits.keepalive_expiry,
             network_backend=backend,
         )
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if tracing.ENABLED:  # a span per request, its context sent on in `traceparent`
+            return await tracing.outbound_http(super().handle_async_request, request)
+        return await super().handle_async_request(request)
 
 
 @functools.cache

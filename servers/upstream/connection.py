@@ -22,6 +22,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from mcp_protocol.errors import Cancelled, InputRequired, McpError, ToolError
+from observability import tracing
 from vault.masking import mask
 
 from ..outbound import OutboundError
@@ -280,9 +281,12 @@ async def list_tools(client: Client) -> list[dict]:
 async def call_tool(client: Client, name: str, arguments: dict, relay: Relay | None) -> dict:
     """The upstream's CallToolResult as a dict (content, structuredContent, isError)."""
     try:
-        result = await client.call_tool(
-            name, arguments, progress_callback=relay.progress if relay else None
-        )
+        # The span covers the call itself; its context travels in `_meta.traceparent` (and in
+        # the HTTP header, from servers/outbound) so the upstream's spans join the trace.
+        with tracing.upstream_call("tools/call", name) as meta:
+            result = await client.call_tool(
+                name, arguments, progress_callback=relay.progress if relay else None, meta=meta
+            )
     except MCPError as exc:
         if relay and relay.pending:
             raise relay.pending from None

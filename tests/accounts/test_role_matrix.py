@@ -213,6 +213,8 @@ EXPECTED = [
     # ---- API (api/urls.py) ----
     R("api-schema", {"GET": PUBLIC}, CURRENT),
     R("api-docs", {"GET": PUBLIC}, CURRENT),
+    # Prometheus: only the METRICS_TOKEN bearer (tests/observability), never a login.
+    R("metrics", {"GET": NOWHERE}, CURRENT),
     R("calls-csv", {"GET": VIEWER}, CURRENT),
     R("organization-list", {"GET": VIEWER}, CURRENT),
     R("organization-detail", {"GET": VIEWER, "PATCH": OWNER}, kwargs={"slug": "org_slug"}),
