@@ -8,6 +8,7 @@ from urllib.parse import unquote
 from django.conf import settings
 
 from activity import recorder
+from inspector import publish as inspector
 
 from ..outages import RETRY_AFTER_SECONDS, outage_message, outage_of
 from ..redis import is_embedded
@@ -106,7 +107,10 @@ class McpApp:
             return
         req = HttpRequest(scope, receive)
         gate = Gate(req, match["slug"], match["version"])
+        capture = inspector.Capture()
+        send = capture.wrap(send, gate)  # keeps the answer only while the inspector watches
         started = False
+        refusal = None
 
         async def tracking_send(message):
             nonlocal started
@@ -116,6 +120,7 @@ class McpApp:
         try:
             await route(self, gate, req, tracking_send)
         except Refused as refused:
+            refusal = refused
             await refused.send(tracking_send, gate.cors_headers() if gate.origin_ok else ())
         except BodyTimeout:
             if not started:
@@ -146,6 +151,8 @@ class McpApp:
                         "error": {"code": -32603, "message": "Internal error"},
                     },
                 )
+        finally:
+            inspector.finished(gate, capture, rest, refusal)
 
     async def legacy_stream(self, gate: Gate, req: HttpRequest, send):
         if req.method != "GET":
