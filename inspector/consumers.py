@@ -1,8 +1,9 @@
 """The live inspector's WebSocket: one socket per open inspector page, at /ws/inspector/<slug>/.
 
 Who may connect is decided as for the server's pages: the dashboard session's user must be a
-member of the server's organization with a role that may VIEW it (accounts.policy); anyone else
-is closed with 4403 before joining, and never learns whether the server exists. While open, the
+member of the server's organization with a role that may VIEW it (accounts.policy); for anyone
+else the handshake is refused (HTTP 403) before joining anything, exactly as for a slug with no
+server, so nobody learns whether a server exists. While open, the
 socket keeps the server's watch flag alive (inspector/watch.py) so the hot path publishes, joins
 the server's channel-layer group (every web process sends there) and forwards each event; for a
 call that became a task it relays the task's progress and status (mcptasks/events.py) too.

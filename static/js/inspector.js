@@ -50,6 +50,7 @@
     const row = document.createElement("tr");
     row.dataset.event = event.id;
     row.dataset.outcome = event.outcome;
+    row.dataset.process = event.process;
     if (event.taskId) row.dataset.task = event.taskId;
     row.tabIndex = 0;
     const at = new Date(event.at * 1000);
@@ -141,10 +142,7 @@
     });
     socket.addEventListener("close", function (close) {
       root.dataset.live = "false";
-      if (close.code === 4403) {
-        state.textContent = "Not allowed to watch this server";
-        return;
-      }
+      // A refused handshake (not allowed to watch) and an unreachable server look alike here.
       state.textContent = "Disconnected; reconnecting…";
       setTimeout(connect, retry);
       retry = Math.min(retry * 2, 10000);
