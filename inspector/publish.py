@@ -5,12 +5,17 @@ Cost when nobody watches: `gate.watched` comes from the round trip the gate alre
 (servers/endpoint/state_read.py), so an unwatched request pays one attribute check per ASGI
 message and nothing else. When watched, the event is built and sent in a background task after
 the response went out (fire and forget: a failed send loses an event, never a request).
+
+A person reads a few rows a second, so each process sends at most INSPECTOR_EVENTS_PER_SECOND
+events per server; the rest are counted and the next event says how many were not shown. That
+keeps a watched server under heavy traffic within a few percent of an unwatched one.
 """
 
 import logging
 import time
 
 from channels.layers import get_channel_layer
+from django.conf import settings
 
 from vault.masking import Masker
 
@@ -22,6 +27,34 @@ log = logging.getLogger(__name__)
 # Enough of a body to show; the event itself says when more was sent.
 CAPTURE_LIMIT = events.MAX_BODY_BYTES + 1
 _maskers: dict = {}
+
+
+class Budget:
+    """Events per second and server in this process: {server id: [second, sent, skipped]}."""
+
+    def __init__(self):
+        self.windows: dict[int, list[int]] = {}
+
+    def take(self, server_id: int, rate: int) -> int | None:
+        """None when over the budget (counted as skipped); else how many were skipped since
+        the last event sent."""
+        second = int(time.monotonic())
+        window = self.windows.get(server_id)
+        if window is None:
+            if len(self.windows) >= 10_000:  # bounded memory, whatever number of servers
+                self.windows.clear()
+            window = self.windows[server_id] = [second, 0, 0]
+        if window[0] != second:
+            window[0], window[1] = second, 0
+        if window[1] >= rate:
+            window[2] += 1
+            return None
+        window[1] += 1
+        skipped, window[2] = window[2], 0
+        return skipped
+
+
+budget = Budget()
 
 
 class Capture:
@@ -60,12 +93,17 @@ def finished(gate, capture: Capture, path_rest: str, refused=None) -> None:
     """Called once the request was answered (or refused); publishes only while watched."""
     if not gate.watched or gate.snapshot is None:
         return
+    skipped = budget.take(gate.snapshot.server_id, settings.INSPECTOR_EVENTS_PER_SECOND)
+    if skipped is None:
+        return
     from servers.endpoint.gate import start_background
 
-    start_background(_publish(gate, capture, path_rest, refused, time.perf_counter()))
+    start_background(_publish(gate, capture, path_rest, refused, time.perf_counter(), skipped))
 
 
-async def _publish(gate, capture: Capture, path_rest: str, refused, finished_at: float) -> None:
+async def _publish(
+    gate, capture: Capture, path_rest: str, refused, finished_at: float, skipped: int
+) -> None:
     try:
         status = capture.status or (refused.status if refused is not None else 0)
         response_raw = b"".join(capture.chunks)
@@ -85,6 +123,7 @@ async def _publish(gate, capture: Capture, path_rest: str, refused, finished_at:
             refusal_reason=getattr(refused, "reason", "") if refused is not None else "",
             masker=await _masker(gate.snapshot),
         )
+        event["skippedBefore"] = skipped
         await get_channel_layer().group_send(
             group_name(gate.snapshot.server_id), {"type": "inspector.event", "event": event}
         )

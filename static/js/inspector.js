@@ -18,6 +18,7 @@
   const detail = root.querySelector("#inspector-detail");
   const events = [];
   let paused = false;
+  let skipped = 0;
   let socket = null;
   let retry = 500;
 
@@ -84,7 +85,9 @@
       if (gone) gone.remove();
     }
     empty.hidden = true;
-    count.textContent = events.length + " request" + (events.length === 1 ? "" : "s");
+    skipped += event.skippedBefore || 0;
+    count.textContent = events.length + " request" + (events.length === 1 ? "" : "s") +
+      (skipped ? " (" + skipped + " more not shown: over the live rate)" : "");
   }
 
   function refilter() {
@@ -157,6 +160,7 @@
   });
   root.querySelector("#inspector-clear").addEventListener("click", function () {
     events.length = 0;
+    skipped = 0;
     tbody.textContent = "";
     empty.hidden = false;
     detail.hidden = true;

@@ -72,3 +72,16 @@ def test_an_sse_body_becomes_its_messages_and_a_large_body_is_not_shown():
     big = orjson.dumps(call("tools/call", {"name": "x", "arguments": {"a": "b" * 40_000}}))
     shown = body_for_event(big, "application/json", log_arguments=True, from_client=True)
     assert shown == {"[truncated]": f"{len(big)} bytes, not shown"}
+
+
+def test_the_event_budget_counts_what_it_skips_and_says_so_on_the_next_event(monkeypatch):
+    from inspector import publish
+
+    now = [100.0]
+    monkeypatch.setattr(publish.time, "monotonic", lambda: now[0])
+    budget = publish.Budget()
+    assert [budget.take(1, 2) for _ in range(5)] == [0, 0, None, None, None]
+    assert budget.take(2, 2) == 0  # another server has its own budget
+    now[0] = 101.0
+    assert budget.take(1, 2) == 3
+    assert budget.take(1, 2) == 0
