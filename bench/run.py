@@ -31,10 +31,12 @@ BENCH_DATABASE = "getmcp_bench"
 OWNER = "bench@example.com"
 GETMCP_PATH = "/mcp/bench-echo"
 GETMCP_AUTH_PATH = "/mcp/bench-echo-auth"
+GETMCP_WATCHED_PATH = "/mcp/bench-echo-watched"
 # fastmcp answers with SSE events (its default); fastmcp-json with plain JSON, as getmcp does here.
 # getmcp-key and getmcp-oauth: the same tool on a server taking both, with an API key and with an
-# OAuth access token (--sides getmcp-key,getmcp-oauth).
-SIDES = ("getmcp", "fastmcp", "fastmcp-json", "getmcp-key", "getmcp-oauth")
+# OAuth access token (--sides getmcp-key,getmcp-oauth). getmcp-watched: the echo server with its
+# live inspector open on the same process (bench/watcher.py), next to getmcp unwatched.
+SIDES = ("getmcp", "fastmcp", "fastmcp-json", "getmcp-key", "getmcp-oauth", "getmcp-watched")
 DEFAULT_SIDES = "getmcp,fastmcp,fastmcp-json"
 CREDENTIALS: dict[str, str] = {}
 
@@ -141,8 +143,9 @@ def prepare_getmcp(env: dict) -> dict:
     )
     definition = str(BENCH / "getmcp_server.yaml")
     run([*manage, "server", "import", definition, "--owner", OWNER, "--replace"], env)
-    definition = str(BENCH / "getmcp_auth_server.yaml")
-    run([*manage, "server", "import", definition, "--owner", OWNER, "--replace"], env)
+    for name in ("getmcp_auth_server.yaml", "getmcp_watched_server.yaml"):
+        definition = str(BENCH / name)
+        run([*manage, "server", "import", definition, "--owner", OWNER, "--replace"], env)
     minted = subprocess.run(
         [PYTHON, str(BENCH / "credentials.py")],
         env=env
@@ -170,6 +173,7 @@ class Server:
         self.name = name
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}{path}"
+        self.env = env
         self.log = ROOT / "results" / "bench" / f"{name}.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         command = [PYTHON, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(self.port)]
@@ -341,6 +345,13 @@ def print_table(
             f"CPU per call {oauth.cpu_ms_per_call / key.cpu_ms_per_call:.3f}x"
         )
     ours = by_name.get("getmcp")
+    watched = by_name.get("getmcp-watched")
+    if ours and watched and ours.rps and ours.p50_ms and ours.cpu_ms_per_call:
+        print(
+            f"inspector open / nobody watching: throughput {watched.rps / ours.rps:.3f}x, "
+            f"p50 latency {watched.p50_ms / ours.p50_ms:.3f}x, "
+            f"CPU per call {watched.cpu_ms_per_call / ours.cpu_ms_per_call:.3f}x"
+        )
     for other in ("fastmcp", "fastmcp-json"):
         theirs = by_name.get(other)
         if ours and theirs and theirs.rps and theirs.p50_ms and theirs.p99_ms:
@@ -362,7 +373,9 @@ def start_servers(env: dict, args: argparse.Namespace) -> dict[str, Server]:
             if getmcp_env is None:
                 print("getmcp: preparing its database and the bench servers", flush=True)
                 getmcp_env = prepare_getmcp(env)
-            path = GETMCP_PATH if name == "getmcp" else GETMCP_AUTH_PATH
+            path = {"getmcp": GETMCP_PATH, "getmcp-watched": GETMCP_WATCHED_PATH}.get(
+                name, GETMCP_AUTH_PATH
+            )
             app, server_env = "getmcp.asgi:application", getmcp_env
         else:
             app, path = "bench.fastmcp_server:app", "/mcp"
@@ -371,16 +384,35 @@ def start_servers(env: dict, args: argparse.Namespace) -> dict[str, Server]:
     return servers
 
 
+def start_watcher(server: Server) -> subprocess.Popen:
+    """bench/watcher.py: the inspector's WebSocket open on the server's own process."""
+    origin = f"http://127.0.0.1:{server.port}"
+    ws_url = f"ws://127.0.0.1:{server.port}/ws/inspector/{GETMCP_WATCHED_PATH.rsplit('/', 1)[1]}/"
+    watcher = subprocess.Popen(
+        [PYTHON, str(BENCH / "watcher.py"), ws_url, origin],
+        cwd=ROOT,
+        env=server.env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    if watcher.stdout.readline().strip() != "watching":
+        raise SystemExit("the inspector watcher did not connect")
+    return watcher
+
+
 def main() -> None:
     args = parse_args()
     if not shutil.which("wrk"):
         raise SystemExit("wrk is missing: apt-get install wrk (make bench does it when root)")
     env = os.environ | {"PYTHONPATH": str(ROOT)}
     servers = start_servers(env, args)
+    watcher = None
     try:
         sessions = {}
         for name, server in servers.items():
             server.wait()
+            if name == "getmcp-watched":
+                watcher = start_watcher(server)
             sessions[name] = open_session(server.url, args.text, bearer_for(name))
             if args.warmup:
                 wrk(server.url, sessions[name], args, args.warmup, bearer_for(name))
@@ -391,6 +423,9 @@ def main() -> None:
                 print(f"round {number}/{args.rounds}: {name}", flush=True)
                 rounds[name].append(measure(name, server, sessions[name], args))
     finally:
+        if watcher is not None:
+            watcher.send_signal(signal.SIGTERM)
+            print("watcher received:", watcher.communicate(timeout=10)[0].strip().splitlines()[-1])
         for server in servers.values():
             server.stop()
     results = [median_round(found) for found in rounds.values()]

@@ -84,15 +84,16 @@ class InspectorConsumer(AsyncWebsocketConsumer):
         elif message.get("type") == "resume":
             self.paused = False
 
-    async def inspector_event(self, message):
-        """An event from any web process (publish.py sends them to the group)."""
+    async def inspector_events(self, message):
+        """A batch of events from any web process (publish.py sends them to the group)."""
         if self.paused:
             return
-        event = message["event"]
-        await self.send_json({"type": "request", "event": event})
-        task_id = event.get("taskId")
-        if task_id and task_id not in self.relays and len(self.relays) < MAX_TASK_RELAYS:
-            self.relays[task_id] = asyncio.create_task(self._relay_task(task_id))
+        batch = message["events"]
+        await self.send_json({"type": "requests", "events": batch})
+        for event in batch:
+            task_id = event.get("taskId")
+            if task_id and task_id not in self.relays and len(self.relays) < MAX_TASK_RELAYS:
+                self.relays[task_id] = asyncio.create_task(self._relay_task(task_id))
 
     async def send_json(self, payload) -> None:
         await self.send(text_data=orjson.dumps(payload).decode())

@@ -7,10 +7,13 @@ message and nothing else. When watched, the event is built and sent in a backgro
 the response went out (fire and forget: a failed send loses an event, never a request).
 
 A person reads a few rows a second, so each process sends at most INSPECTOR_EVENTS_PER_SECOND
-events per server; the rest are counted and the next event says how many were not shown. That
-keeps a watched server under heavy traffic within a few percent of an unwatched one.
+events per server; the rest are counted and the next event says how many were not shown. Events
+leave in batches, one channel-layer message per server every FLUSH_SECONDS, and the vault values
+events are masked with are re-read at most every MASKER_SECONDS. That keeps a watched server
+under heavy traffic within a few percent of an unwatched one (bench/README.md).
 """
 
+import asyncio
 import logging
 import time
 
@@ -26,7 +29,13 @@ log = logging.getLogger(__name__)
 
 # Enough of a body to show; the event itself says when more was sent.
 CAPTURE_LIMIT = events.MAX_BODY_BYTES + 1
+FLUSH_SECONDS = 0.1
+# A secret added or changed shows unmasked in the inspector of its own organization for at most
+# this long (only to members of that organization).
+MASKER_SECONDS = 2.0
 _maskers: dict = {}
+_outbox: dict[int, list[dict]] = {}
+_flusher: asyncio.Task | None = None
 
 
 class Budget:
@@ -124,11 +133,38 @@ async def _publish(
             masker=await _masker(gate.snapshot),
         )
         event["skippedBefore"] = skipped
-        await get_channel_layer().group_send(
-            group_name(gate.snapshot.server_id), {"type": "inspector.event", "event": event}
-        )
+        _outbox.setdefault(gate.snapshot.server_id, []).append(event)
+        _ensure_flusher()
     except Exception:
         log.warning("live inspector: could not publish an event", exc_info=True)
+
+
+def _ensure_flusher() -> None:
+    global _flusher
+    loop = asyncio.get_running_loop()
+    if _flusher is None or _flusher.done() or _flusher.get_loop() is not loop:
+        from servers.endpoint.gate import start_background
+
+        _flusher = start_background(_flush())
+
+
+async def _flush() -> None:
+    """Every FLUSH_SECONDS, one message per server with the events waiting; ends when none
+    wait (nothing awaits between that check and the end, so no event is left behind)."""
+    layer = get_channel_layer()
+    while True:
+        await asyncio.sleep(FLUSH_SECONDS)
+        if not _outbox:
+            return
+        batches = dict(_outbox)
+        _outbox.clear()
+        for server_id, batch in batches.items():
+            try:
+                await layer.group_send(
+                    group_name(server_id), {"type": "inspector.events", "events": batch}
+                )
+            except Exception:
+                log.warning("live inspector: could not send %d events", len(batch), exc_info=True)
 
 
 def _refusal_body(refused) -> bytes:
@@ -138,19 +174,21 @@ def _refusal_body(refused) -> bytes:
 
 
 async def _masker(snapshot) -> Masker | None:
-    """A Masker over the organization's vault values (cached per values object, which the
-    vault's own cache replaces when a secret changes)."""
+    """A Masker over the organization's vault values, re-read at most every MASKER_SECONDS."""
     from vault.resolve import asecrets_for
 
+    key = (snapshot.organization_id, snapshot.server_id)
+    cached = _maskers.get(key)
+    now = time.monotonic()
+    if cached is not None and cached[0] > now:
+        return cached[1]
     try:
         values = await asecrets_for(snapshot.organization_id, snapshot.server_id)
     except Exception:
         log.warning("live inspector: vault values unreadable; masking credentials only")
         return None
-    key = (snapshot.organization_id, snapshot.server_id)
-    cached = _maskers.get(key)
-    if cached is not None and cached[0] is values:
-        return cached[1]
+    if len(_maskers) >= 10_000:
+        _maskers.clear()
     masker = Masker(list(values.values()))
-    _maskers[key] = (values, masker)
+    _maskers[key] = (now + MASKER_SECONDS, masker)
     return masker

@@ -137,8 +137,8 @@
       if (data.type === "hello") {
         state.textContent = paused ? "Paused: new requests are not shown" : "Live";
         root.dataset.live = "true";
-      } else if (data.type === "request") {
-        add(data.event);
+      } else if (data.type === "requests") {
+        for (const event of data.events) add(event);
       } else if (data.type === "task") {
         taskUpdate(data);
       }

@@ -101,15 +101,18 @@ async def test_an_open_socket_forwards_its_groups_events_until_paused(people):
     await communicator.receive_json_from(timeout=5)
     layer = get_channel_layer()
     event = {"id": "e1", "method": "tools/call", "taskId": ""}
-    await layer.group_send(group_name(server.pk), {"type": "inspector.event", "event": event})
-    assert await communicator.receive_json_from(timeout=5) == {"type": "request", "event": event}
+    await layer.group_send(group_name(server.pk), {"type": "inspector.events", "events": [event]})
+    assert await communicator.receive_json_from(timeout=5) == {
+        "type": "requests",
+        "events": [event],
+    }
 
     await communicator.send_json_to({"type": "pause"})
     await asyncio.sleep(0.2)
-    await layer.group_send(group_name(server.pk), {"type": "inspector.event", "event": event})
+    await layer.group_send(group_name(server.pk), {"type": "inspector.events", "events": [event]})
     assert await communicator.receive_nothing(timeout=0.5)
     await communicator.send_json_to({"type": "resume"})
     await asyncio.sleep(0.2)
-    await layer.group_send(group_name(server.pk), {"type": "inspector.event", "event": event})
-    assert (await communicator.receive_json_from(timeout=5))["type"] == "request"
+    await layer.group_send(group_name(server.pk), {"type": "inspector.events", "events": [event]})
+    assert (await communicator.receive_json_from(timeout=5))["type"] == "requests"
     await communicator.disconnect()

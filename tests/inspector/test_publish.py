@@ -44,8 +44,9 @@ def headers_for(raw=None, **extra):
 
 async def next_event(layer, channel, timeout=3.0) -> dict:
     message = await asyncio.wait_for(layer.receive(channel), timeout)
-    assert message["type"] == "inspector.event"
-    return message["event"]
+    assert message["type"] == "inspector.events"
+    (event,) = message["events"]
+    return event
 
 
 @pytest.fixture
