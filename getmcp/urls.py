@@ -7,7 +7,7 @@ urlpatterns = [
     path("", include("oauth.urls")),
     path("", include("accounts.urls")),
     path("", include("inspector.urls")),
-    path("", include("servers.dashboard.urls")),
+    path("", include("dashboard.urls")),
 ]
 
 # JSON under /api/, a plain page elsewhere; 503 with Retry-After when Redis or Postgres is out.

@@ -21,8 +21,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from accounts import policy
+from infra.redis import async_client
 from servers.models import Server
-from servers.redis import async_client
 
 from .watch import REFRESH_SECONDS, group_name, keep_alive
 

@@ -36,6 +36,15 @@ MASKER_SECONDS = 2.0
 _maskers: dict = {}
 _outbox: dict[int, list[dict]] = {}
 _flusher: asyncio.Task | None = None
+_running: set = set()
+
+
+def _background(coro) -> asyncio.Task:
+    # A reference until done, so the loop does not drop the task half way.
+    task = asyncio.create_task(coro)
+    _running.add(task)
+    task.add_done_callback(_running.discard)
+    return task
 
 
 class Budget:
@@ -105,9 +114,7 @@ def finished(gate, capture: Capture, path_rest: str, refused=None) -> None:
     skipped = budget.take(gate.snapshot.server_id, settings.INSPECTOR_EVENTS_PER_SECOND)
     if skipped is None:
         return
-    from servers.endpoint.gate import start_background
-
-    start_background(_publish(gate, capture, path_rest, refused, time.perf_counter(), skipped))
+    _background(_publish(gate, capture, path_rest, refused, time.perf_counter(), skipped))
 
 
 async def _publish(
@@ -143,9 +150,7 @@ def _ensure_flusher() -> None:
     global _flusher
     loop = asyncio.get_running_loop()
     if _flusher is None or _flusher.done() or _flusher.get_loop() is not loop:
-        from servers.endpoint.gate import start_background
-
-        _flusher = start_background(_flush())
+        _flusher = _background(_flush())
 
 
 async def _flush() -> None:

@@ -1,8 +1,8 @@
 """The live inspector page of a server (the socket does the rest: consumers.py)."""
 
 from accounts.policy import Action
-from servers.dashboard.scoping import server_or_404
-from servers.dashboard.views.base import authorize, dashboard_view, page
+from dashboard.scoping import server_or_404
+from dashboard.views.base import authorize, dashboard_view, page
 
 from .events import REASONS
 

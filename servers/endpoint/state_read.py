@@ -11,10 +11,9 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from infra import keys as rkeys
+from infra.redis import is_embedded
 from inspector.watch import flag_key
-
-from .. import keys as rkeys
-from ..redis import is_embedded
 
 READ_STATE = """
 local out = {redis.call('GET', KEYS[1]) or false, false, false, redis.call('EXISTS', KEYS[4])}

@@ -13,10 +13,10 @@ from django.test import Client
 
 from accounts.models import ApiKey, Membership, User
 from getmcp.asgi import application
+from infra.redis import async_client
 from inspector.consumers import CLOSE_REFUSED
 from inspector.watch import flag_key, group_name
 from servers.definition import import_definition
-from servers.redis import async_client
 from tests.servers.endpoint.conftest import server_definition
 
 ROLES = ["owner", "admin", "member", "viewer"]

@@ -8,8 +8,8 @@ import pytest
 from channels.layers import get_channel_layer
 
 from getmcp.asgi import application
+from infra.redis import async_client
 from inspector.watch import flag_key, group_name
-from servers.redis import async_client
 
 INIT = {
     "jsonrpc": "2.0",
