@@ -78,6 +78,12 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--load-cpu", default="0", help="CPU wrk is pinned to ('' to not pin)")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
+    parser.add_argument(
+        "--watcher-on",
+        choices=("same", "other"),
+        default="same",
+        help="getmcp-watched: the inspector socket on the measured process, or on another one",
+    )
     args = parser.parse_args()
     args.sides = [side for side in args.sides.split(",") if side]
     if not set(args.sides) <= set(SIDES):
@@ -313,6 +319,8 @@ def median_round(rounds: list[Result]) -> Result:
 def print_table(
     results: list[Result], rounds: dict[str, list[Result]], args: argparse.Namespace
 ) -> None:
+    if "getmcp-watched" in rounds:
+        print(f"\ninspector socket on the {args.watcher_on} process as getmcp-watched")
     print(
         f"\ntools/call echo, median of {args.rounds} rounds of {args.duration}s, "
         f"{args.connections} connections, "
@@ -406,13 +414,20 @@ def main() -> None:
         raise SystemExit("wrk is missing: apt-get install wrk (make bench does it when root)")
     env = os.environ | {"PYTHONPATH": str(ROOT)}
     servers = start_servers(env, args)
-    watcher = None
+    watcher = socket_host = None
     try:
         sessions = {}
         for name, server in servers.items():
             server.wait()
             if name == "getmcp-watched":
-                watcher = start_watcher(server)
+                host = server
+                if args.watcher_on == "other":
+                    # The socket lands on another web process, as with several workers.
+                    host = socket_host = Server(
+                        "inspector-socket", "getmcp.asgi:application", "/", server.env, ""
+                    )
+                    host.wait()
+                watcher = start_watcher(host)
             sessions[name] = open_session(server.url, args.text, bearer_for(name))
             if args.warmup:
                 wrk(server.url, sessions[name], args, args.warmup, bearer_for(name))
@@ -426,7 +441,7 @@ def main() -> None:
         if watcher is not None:
             watcher.send_signal(signal.SIGTERM)
             print("watcher received:", watcher.communicate(timeout=10)[0].strip().splitlines()[-1])
-        for server in servers.values():
+        for server in [*servers.values(), *([socket_host] if socket_host else [])]:
             server.stop()
     results = [median_round(found) for found in rounds.values()]
     print_table(results, rounds, args)

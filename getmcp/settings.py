@@ -104,7 +104,7 @@ CHANNEL_LAYERS = {
 }
 # At most this many live-inspector events per second, per web process and server; the rest are
 # counted ("N requests not shown") so a flood costs a watched server almost nothing.
-INSPECTOR_EVENTS_PER_SECOND = int(os.environ.get("INSPECTOR_EVENTS_PER_SECOND", "20"))
+INSPECTOR_EVENTS_PER_SECOND = int(os.environ.get("INSPECTOR_EVENTS_PER_SECOND", "10"))
 
 # -- Outages: timeouts and health checks on every Postgres and Redis connection -----------------
 # A connection broken by a Postgres restart is noticed (one cheap ping after each idle period)
