@@ -116,3 +116,45 @@ async def test_an_open_socket_forwards_its_groups_events_until_paused(people):
     await layer.group_send(group_name(server.pk), {"type": "inspector.events", "events": [event]})
     assert (await communicator.receive_json_from(timeout=5))["type"] == "requests"
     await communicator.disconnect()
+
+
+async def test_a_call_that_became_a_task_is_followed_with_its_progress_and_end(people):
+    import orjson
+
+    from mcptasks.events import events_channel
+
+    server, cookies = people
+    communicator = socket(server.slug, cookies["member"])
+    assert (await communicator.connect(timeout=5))[0]
+    await communicator.receive_json_from(timeout=5)
+    event = {"id": "e2", "method": "tools/call", "taskId": "task-under-watch"}
+    await get_channel_layer().group_send(
+        group_name(server.pk), {"type": "inspector.events", "events": [event]}
+    )
+    assert (await communicator.receive_json_from(timeout=5))["type"] == "requests"
+    redis = async_client()
+    channel = events_channel("task-under-watch")
+    for _ in range(50):  # until the consumer has subscribed
+        if (await redis.pubsub_numsub(channel))[0][1]:
+            break
+        await asyncio.sleep(0.1)
+    progress = {"type": "progress", "progress": 2, "total": 3, "message": "Writing"}
+    await redis.publish(channel, orjson.dumps(progress))
+    assert await communicator.receive_json_from(timeout=5) == {
+        "type": "task",
+        "taskId": "task-under-watch",
+        "kind": "progress",
+        "progress": 2,
+        "total": 3,
+        "message": "Writing",
+    }
+    done = {
+        "type": "status",
+        "notifications": {
+            "2025-11-25": {"params": {"status": "completed", "statusMessage": "done"}}
+        },
+    }
+    await redis.publish(channel, orjson.dumps(done))
+    update = await communicator.receive_json_from(timeout=5)
+    assert (update["kind"], update["status"]) == ("status", "completed")
+    await communicator.disconnect()
