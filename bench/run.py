@@ -33,9 +33,11 @@ BENCH_DATABASE = "getmcp_bench"
 OWNER = "bench@example.com"
 GETMCP_PATH = "/mcp/bench-echo"
 GETMCP_AUTH_PATH = "/mcp/bench-echo-auth"
+GETMCP_WATCHED_PATH = "/mcp/bench-echo-watched"
 # fastmcp answers with SSE events (its default); fastmcp-json with plain JSON, as getmcp does here.
 # getmcp-key and getmcp-oauth: the same tool on a server taking both, with an API key and with an
-# OAuth access token (--sides getmcp-key,getmcp-oauth).
+# OAuth access token (--sides getmcp-key,getmcp-oauth). getmcp-watched: the echo server with its
+# live inspector open on the same process (bench/watcher.py), next to getmcp unwatched.
 # getmcp-baseline: the same as getmcp, served from another source tree (--baseline DIR, e.g. an
 # export of main) to compare a change side by side; getmcp-multiproc: with PROMETHEUS_MULTIPROC_DIR
 # (metrics in shared files, as under several workers); getmcp-traced: with OpenTelemetry
@@ -51,6 +53,7 @@ SIDES = (
     "getmcp-multiproc",
     "getmcp-traced",
     "getmcp-traced-all",
+    "getmcp-watched",
 )
 DEFAULT_SIDES = "getmcp,fastmcp,fastmcp-json"
 CREDENTIALS: dict[str, str] = {}
@@ -95,6 +98,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument(
         "--baseline", type=Path, help="source tree the getmcp-baseline side is served from"
+    )
+    parser.add_argument(
+        "--watcher-on",
+        choices=("same", "other"),
+        default="same",
+        help="getmcp-watched: the inspector socket on the measured process, or on another one",
     )
     args = parser.parse_args()
     args.sides = [side for side in args.sides.split(",") if side]
@@ -163,8 +172,9 @@ def prepare_getmcp(env: dict) -> dict:
     )
     definition = str(BENCH / "getmcp_server.yaml")
     run([*manage, "server", "import", definition, "--owner", OWNER, "--replace"], env)
-    definition = str(BENCH / "getmcp_auth_server.yaml")
-    run([*manage, "server", "import", definition, "--owner", OWNER, "--replace"], env)
+    for name in ("getmcp_auth_server.yaml", "getmcp_watched_server.yaml"):
+        definition = str(BENCH / name)
+        run([*manage, "server", "import", definition, "--owner", OWNER, "--replace"], env)
     minted = subprocess.run(
         [PYTHON, str(BENCH / "credentials.py")],
         env=env
@@ -229,6 +239,7 @@ class Server:
         self.name = name
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}{path}"
+        self.env = env
         self.log = ROOT / "results" / "bench" / f"{name}.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         command = [PYTHON, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(self.port)]
@@ -368,6 +379,8 @@ def median_round(rounds: list[Result]) -> Result:
 def print_table(
     results: list[Result], rounds: dict[str, list[Result]], args: argparse.Namespace
 ) -> None:
+    if "getmcp-watched" in rounds:
+        print(f"\ninspector socket on the {args.watcher_on} process as getmcp-watched")
     print(
         f"\ntools/call echo, median of {args.rounds} rounds of {args.duration}s, "
         f"{args.connections} connections, "
@@ -400,6 +413,18 @@ def print_table(
             f"CPU per call {oauth.cpu_ms_per_call / key.cpu_ms_per_call:.3f}x"
         )
     ours = by_name.get("getmcp")
+    watched = by_name.get("getmcp-watched")
+    if ours and watched and ours.rps and ours.p50_ms:
+        # CPU per call as in the table: the median over the rounds.
+        cpu = {
+            name: sorted(r.cpu_ms_per_call for r in rounds[name])[len(rounds[name]) // 2]
+            for name in ("getmcp", "getmcp-watched")
+        }
+        print(
+            f"inspector open / nobody watching: throughput {watched.rps / ours.rps:.3f}x, "
+            f"p50 latency {watched.p50_ms / ours.p50_ms:.3f}x, "
+            f"CPU per call {cpu['getmcp-watched'] / cpu['getmcp']:.3f}x (median of rounds)"
+        )
     for other in ("fastmcp", "fastmcp-json"):
         theirs = by_name.get(other)
         if ours and theirs and theirs.rps and theirs.p50_ms and theirs.p99_ms:
@@ -421,7 +446,9 @@ def start_servers(env: dict, args: argparse.Namespace) -> dict[str, Server]:
             if getmcp_env is None:
                 print("getmcp: preparing its database and the bench servers", flush=True)
                 getmcp_env = prepare_getmcp(env)
-            path = GETMCP_AUTH_PATH if name in ("getmcp-key", "getmcp-oauth") else GETMCP_PATH
+            path = {"getmcp-key": GETMCP_AUTH_PATH, "getmcp-oauth": GETMCP_AUTH_PATH}.get(
+                name, GETMCP_WATCHED_PATH if name == "getmcp-watched" else GETMCP_PATH
+            )
             app = "getmcp.asgi:application"
             server_env, tree = side_env(name, getmcp_env, args)
         else:
@@ -431,16 +458,42 @@ def start_servers(env: dict, args: argparse.Namespace) -> dict[str, Server]:
     return servers
 
 
+def start_watcher(server: Server) -> subprocess.Popen:
+    """bench/watcher.py: the inspector's WebSocket open on the server's own process."""
+    origin = f"http://127.0.0.1:{server.port}"
+    ws_url = f"ws://127.0.0.1:{server.port}/ws/inspector/{GETMCP_WATCHED_PATH.rsplit('/', 1)[1]}/"
+    watcher = subprocess.Popen(
+        [PYTHON, str(BENCH / "watcher.py"), ws_url, origin],
+        cwd=ROOT,
+        env=server.env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    if watcher.stdout.readline().strip() != "watching":
+        raise SystemExit("the inspector watcher did not connect")
+    return watcher
+
+
 def main() -> None:
     args = parse_args()
     if not shutil.which("wrk"):
         raise SystemExit("wrk is missing: apt-get install wrk (make bench does it when root)")
     env = os.environ | {"PYTHONPATH": str(ROOT)}
     servers = start_servers(env, args)
+    watcher = socket_host = None
     try:
         sessions = {}
         for name, server in servers.items():
             server.wait()
+            if name == "getmcp-watched":
+                host = server
+                if args.watcher_on == "other":
+                    # The socket lands on another web process, as with several workers.
+                    host = socket_host = Server(
+                        "inspector-socket", "getmcp.asgi:application", "/", server.env, ""
+                    )
+                    host.wait()
+                watcher = start_watcher(host)
             sessions[name] = open_session(server.url, args.text, bearer_for(name))
             if args.warmup:
                 wrk(server.url, sessions[name], args, args.warmup, bearer_for(name))
@@ -451,7 +504,10 @@ def main() -> None:
                 print(f"round {number}/{args.rounds}: {name}", flush=True)
                 rounds[name].append(measure(name, server, sessions[name], args))
     finally:
-        for server in servers.values():
+        if watcher is not None:
+            watcher.send_signal(signal.SIGTERM)
+            print("watcher received:", watcher.communicate(timeout=10)[0].strip().splitlines()[-1])
+        for server in [*servers.values(), *([socket_host] if socket_host else [])]:
             server.stop()
     results = [median_round(found) for found in rounds.values()]
     print_table(results, rounds, args)

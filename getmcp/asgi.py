@@ -1,4 +1,5 @@
-"""ASGI entry point: /mcp/ and /webtools/ go straight to the MCP endpoint, the rest to Django."""
+"""ASGI entry point: /mcp/ and /webtools/ go straight to the MCP endpoint, the rest of HTTP to
+Django, and WebSockets (the live inspector) through Channels with the dashboard's session."""
 
 import os
 
@@ -8,6 +9,12 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_app = get_asgi_application()
 
+from channels.routing import ProtocolTypeRouter  # noqa: E402
+
+from inspector.routing import websocket_application  # noqa: E402
 from servers.endpoint.app import McpApp  # noqa: E402
 
-application = McpApp(fallback=django_app)
+mcp_app = McpApp(fallback=django_app)
+application = ProtocolTypeRouter(
+    {"http": mcp_app, "lifespan": mcp_app, "websocket": websocket_application()}
+)

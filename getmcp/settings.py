@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "dashboard",
     "mcptasks",
     "oauth",
+    "inspector",
 ]
 
 MIDDLEWARE = [
@@ -90,6 +91,20 @@ if os.environ.get("TEST_DB_NAME"):
 
 # Empty means embedded mode: fakeredis in-process, Celery tasks on an in-process executor.
 REDIS_URL = os.environ.get("REDIS_URL", "")
+
+# The live inspector's channel layer (inspector/): Redis pub/sub, so an event published by any
+# web process reaches a watcher connected to any other; in-process in embedded mode.
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+        "CONFIG": {"hosts": [REDIS_URL]},
+    }
+    if REDIS_URL
+    else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
+}
+# At most this many live-inspector events per second, per web process and server; the rest are
+# counted ("N requests not shown") so a flood costs a watched server almost nothing.
+INSPECTOR_EVENTS_PER_SECOND = int(os.environ.get("INSPECTOR_EVENTS_PER_SECOND", "10"))
 
 # -- Outages: timeouts and health checks on every Postgres and Redis connection -----------------
 # A connection broken by a Postgres restart is noticed (one cheap ping after each idle period)

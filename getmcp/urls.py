@@ -9,6 +9,7 @@ urlpatterns = [
     path("api/", include("api.urls")),
     path("", include("oauth.urls")),
     path("", include("accounts.urls")),
+    path("", include("inspector.urls")),
     path("", include("dashboard.urls")),
 ]
 

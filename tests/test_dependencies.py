@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 # Declared for a job no import shows, each with the reason.
 USED_WITHOUT_IMPORT = {
-    "channels": "the live inspector serves its WebSocket over it (issue: live inspector)",
+    "channels-redis": "the live inspector's channel layer across web processes, named by its "
+    "dotted path in settings.CHANNEL_LAYERS",
     "psycopg": "the Postgres driver Django loads for a postgres:// DATABASE_URL",
     "uvicorn": "serves the ASGI app (make run, scripts/run.py)",
     "gunicorn": "runs uvicorn workers in the Docker image and docker-compose.yml",

@@ -9,6 +9,7 @@ from django.conf import settings
 
 from activity import recorder
 from infra.redis import is_embedded
+from inspector import publish as inspector
 from observability.asgi import observed
 
 from ..outages import RETRY_AFTER_SECONDS, outage_message, outage_of
@@ -107,7 +108,10 @@ class McpApp:
             return
         req = HttpRequest(scope, receive)
         gate = Gate(req, match["slug"], match["version"])
+        capture = inspector.Capture()
+        send = capture.wrap(send, gate)  # keeps the answer only while the inspector watches
         started = False
+        refusal = None
 
         async def tracking_send(message):
             nonlocal started
@@ -117,6 +121,7 @@ class McpApp:
         try:
             await route(self, gate, req, tracking_send)
         except Refused as refused:
+            refusal = refused
             await refused.send(tracking_send, gate.cors_headers() if gate.origin_ok else ())
         except BodyTimeout:
             if not started:
@@ -147,6 +152,8 @@ class McpApp:
                         "error": {"code": -32603, "message": "Internal error"},
                     },
                 )
+        finally:
+            inspector.finished(gate, capture, rest, refusal)
 
     async def legacy_stream(self, gate: Gate, req: HttpRequest, send):
         if req.method != "GET":

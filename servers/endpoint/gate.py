@@ -37,14 +37,18 @@ def session_header(req) -> str | None:
 
 
 class Refused(Exception):
-    """The request stops here with an HTTP error."""
+    """The request stops here with an HTTP error. `reason` names why in a word the live
+    inspector shows (inspector/events.py REASONS); it never reaches the client."""
 
-    def __init__(self, status: int, code: int, message: str, headers=(), request_id=None):
+    def __init__(
+        self, status: int, code: int, message: str, headers=(), request_id=None, *, reason=""
+    ):
         super().__init__(message)
         self.status = status
         self.error = McpError(code, message)
         self.headers = list(headers)
         self.request_id = request_id
+        self.reason = reason
 
     async def send(self, send, extra_headers=()) -> None:
         body = {"jsonrpc": "2.0", "id": self.request_id, "error": self.error.to_dict()}
@@ -78,6 +82,7 @@ class Gate:
         "origin",
         "origin_ok",
         "background",
+        "watched",
     )
 
     def __init__(self, request, slug: str, version: str | None = None):
@@ -93,6 +98,7 @@ class Gate:
         # Whether a refusal may carry CORS headers (the Origin passed the server's check).
         self.origin_ok = False
         self.background = BACKGROUND
+        self.watched = False  # someone has this server's live inspector open
 
     def cors_headers(self) -> list[tuple[str, str]]:
         if not self.origin:
@@ -119,7 +125,7 @@ class Gate:
         req = self.request
         host = req.header("host", "")
         if not host_allowed(host):
-            raise Refused(400, -32600, "Invalid Host header")
+            raise Refused(400, -32600, "Invalid Host header", reason="host_refused")
 
         token = auth.bearer_token(req.header("authorization"))
         digest = auth.digest(token) if token else None
@@ -133,6 +139,7 @@ class Gate:
         server_generation = state.server_generation
         key_generation = state.key_generation
         session_data = state.session
+        self.watched = state.watched
 
         try:
             snapshot = await get_snapshot(self.slug, server_generation, self.version)
@@ -144,17 +151,19 @@ class Gate:
                 token, digest, cached, key_generation, host, preflight
             ):
                 return
-            raise Refused(503, -32603, "This MCP server's definition is invalid") from None
+            raise Refused(
+                503, -32603, "This MCP server's definition is invalid", reason="broken_definition"
+            ) from None
         if snapshot is None or snapshot.status == "draft":
             if await self._refuse_as_protected(
                 token, digest, cached, key_generation, host, preflight
             ):
                 return
-            raise Refused(404, -32600, "Unknown MCP server")
+            raise Refused(404, -32600, "Unknown MCP server", reason="unknown_server")
+        self.snapshot = snapshot  # before the Origin check: its refusal is the server's to see
         if self.origin and not origin_allowed(self.origin, host, snapshot.allowed_origins):
-            raise Refused(403, -32600, "Origin not allowed")
+            raise Refused(403, -32600, "Origin not allowed", reason="origin_refused")
         self.origin_ok = True
-        self.snapshot = snapshot
         if preflight:
             return
 
@@ -162,7 +171,9 @@ class Gate:
             # Before the status: an outsider must not learn that a server is paused.
             self.credential = await self._authenticate(token, digest, cached, key_generation)
         if snapshot.status == "paused":
-            raise Refused(503, -32603, "This MCP server is paused", [("retry-after", "60")])
+            raise Refused(
+                503, -32603, "This MCP server is paused", [("retry-after", "60")], reason="paused"
+            )
         self.snapshot = access.scoped(snapshot, self.credential)
 
         if snapshot.rate_limit_per_minute:
@@ -181,7 +192,12 @@ class Gate:
         gets the error its era defines (with its id)."""
         header_version = self.request.header("mcp-protocol-version")
         if header_version and not versions.is_supported(header_version):
-            raise Refused(400, -32600, f"Unsupported MCP-Protocol-Version: {header_version}")
+            raise Refused(
+                400,
+                -32600,
+                f"Unsupported MCP-Protocol-Version: {header_version}",
+                reason="unsupported_protocol_version",
+            )
 
     async def charge(self, parsed) -> None:
         """Count the tool calls of a request (a parsed body, or tool names) against the quotas
@@ -193,7 +209,9 @@ class Gate:
         except quotas.OverLimit as over:
             retry = [("retry-after", str(over.retry_after))]
             request_id = getattr(parsed, "id", None)
-            raise Refused(429, quotas.RATE_LIMITED, over.message, retry, request_id) from None
+            raise Refused(
+                429, quotas.RATE_LIMITED, over.message, retry, request_id, reason="rate_limited"
+            ) from None
 
     async def _count_against_limit(self, limit: int) -> None:
         """A fixed one-minute window per server and credential, kept in Redis, so neither a
@@ -211,6 +229,7 @@ class Gate:
                 -32000,
                 f"Rate limit of {limit} calls per minute reached; retry in {retry_after} s",
                 [("retry-after", retry_after)],
+                reason="rate_limited",
             )
 
     async def _refuse_as_protected(
@@ -222,7 +241,7 @@ class Gate:
         (answered 204 like any), False for a caller with a valid key (who then learns what is
         wrong); raises the refusal for everyone else."""
         if self.origin and not origin_allowed(self.origin, host, ()):
-            raise Refused(403, -32600, "Origin not allowed")
+            raise Refused(403, -32600, "Origin not allowed", reason="origin_refused")
         self.origin_ok = True
         if preflight:
             return True
@@ -236,17 +255,24 @@ class Gate:
         for a live server that takes OAuth)."""
         if token is None:
             raise unauthorized(
-                snapshot, "Authentication required: send Authorization: Bearer <key>"
+                snapshot,
+                "Authentication required: send Authorization: Bearer <key>",
+                reason="missing_key",
             )
         if cached is not None and cached.generation == key_generation:
             credential = cached
         else:
             credential = await auth.load_credential(self.redis, digest)
         if credential is None:
-            raise unauthorized(snapshot, "Invalid API key or access token", "invalid_token")
+            raise unauthorized(
+                snapshot, "Invalid API key or access token", "invalid_token", reason="unknown_key"
+            )
         if not credential.usable(time.time()):
             raise unauthorized(
-                snapshot, "API key or access token revoked or expired", "invalid_token"
+                snapshot,
+                "API key or access token revoked or expired",
+                "invalid_token",
+                reason="revoked_key",
             )
         return credential
 
@@ -260,17 +286,30 @@ class Gate:
                 snapshot.auth_mode
             ):
                 raise unauthorized(
-                    snapshot, "This access token is not for this server", "invalid_token"
+                    snapshot,
+                    "This access token is not for this server",
+                    "invalid_token",
+                    reason="token_for_other_server",
                 )
             usage.touch(credential.grant_id, rkeys.GRANT_USAGE)
             return credential
         if not accepts_api_key(snapshot.auth_mode):
-            raise unauthorized(snapshot, "This server does not accept API keys", "invalid_token")
+            raise unauthorized(
+                snapshot,
+                "This server does not accept API keys",
+                "invalid_token",
+                reason="api_keys_not_accepted",
+            )
         if credential.organization_id != snapshot.organization_id:
             # Another organization's key learns nothing, not even that the server exists.
-            raise Refused(404, -32600, "Unknown MCP server")
+            raise Refused(404, -32600, "Unknown MCP server", reason="key_of_other_organization")
         if credential.server_ids and snapshot.server_id not in credential.server_ids:
-            raise Refused(403, -32600, "This API key is not allowed to use this server")
+            raise Refused(
+                403,
+                -32600,
+                "This API key is not allowed to use this server",
+                reason="key_limited_to_other_servers",
+            )
         usage.touch(credential.key_id)
         return credential
 
@@ -291,6 +330,7 @@ class Gate:
                         f'resource_metadata="{resource_metadata_url(self.snapshot.slug)}"',
                     )
                 ],
+                reason="insufficient_scope",
             )
 
 
@@ -303,7 +343,9 @@ def resource_metadata_url(slug: str) -> str:
     return f"{settings.SITE_URL.rstrip('/')}/.well-known/oauth-protected-resource/mcp/{slug}"
 
 
-def unauthorized(snapshot, message: str, error: str | None = None) -> Refused:
+def unauthorized(
+    snapshot, message: str, error: str | None = None, *, reason: str = "unauthorized"
+) -> Refused:
     """THE 401 of the endpoint. A server that takes OAuth names its protected resource metadata
     and the scope to ask for (RFC 9728 §5.1, MCP authorization); one that takes only keys
     does not, so header-only clients are never steered into a browser flow."""
@@ -313,7 +355,9 @@ def unauthorized(snapshot, message: str, error: str | None = None) -> Refused:
     if snapshot is not None and accepts_oauth(snapshot.auth_mode):
         params.append(f'resource_metadata="{resource_metadata_url(snapshot.slug)}"')
         params.append(f'scope="{SCOPE_FULL}"')
-    return Refused(401, -32600, message, [("www-authenticate", "Bearer " + ", ".join(params))])
+    return Refused(
+        401, -32600, message, [("www-authenticate", "Bearer " + ", ".join(params))], reason=reason
+    )
 
 
 def start_background(coro) -> asyncio.Task:

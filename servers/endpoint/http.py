@@ -22,7 +22,7 @@ def rpc_error(code: int, message: str) -> dict:
 
 
 class HttpRequest:
-    __slots__ = ("scope", "receive", "method", "path", "headers", "_query")
+    __slots__ = ("scope", "receive", "method", "path", "headers", "_query", "body")
 
     def __init__(self, scope, receive):
         self.scope = scope
@@ -33,6 +33,7 @@ class HttpRequest:
             k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]
         }
         self._query = None
+        self.body = b""  # as read by read_body (the live inspector shows it)
 
     def header(self, name: str, default: str | None = None) -> str | None:
         return self.headers.get(name, default)
@@ -68,7 +69,8 @@ class HttpRequest:
             chunks.append(chunk)
             if not message.get("more_body"):
                 break
-        return b"".join(chunks)
+        self.body = b"".join(chunks)
+        return self.body
 
 
 def encode_headers(headers) -> list[tuple[bytes, bytes]]:

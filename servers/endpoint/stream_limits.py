@@ -62,7 +62,13 @@ def open_in_process() -> int:
 
 
 def _refusal(status: int, message: str) -> Refused:
-    return Refused(status, TOO_MANY, message, [("retry-after", str(RETRY_AFTER_SECONDS))])
+    return Refused(
+        status,
+        TOO_MANY,
+        message,
+        [("retry-after", str(RETRY_AFTER_SECONDS))],
+        reason="too_many_streams",
+    )
 
 
 class Slot:

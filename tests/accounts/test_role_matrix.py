@@ -112,6 +112,7 @@ EXPECTED = [
     R("dashboard:playground", {"GET": VIEWER}, kwargs=SRV),
     R("dashboard:playground_key", {"POST": MEMBER}, kwargs=SRV),
     R("dashboard:task_list", {"GET": VIEWER}, kwargs=SRV),
+    R("inspector:inspector", {"GET": VIEWER}, kwargs=SRV),
     R("dashboard:task_cancel", {"POST": MEMBER}, kwargs={**SRV, "task_id": "task_pk"}),
     R("dashboard:import_tools", {"GET": MEMBER, "POST": MEMBER}, kwargs=SRV),
     R("dashboard:version_list", {"GET": VIEWER, "POST": MEMBER}, kwargs=SRV),

@@ -1,0 +1,148 @@
+"""The live inspector's WebSocket: one socket per open inspector page, at /ws/inspector/<slug>/.
+
+Who may connect is decided as for the server's pages: the dashboard session's user must be a
+member of the server's organization with a role that may VIEW it (accounts.policy); for anyone
+else the handshake is refused (HTTP 403) before joining anything, exactly as for a slug with no
+server, so nobody learns whether a server exists. While open, the
+socket keeps the server's watch flag alive (inspector/watch.py) so the hot path publishes, joins
+the server's channel-layer group (every web process sends there) and forwards each event; for a
+call that became a task it relays the task's progress and status (mcptasks/events.py) too.
+
+Client messages: {"type": "pause"} / {"type": "resume"} (a paused socket drops events and
+keeps no backlog; the page says so).
+"""
+
+import asyncio
+import contextlib
+import logging
+
+import orjson
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from accounts import policy
+from infra.redis import async_client
+from servers.models import Server
+
+from .watch import REFRESH_SECONDS, group_name, keep_alive
+
+log = logging.getLogger(__name__)
+
+CLOSE_REFUSED = 4403
+# At most this many tasks relayed at once per socket, each for at most TASK_RELAY_SECONDS.
+MAX_TASK_RELAYS = 8
+TASK_RELAY_SECONDS = 600
+
+
+@database_sync_to_async
+def _server_for(user, slug: str):
+    """The server when `user` may view it, else None (not found and not allowed look alike)."""
+    if user is None or not user.is_authenticated:
+        return None
+    server = Server.objects.select_related("organization").filter(slug=slug).first()
+    if server is None:
+        return None
+    if not policy.can(user=user, org=server.organization, action=policy.Action.VIEW):
+        return None
+    return {"id": server.pk, "slug": server.slug}
+
+
+class InspectorConsumer(AsyncWebsocketConsumer):
+    async def connect(self):
+        slug = self.scope["url_route"]["kwargs"]["slug"]
+        server = await _server_for(self.scope.get("user"), slug)
+        if server is None:
+            await self.close(code=CLOSE_REFUSED)
+            return
+        self.server = server
+        self.group = group_name(server["id"])
+        self.paused = False
+        self.relays: dict[str, asyncio.Task] = {}
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        await keep_alive(async_client(), server["slug"])
+        self.heartbeat = asyncio.create_task(self._keep_watching())
+        await self.send_json({"type": "hello", "server": server["slug"]})
+
+    async def disconnect(self, code):
+        if not hasattr(self, "group"):
+            return
+        self.heartbeat.cancel()
+        for relay in self.relays.values():
+            relay.cancel()
+        await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive(self, text_data=None, bytes_data=None):
+        try:
+            message = orjson.loads(text_data or b"{}")
+        except orjson.JSONDecodeError:
+            return
+        if not isinstance(message, dict):
+            return
+        if message.get("type") == "pause":
+            self.paused = True
+        elif message.get("type") == "resume":
+            self.paused = False
+
+    async def inspector_events(self, message):
+        """A batch of events from any web process (publish.py sends them to the group)."""
+        if self.paused:
+            return
+        batch = message["events"]
+        await self.send_json({"type": "requests", "events": batch})
+        for event in batch:
+            task_id = event.get("taskId")
+            if task_id and task_id not in self.relays and len(self.relays) < MAX_TASK_RELAYS:
+                self.relays[task_id] = asyncio.create_task(self._relay_task(task_id))
+
+    async def send_json(self, payload) -> None:
+        await self.send(text_data=orjson.dumps(payload).decode())
+
+    async def _keep_watching(self):
+        while True:
+            await asyncio.sleep(REFRESH_SECONDS)
+            try:
+                await keep_alive(async_client(), self.server["slug"])
+            except Exception:
+                log.warning("live inspector: could not refresh the watch flag", exc_info=True)
+
+    async def _relay_task(self, task_id: str) -> None:
+        """The task's progress and status as they happen, until it ends (or a bound)."""
+        from mcptasks.events import CORE_ERA, events_channel
+
+        pubsub = async_client().pubsub()
+        try:
+            await pubsub.subscribe(events_channel(task_id))
+            async with asyncio.timeout(TASK_RELAY_SECONDS):
+                while True:
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=5)
+                    if message is None:
+                        continue
+                    data = orjson.loads(message["data"])
+                    update = {"type": "task", "taskId": task_id, "kind": data.get("type")}
+                    if data.get("type") == "progress":
+                        update.update(
+                            progress=data.get("progress"),
+                            total=data.get("total"),
+                            message=data.get("message"),
+                        )
+                    elif data.get("type") == "status":
+                        params = (data.get("notifications") or {}).get(CORE_ERA, {}).get("params")
+                        params = params or {}
+                        update.update(
+                            status=params.get("status"), message=params.get("statusMessage")
+                        )
+                    else:
+                        continue
+                    if not self.paused:
+                        await self.send_json(update)
+                    if update.get("status") in ("completed", "failed", "cancelled"):
+                        return
+        except (TimeoutError, asyncio.CancelledError):
+            pass
+        except Exception:
+            log.warning("live inspector: task relay stopped", exc_info=True)
+        finally:
+            self.relays.pop(task_id, None)
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()

@@ -1,0 +1,199 @@
+"""The hot path's hook: keep what a watched request said and answered, and send its event to the
+server's inspector group once it is answered.
+
+Cost when nobody watches: `gate.watched` comes from the round trip the gate already makes
+(servers/endpoint/state_read.py), so an unwatched request pays one attribute check per ASGI
+message and nothing else. When watched, the event is built and sent in a background task after
+the response went out (fire and forget: a failed send loses an event, never a request).
+
+A person reads a few rows a second, so each process sends at most INSPECTOR_EVENTS_PER_SECOND
+events per server; the rest are counted and the next event says how many were not shown. Events
+leave in batches, one channel-layer message per server every FLUSH_SECONDS, and the vault values
+events are masked with are re-read at most every MASKER_SECONDS. That keeps a watched server
+under heavy traffic within a few percent of an unwatched one (bench/README.md).
+"""
+
+import asyncio
+import logging
+import time
+
+from channels.layers import get_channel_layer
+from django.conf import settings
+
+from vault.masking import Masker
+
+from . import events
+from .watch import group_name
+
+log = logging.getLogger(__name__)
+
+# Enough of a body to show; the event itself says when more was sent.
+CAPTURE_LIMIT = events.MAX_BODY_BYTES + 1
+FLUSH_SECONDS = 0.1
+# A secret added or changed shows unmasked in the inspector of its own organization for at most
+# this long (only to members of that organization).
+MASKER_SECONDS = 2.0
+_maskers: dict = {}
+_outbox: dict[int, list[dict]] = {}
+_flusher: asyncio.Task | None = None
+_running: set = set()
+
+
+def _background(coro) -> asyncio.Task:
+    # A reference until done, so the loop does not drop the task half way.
+    task = asyncio.create_task(coro)
+    _running.add(task)
+    task.add_done_callback(_running.discard)
+    return task
+
+
+class Budget:
+    """Events per second and server in this process: {server id: [second, sent, skipped]}."""
+
+    def __init__(self):
+        self.windows: dict[int, list[int]] = {}
+
+    def take(self, server_id: int, rate: int) -> int | None:
+        """None when over the budget (counted as skipped); else how many were skipped since
+        the last event sent."""
+        second = int(time.monotonic())
+        window = self.windows.get(server_id)
+        if window is None:
+            if len(self.windows) >= 10_000:  # bounded memory, whatever number of servers
+                self.windows.clear()
+            window = self.windows[server_id] = [second, 0, 0]
+        if window[0] != second:
+            window[0], window[1] = second, 0
+        if window[1] >= rate:
+            window[2] += 1
+            return None
+        window[1] += 1
+        skipped, window[2] = window[2], 0
+        return skipped
+
+
+budget = Budget()
+
+
+class Capture:
+    """The status, content type and (bounded) body of the response, while watched."""
+
+    __slots__ = ("status", "content_type", "chunks", "size", "started")
+
+    def __init__(self):
+        self.status = 0
+        self.content_type = ""
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.started = time.perf_counter()
+
+    def wrap(self, send, gate):
+        async def capturing_send(message):
+            if gate.watched:
+                self.keep(message)
+            await send(message)
+
+        return capturing_send
+
+    def keep(self, message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            for name, value in message.get("headers", ()):
+                if name == b"content-type":
+                    self.content_type = value.decode("latin-1")
+        elif message["type"] == "http.response.body" and self.size < CAPTURE_LIMIT:
+            body = message.get("body", b"")
+            self.chunks.append(body[: CAPTURE_LIMIT - self.size])
+            self.size += len(body)
+
+
+def finished(gate, capture: Capture, path_rest: str, refused=None) -> None:
+    """Called once the request was answered (or refused); publishes only while watched."""
+    if not gate.watched or gate.snapshot is None:
+        return
+    skipped = budget.take(gate.snapshot.server_id, settings.INSPECTOR_EVENTS_PER_SECOND)
+    if skipped is None:
+        return
+    _background(_publish(gate, capture, path_rest, refused, time.perf_counter(), skipped))
+
+
+async def _publish(
+    gate, capture: Capture, path_rest: str, refused, finished_at: float, skipped: int
+) -> None:
+    try:
+        status = capture.status or (refused.status if refused is not None else 0)
+        response_raw = b"".join(capture.chunks)
+        response_type = capture.content_type
+        if refused is not None and not response_raw:
+            response_raw = _refusal_body(refused)
+            response_type = "application/json"
+        event = events.build(
+            gate=gate,
+            path_rest=path_rest,
+            status=status,
+            request_raw=gate.request.body,
+            response_raw=response_raw,
+            response_type=response_type,
+            started=capture.started,
+            finished=finished_at,
+            refusal_reason=getattr(refused, "reason", "") if refused is not None else "",
+            masker=await _masker(gate.snapshot),
+        )
+        event["skippedBefore"] = skipped
+        _outbox.setdefault(gate.snapshot.server_id, []).append(event)
+        _ensure_flusher()
+    except Exception:
+        log.warning("live inspector: could not publish an event", exc_info=True)
+
+
+def _ensure_flusher() -> None:
+    global _flusher
+    loop = asyncio.get_running_loop()
+    if _flusher is None or _flusher.done() or _flusher.get_loop() is not loop:
+        _flusher = _background(_flush())
+
+
+async def _flush() -> None:
+    """Every FLUSH_SECONDS, one message per server with the events waiting; ends when none
+    wait (nothing awaits between that check and the end, so no event is left behind)."""
+    layer = get_channel_layer()
+    while True:
+        await asyncio.sleep(FLUSH_SECONDS)
+        if not _outbox:
+            return
+        batches = dict(_outbox)
+        _outbox.clear()
+        for server_id, batch in batches.items():
+            try:
+                await layer.group_send(
+                    group_name(server_id), {"type": "inspector.events", "events": batch}
+                )
+            except Exception:
+                log.warning("live inspector: could not send %d events", len(batch), exc_info=True)
+
+
+def _refusal_body(refused) -> bytes:
+    import orjson
+
+    return orjson.dumps({"jsonrpc": "2.0", "id": None, "error": refused.error.to_dict()})
+
+
+async def _masker(snapshot) -> Masker | None:
+    """A Masker over the organization's vault values, re-read at most every MASKER_SECONDS."""
+    from vault.resolve import asecrets_for
+
+    key = (snapshot.organization_id, snapshot.server_id)
+    cached = _maskers.get(key)
+    now = time.monotonic()
+    if cached is not None and cached[0] > now:
+        return cached[1]
+    try:
+        values = await asecrets_for(snapshot.organization_id, snapshot.server_id)
+    except Exception:
+        log.warning("live inspector: vault values unreadable; masking credentials only")
+        return None
+    if len(_maskers) >= 10_000:
+        _maskers.clear()
+    masker = Masker(list(values.values()))
+    _maskers[key] = (now + MASKER_SECONDS, masker)
+    return masker

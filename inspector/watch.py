@@ -1,0 +1,25 @@
+"""The "someone is watching" flag of a server's live inspector.
+
+An open inspector socket keeps `mcp:inspect:<slug>` alive (SET with a TTL, refreshed every
+REFRESH_SECONDS); the hot path reads it in the one Redis round trip it already makes
+(servers/endpoint/state_read.py) and publishes events only while it exists. The flag is keyed by
+slug because the hot path knows the slug before it has the server; it is never deleted on
+disconnect (another tab may still watch), it just lapses, so at most TTL_SECONDS of events go
+to nobody after the last watcher leaves.
+"""
+
+TTL_SECONDS = 10
+REFRESH_SECONDS = 3
+
+
+def flag_key(slug: str) -> str:
+    return f"mcp:inspect:{slug}"
+
+
+def group_name(server_id: int) -> str:
+    """The channel-layer group every web process sends a server's events to."""
+    return f"inspector.{server_id}"
+
+
+async def keep_alive(redis, slug: str) -> None:
+    await redis.set(flag_key(slug), b"1", ex=TTL_SECONDS)
