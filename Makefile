@@ -28,7 +28,7 @@ help:
 	@echo "make lock           regenerate requirements.lock and requirements-dev.lock from pyproject.toml"
 	@echo "make check-install  install without extras into a fresh venv, import everything, call an upstream tool"
 	@echo "make conformance    run the MCP conformance suite against a local server"
-	@echo "make bench          compare tools/call throughput with a FastMCP server"
+	@echo "make bench          compare tools/call throughput with the official SDKs and FastMCP"
 	@echo "make worker         run a Celery worker for platform jobs and MCP tasks alone (needs REDIS_URL)"
 	@echo "make worker-platform / worker-mcp   one worker pool per queue, as in production"
 	@echo "make beat           run Celery beat alone (needs REDIS_URL)"
