@@ -185,6 +185,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--server-cpu", default="1")
     parser.add_argument("--load-cpu", default="0")
+    parser.add_argument("--notify-seconds", type=float, default=10)
     args = parser.parse_args()
     args.text = "hello benchmark"
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -231,7 +232,7 @@ async def measure(server, env: dict, args) -> tuple:
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    reached = await streams.count_receiving(b"list_changed", 10)
+    reached = await streams.count_receiving(b"list_changed", args.notify_seconds)
     streams.close()
     return (
         streams, opened_in, rss_before, rss_after, clients_before, clients_after, idle, busy,
@@ -253,10 +254,11 @@ def report(
     print(f"Redis clients: {clients_before} before, {clients_after} with the streams open")
     print(
         f"tools/call: {idle.rps:.0f} req/s with no stream open, {busy.rps:.0f} req/s with "
-        f"{opened} open ({busy.rps / idle.rps:.0%}); p50 {idle.p50_ms:.2f} -> {busy.p50_ms:.2f} ms"
+        f"{opened} open ({busy.rps / idle.rps:.0%}); p50 {idle.p50_ms:.2f} -> {busy.p50_ms:.2f} ms; "
+        f"errors {idle.errors} and {busy.errors}"
     )
     print(
-        f"a tools/list_changed reached {sum(reached.values())} of {opened} streams within 10 s "
+        f"a tools/list_changed reached {sum(reached.values())} of {opened} streams in the window "
         f"({reached['GET']} of {streams.kinds.count('GET')} GET streams, "
         f"{reached['listen']} of {streams.kinds.count('listen')} listen streams)"
     )

@@ -95,7 +95,7 @@ class Hub:
         if self._pubsub is not None and self._connected.is_set():
             try:
                 await self._pubsub.subscribe(*channels)
-            except redis.RedisError:
+            except Exception:  # noqa: BLE001 - the connection may be mid-reset by the runner
                 # The runner resubscribes every channel when it reconnects.
                 log.info("hub: subscribe failed; the reconnect will cover it", exc_info=True)
         with suppress(TimeoutError):
@@ -113,7 +113,9 @@ class Hub:
                 self._confirmed.pop(channel, None)
                 gone.append(channel)
         if gone and self._pubsub is not None and self._connected.is_set():
-            with suppress(redis.RedisError, OSError):
+            # The connection may be mid-reset by the runner, which then subscribes only the
+            # channels still listened to: nothing to undo here.
+            with suppress(Exception):
                 await self._pubsub.unsubscribe(*gone)
 
     def _ensure_runner(self) -> None:
