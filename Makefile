@@ -16,7 +16,7 @@ TEST_DATABASE_URL := postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL := redis://127.0.0.1:6379/0
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint format lock check-install conformance bench worker worker-platform worker-mcp beat migrate demo services chromium install install-dev assets
+.PHONY: help run test lint format lock check-install conformance bench worker worker-platform worker-mcp beat migrate demo services chromium haproxy install install-dev assets
 
 help:
 	@echo "make run            serve getmcp on http://$(HOST):$(PORT) (SQLite + in-process Redis unless DATABASE_URL/REDIS_URL are set)"
@@ -91,7 +91,17 @@ chromium:
 		fi; \
 	fi
 
-test: install-dev services chromium assets
+# The scale tests put web processes behind haproxy; installed the same way as chromium.
+haproxy:
+	@if ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ]; then \
+		if [ "$$(id -u)" -eq 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy; \
+		else \
+			echo "haproxy: missing; the balancer tests will be skipped (apt-get install haproxy as root)"; \
+		fi; \
+	fi
+
+test: install-dev services chromium haproxy assets
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: install-dev

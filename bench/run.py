@@ -168,16 +168,17 @@ def bearer_for(name: str) -> str:
 
 
 class Server:
-    def __init__(self, name: str, path: str, env: dict, cpu: str):
+    def __init__(self, name: str, path: str, env: dict, cpu: str, side: str = ""):
         self.name = name
+        side = side or name
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}{path}"
         self.log = ROOT / "results" / "bench" / f"{name}.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        if name in GETMCP_SIDES:
+        if side in GETMCP_SIDES:
             command = peers.uvicorn(PYTHON, "getmcp.asgi:application", self.port)
         else:
-            command, extra = peers.command(name, PYTHON, self.port)
+            command, extra = peers.command(side, PYTHON, self.port)
             env = env | extra
         with self.log.open("w") as log:
             self.process = subprocess.Popen(
