@@ -18,7 +18,7 @@ from mcp_protocol import errors, sse
 from mcp_protocol.jsonrpc import Request, error_message, notification_message
 
 from ..snapshot import DefinitionError, get_snapshot
-from . import auth, stream_limits
+from . import auth, stream_limits, tasks
 from .gate import Refused
 from .http import respond_json, send_chunk, start_sse
 
@@ -121,9 +121,6 @@ async def still_admitted(gate) -> errors.McpError | None:
 
 
 async def serve(gate, send, request: Request) -> None:
-    # Imported here: the tasks module registers itself with stateless.py, which imports this one.
-    from . import tasks
-
     headers = gate.cors_headers()
     requested = request.params.get("notifications", {})
     try:
@@ -151,8 +148,6 @@ async def serve(gate, send, request: Request) -> None:
 
 
 async def _follow(gate, send, request: Request, honoured: dict, task_ids, slot) -> None:
-    from . import tasks
-
     headers = gate.cors_headers()
     # On the process's one subscriber (infra/hub.py), not a connection of its own.
     inbox: asyncio.Queue = asyncio.Queue()
