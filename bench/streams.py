@@ -72,13 +72,21 @@ class Streams:
         }
 
     async def _open(self, request: bytes, kind: str) -> None:
-        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-        writer.write(request)
-        await writer.drain()
-        head = await reader.readuntil(b"\r\n\r\n")
-        if b" 200 " not in head.split(b"\r\n", 1)[0]:
-            self.refused += 1
+        for _ in range(10):
+            reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+            writer.write(request)
+            await writer.drain()
+            head = await reader.readuntil(b"\r\n\r\n")
+            status = head.split(b"\r\n", 1)[0]
+            if b" 200 " in status:
+                break
             writer.close()
+            if b" 503 " not in status:
+                self.refused += 1
+                return
+            await asyncio.sleep(1)  # the process is busy: retry, as a client does
+        else:
+            self.refused += 1
             return
         self.connections.append((reader, writer))
         self.kinds.append(kind)
@@ -94,7 +102,11 @@ class Streams:
                 "clientInfo": {"name": "bench-streams", "version": "1"},
             },
         }
-        response = await client.post(url, json=init, headers=self.base_headers())
+        for _ in range(10):
+            response = await client.post(url, json=init, headers=self.base_headers())
+            if response.status_code != 503:
+                break
+            await asyncio.sleep(1)  # "retry in a few seconds", as a client does
         sid = response.headers.get("mcp-session-id")
         if sid is None:
             raise SystemExit(f"initialize failed: HTTP {response.status_code} {response.text}")
