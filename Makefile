@@ -16,7 +16,7 @@ TEST_DATABASE_URL := postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL := redis://127.0.0.1:6379/0
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint format lock check-install conformance bench worker worker-platform worker-mcp beat migrate demo services chromium install install-dev assets
+.PHONY: help run test lint format lock check-install conformance bench worker worker-platform worker-mcp beat migrate demo services chromium haproxy install install-dev assets
 
 help:
 	@echo "make run            serve getmcp on http://$(HOST):$(PORT) (SQLite + in-process Redis unless DATABASE_URL/REDIS_URL are set)"
@@ -28,7 +28,7 @@ help:
 	@echo "make lock           regenerate requirements.lock and requirements-dev.lock from pyproject.toml"
 	@echo "make check-install  install without extras into a fresh venv, import everything, call an upstream tool"
 	@echo "make conformance    run the MCP conformance suite against a local server"
-	@echo "make bench          compare tools/call throughput with a FastMCP server"
+	@echo "make bench          compare tools/call throughput with the official SDKs and FastMCP"
 	@echo "make worker         run a Celery worker for platform jobs and MCP tasks alone (needs REDIS_URL)"
 	@echo "make worker-platform / worker-mcp   one worker pool per queue, as in production"
 	@echo "make beat           run Celery beat alone (needs REDIS_URL)"
@@ -91,7 +91,17 @@ chromium:
 		fi; \
 	fi
 
-test: install-dev services chromium assets
+# The scale tests put web processes behind haproxy; installed the same way as chromium.
+haproxy:
+	@if ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ]; then \
+		if [ "$$(id -u)" -eq 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy; \
+		else \
+			echo "haproxy: missing; the balancer tests will be skipped (apt-get install haproxy as root)"; \
+		fi; \
+	fi
+
+test: install-dev services chromium haproxy assets
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: install-dev

@@ -1,6 +1,7 @@
-"""tools/call throughput and latency: getmcp next to a FastMCP server offering the same tool.
+"""tools/call throughput and latency: getmcp next to the reference MCP servers offering the same tool.
 
-Each server runs under uvicorn with one worker process; getmcp on Postgres + Redis, as deployed.
+Each server runs in one process (bench/peers.py says how each peer is served); getmcp under
+uvicorn on Postgres + Redis, as deployed.
 For each: open an MCP session (initialize + notifications/initialized), check one call echoes,
 warm up, then drive tools/call with wrk (bench/call.lua) for a fixed duration and concurrency.
 See bench/README.md.
@@ -23,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import httpx2
+import peers
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -34,19 +36,16 @@ OWNER = "bench@example.com"
 GETMCP_PATH = "/mcp/bench-echo"
 GETMCP_AUTH_PATH = "/mcp/bench-echo-auth"
 GETMCP_WATCHED_PATH = "/mcp/bench-echo-watched"
-# fastmcp answers with SSE events (its default); fastmcp-json with plain JSON, as getmcp does here.
-# getmcp-key and getmcp-oauth: the same tool on a server taking both, with an API key and with an
-# OAuth access token (--sides getmcp-key,getmcp-oauth). getmcp-watched: the echo server with its
-# live inspector open on the same process (bench/watcher.py), next to getmcp unwatched.
+# getmcp: a server with `auth: none`; getmcp-key and getmcp-oauth: the same tool on a server
+# taking both, with an API key and with an OAuth access token. getmcp-watched: the echo server
+# with its live inspector open on the same process (bench/watcher.py), next to getmcp unwatched.
 # getmcp-baseline: the same as getmcp, served from another source tree (--baseline DIR, e.g. an
 # export of main) to compare a change side by side; getmcp-multiproc: with PROMETHEUS_MULTIPROC_DIR
 # (metrics in shared files, as under several workers); getmcp-traced: with OpenTelemetry
 # exporting spans to an OTLP sink in this process, at the default sampling; getmcp-traced-all: every
-# call traced (docs/observability.md).
-SIDES = (
+# call traced (docs/observability.md). The peers (official SDKs, FastMCP): bench/peers.py.
+GETMCP_SIDES = (
     "getmcp",
-    "fastmcp",
-    "fastmcp-json",
     "getmcp-key",
     "getmcp-oauth",
     "getmcp-baseline",
@@ -55,7 +54,8 @@ SIDES = (
     "getmcp-traced-all",
     "getmcp-watched",
 )
-DEFAULT_SIDES = "getmcp,fastmcp,fastmcp-json"
+SIDES = (*GETMCP_SIDES, *peers.PEERS)
+DEFAULT_SIDES = "getmcp-key,ts-sdk,fastmcp,python-sdk"
 CREDENTIALS: dict[str, str] = {}
 
 
@@ -235,15 +235,21 @@ def side_env(name: str, env: dict, args: argparse.Namespace) -> tuple[dict, Path
 
 
 class Server:
-    def __init__(self, name: str, app: str, path: str, env: dict, cpu: str, tree: Path = ROOT):
+    def __init__(
+        self, name: str, path: str, env: dict, cpu: str, side: str = "", tree: Path = ROOT
+    ):
         self.name = name
+        side = side or name
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}{path}"
         self.env = env
         self.log = ROOT / "results" / "bench" / f"{name}.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        command = [PYTHON, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(self.port)]
-        command += ["--workers", "1", "--log-level", "warning", "--no-access-log"]
+        if side in GETMCP_SIDES:
+            command = peers.uvicorn(PYTHON, "getmcp.asgi:application", self.port)
+        else:
+            command, extra = peers.command(side, PYTHON, self.port)
+            env = env | extra
         with self.log.open("w") as log:
             self.process = subprocess.Popen(
                 pinned(cpu, command), cwd=tree, env=env, stdout=log, stderr=log
@@ -384,7 +390,7 @@ def print_table(
     print(
         f"\ntools/call echo, median of {args.rounds} rounds of {args.duration}s, "
         f"{args.connections} connections, "
-        f"wrk {args.threads} thread(s), one uvicorn worker each"
+        f"wrk {args.threads} thread(s), one process each"
         + (
             f", server on CPU {args.server_cpu}, wrk on CPU {args.load_cpu}"
             if args.server_cpu
@@ -425,11 +431,12 @@ def print_table(
             f"p50 latency {watched.p50_ms / ours.p50_ms:.3f}x, "
             f"CPU per call {cpu['getmcp-watched'] / cpu['getmcp']:.3f}x (median of rounds)"
         )
-    for other in ("fastmcp", "fastmcp-json"):
+    ours = by_name.get("getmcp-key") or by_name.get("getmcp")
+    for other in peers.PEERS:
         theirs = by_name.get(other)
         if ours and theirs and theirs.rps and theirs.p50_ms and theirs.p99_ms:
             print(
-                f"getmcp / {other}: throughput {ours.rps / theirs.rps:.2f}x, "
+                f"{ours.name} / {other}: throughput {ours.rps / theirs.rps:.2f}x, "
                 f"p50 latency {ours.p50_ms / theirs.p50_ms:.2f}x, "
                 f"p99 latency {ours.p99_ms / theirs.p99_ms:.2f}x, "
                 f"CPU per call {ours.cpu_ms_per_call / theirs.cpu_ms_per_call:.2f}x"
@@ -442,19 +449,17 @@ def start_servers(env: dict, args: argparse.Namespace) -> dict[str, Server]:
     for name in SIDES:
         if (args.only and args.only != name) or (not args.only and name not in args.sides):
             continue
-        if name.startswith("getmcp"):
+        if name in GETMCP_SIDES:
             if getmcp_env is None:
                 print("getmcp: preparing its database and the bench servers", flush=True)
                 getmcp_env = prepare_getmcp(env)
             path = {"getmcp-key": GETMCP_AUTH_PATH, "getmcp-oauth": GETMCP_AUTH_PATH}.get(
                 name, GETMCP_WATCHED_PATH if name == "getmcp-watched" else GETMCP_PATH
             )
-            app = "getmcp.asgi:application"
             server_env, tree = side_env(name, getmcp_env, args)
         else:
-            app, path, tree = "bench.fastmcp_server:app", "/mcp", ROOT
-            server_env = env | {"BENCH_FASTMCP_JSON": "1" if name == "fastmcp-json" else "0"}
-        servers[name] = Server(name, app, path, server_env, args.server_cpu, tree)
+            path, server_env, tree = "/mcp", env, ROOT
+        servers[name] = Server(name, path, server_env, args.server_cpu, tree=tree)
     return servers
 
 

@@ -198,7 +198,7 @@ HTTP_BODY_TIMEOUT_SECONDS = float(os.environ.get("HTTP_BODY_TIMEOUT_SECONDS", "3
 # (per session, per key) or 503 (per process) and Retry-After. See servers/endpoint/stream_limits.py.
 MCP_STREAMS_PER_SESSION = int(os.environ.get("MCP_STREAMS_PER_SESSION", "8"))
 MCP_STREAMS_PER_KEY = int(os.environ.get("MCP_STREAMS_PER_KEY", "100"))
-MCP_STREAMS_PER_PROCESS = int(os.environ.get("MCP_STREAMS_PER_PROCESS", "1000"))
+MCP_STREAMS_PER_PROCESS = int(os.environ.get("MCP_STREAMS_PER_PROCESS", "10000"))
 # Idle connections a web process keeps in its Redis pool after a burst; the rest are closed.
 REDIS_POOL_MAX_IDLE = int(os.environ.get("REDIS_POOL_MAX_IDLE", "32"))
 

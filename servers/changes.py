@@ -14,6 +14,7 @@ from django.dispatch import receiver
 
 from accounts.models import ApiKey
 from infra import keys as rkeys
+from infra import session_streams
 from infra.redis import sync_client
 
 from . import invalidation
@@ -58,10 +59,15 @@ def _live_sessions(client, members_key: str) -> list[str]:
 
 def _queue_on_get_streams(pipe, sids, events) -> None:
     for sid in sids:
-        key = rkeys.session_stream(sid, "get")
         for event in events:
-            pipe.xadd(key, {"d": event}, maxlen=1000, approximate=True)
-        pipe.expire(key, settings.MCP_SESSION_IDLE_SECONDS)
+            session_streams.append(
+                pipe,
+                sid,
+                "get",
+                {"d": event},
+                maxlen=1000,
+                ttl_seconds=settings.MCP_SESSION_IDLE_SECONDS,
+            )
 
 
 def notify_sessions(server_id: int, methods, params: dict | None = None) -> None:

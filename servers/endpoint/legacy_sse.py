@@ -62,7 +62,6 @@ async def _serve_stream(gate: Gate, send, slot) -> None:
             session_alive=session_alive,
             prelude=prelude,
             event_type="message",
-            reader=slot.redis,
             tick=slot.renew_if_due,
         )
     finally:

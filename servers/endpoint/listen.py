@@ -13,6 +13,7 @@ import orjson
 from django.conf import settings
 
 from infra import keys as rkeys
+from infra.hub import hub
 from mcp_protocol import errors, sse
 from mcp_protocol.jsonrpc import Request, error_message, notification_message
 
@@ -148,10 +149,11 @@ async def serve(gate, send, request: Request) -> None:
 
 async def _follow(gate, send, request: Request, honoured: dict, task_ids, slot) -> None:
     headers = gate.cors_headers()
-    # On the stream's own connection (stream_limits.py), closed when the stream ends.
-    pubsub = slot.redis.pubsub(ignore_subscribe_messages=True)
-    await pubsub.subscribe(
-        rkeys.server_events(gate.snapshot.server_id), *tasks.task_channels(task_ids)
+    # On the process's one subscriber (infra/hub.py), not a connection of its own.
+    inbox: asyncio.Queue = asyncio.Queue()
+    subscription = await hub().listen(
+        [rkeys.server_events(gate.snapshot.server_id), *tasks.task_channels(task_ids)],
+        lambda _channel, data: inbox.put_nowait(data),
     )
     gone = asyncio.create_task(wait_for_disconnect(gate.request.receive))
     keepalive = settings.MCP_SSE_KEEPALIVE_SECONDS
@@ -164,12 +166,16 @@ async def _follow(gate, send, request: Request, honoured: dict, task_ids, slot) 
         await send_chunk(send, sse.event(orjson.dumps(ack)))
         while not gone.done():
             await slot.renew_if_due()
-            reader = asyncio.ensure_future(pubsub.get_message(timeout=keepalive))
-            done, _ = await asyncio.wait({reader, gone}, return_when=asyncio.FIRST_COMPLETED)
+            reader = asyncio.ensure_future(inbox.get())
+            done, _ = await asyncio.wait(
+                {reader, gone}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
+            )
             if gone in done:
                 reader.cancel()
                 return
-            message = reader.result()
+            if reader not in done:
+                reader.cancel()
+            data = reader.result() if reader in done else None
             if time.monotonic() - checked >= keepalive:
                 checked = time.monotonic()
                 refusal = await still_admitted(gate)
@@ -178,10 +184,10 @@ async def _follow(gate, send, request: Request, honoured: dict, task_ids, slot) 
                     final = error_message(request.id, refusal)
                     await send_chunk(send, sse.event(orjson.dumps(final)), more=False)
                     return
-            if message is None:
+            if data is None:  # a keep-alive, or the hub reconnected (nothing to replay here)
                 await send_chunk(send, sse.comment())
                 continue
-            event = orjson.loads(message["data"])
+            event = orjson.loads(data)
             status = tasks.listen_notification(event)
             if status is not None:
                 note = tagged(status["method"], status["params"], request.id)
@@ -193,4 +199,4 @@ async def _follow(gate, send, request: Request, honoured: dict, task_ids, slot) 
                 await send_chunk(send, sse.event(orjson.dumps(note)))
     finally:
         gone.cancel()
-        await pubsub.aclose()
+        await asyncio.shield(subscription.close())

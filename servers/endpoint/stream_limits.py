@@ -1,5 +1,5 @@
 """Bounds on long-lived streams (session GET streams, the old SSE transport, 2026-07-28
-`subscriptions/listen`), and the Redis connection each one reads on.
+`subscriptions/listen`).
 
 Every such stream takes a slot before it starts and gives it back when it ends, whatever ends it:
 
@@ -13,10 +13,9 @@ Every such stream takes a slot before it starts and gives it back when it ends, 
 
 A refusal is a JSON-RPC error body (code -32000) before any stream byte is sent.
 
-Each stream reads on a Redis connection of its own (`Slot.redis`), closed when the stream ends:
-a blocking XREAD or a pub/sub subscription holds its connection for the stream's whole life,
-and connections handed back to the shared pool would stay open, idle, for good. Issue 14 will
-replace the per-stream connection with one shared reader per process; the limits stay here.
+No stream holds a Redis connection of its own: every stream of a process waits on the
+process's one pub/sub subscriber (infra/hub.py) and reads with short commands on the shared
+pool, so an idle stream costs memory only, not a connection.
 """
 
 import asyncio
@@ -24,10 +23,7 @@ import secrets
 import time
 from contextlib import asynccontextmanager, suppress
 
-import redis.asyncio as aioredis
 from django.conf import settings
-
-from infra.redis import is_embedded
 
 from .gate import Refused
 
@@ -72,14 +68,13 @@ def _refusal(status: int, message: str) -> Refused:
 
 
 class Slot:
-    """One open stream's place under the limits, and its own Redis connection."""
+    """One open stream's place under the limits."""
 
     def __init__(self, shared_redis, keys: list[str]):
         self.shared = shared_redis
         self.keys = keys
         self.lease = secrets.token_hex(8)
         self.renewed = 0.0
-        self.redis = shared_redis if is_embedded() else _own_connection()
 
     async def take(self, limits: list[tuple[str, int]]) -> None:
         now = time.time()
@@ -116,18 +111,6 @@ class Slot:
         with suppress(Exception):  # the lease lapses by itself if Redis is away
             await pipe.execute()
 
-    async def close(self) -> None:
-        if self.redis is not self.shared:
-            with suppress(Exception):
-                await self.redis.aclose()
-
-
-def _own_connection() -> aioredis.Redis:
-    # Its own pool of one connection, closed with the client: nothing lingers in a shared pool.
-    return aioredis.Redis.from_url(
-        settings.REDIS_URL, single_connection_client=True, socket_connect_timeout=5
-    )
-
 
 @asynccontextmanager
 async def open_stream(gate, *, session_id: str | None = None):
@@ -151,10 +134,5 @@ async def open_stream(gate, *, session_id: str | None = None):
         _open_in_process -= 1
         if slot is not None:
             # Shielded: a stream ends by cancellation too (server shutdown), and the slot must
-            # still be given back and the connection closed.
-            await asyncio.shield(_end(slot))
-
-
-async def _end(slot: Slot) -> None:
-    await slot.close()
-    await slot.give_back()
+            # still be given back.
+            await asyncio.shield(slot.give_back())

@@ -379,7 +379,6 @@ async def handle_get(gate: Gate, send) -> None:
             start,
             gate.cors_headers(),
             session_alive=session_alive,
-            reader=slot.redis,
             tick=slot.renew_if_due,
         )
 

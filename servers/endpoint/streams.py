@@ -7,11 +7,12 @@ to, so a resumption replays that stream only.
 
 import asyncio
 import secrets
-from contextlib import suppress
 
 from django.conf import settings
 
 from infra import keys as rkeys
+from infra import session_streams
+from infra.hub import hub
 from mcp_protocol import sse
 from mcp_protocol.jsonrpc import dumps
 
@@ -61,9 +62,15 @@ class StreamWriter:
 
     async def _append(self, fields: dict) -> None:
         pipe = self.redis.pipeline(transaction=False)
-        pipe.xadd(self.key, fields, maxlen=10_000, approximate=True)
-        pipe.expire(self.key, settings.MCP_SESSION_IDLE_SECONDS)
-        redis_id, _ = await pipe.execute()
+        session_streams.append(
+            pipe,
+            self.sid,
+            self.stream,
+            fields,
+            maxlen=10_000,
+            ttl_seconds=settings.MCP_SESSION_IDLE_SECONDS,
+        )
+        redis_id, _, _ = await pipe.execute()
         self.queue.put_nowait((f"{self.stream}.{redis_id.decode()}", fields))
 
 
@@ -139,44 +146,51 @@ async def serve_get_stream(
     session_alive,
     prelude: bytes = b"",
     event_type: str | None = None,
-    reader=None,
     tick=None,
 ) -> None:
     """Replay a stream after `start_id`, then follow it live.
 
     A POST stream ends after its final event; the GET stream runs until the client goes away or
-    the session ends. `session_alive` is an async callable checked at every keep-alive. The
-    blocking reads go to `reader` (the stream's own connection, see stream_limits.py), else to
-    `redis`; a read in flight when the client goes away is cancelled at once, so the stream's
-    connection is not held on its behalf. `tick`, if given, is awaited once per round.
+    the session ends. The stream holds no Redis connection of its own: it waits for the
+    session's wake-up from the process's one subscriber (infra/hub.py), then reads what is new
+    with a short XREAD on the shared pool. It also reads at every keep-alive, so a wake-up lost
+    to a Redis hiccup delays an event, never loses it. `session_alive` is an async callable
+    checked at every keep-alive. `tick`, if given, is awaited once per round.
     """
-    reader = reader or redis
     gone = asyncio.Event()
     watcher = asyncio.create_task(watch_disconnect(receive, gone))
     gone_wait = asyncio.ensure_future(gone.wait())
     key = rkeys.session_stream(sid, stream)
-    block_ms = int(settings.MCP_SSE_KEEPALIVE_SECONDS * 1000)
+    keepalive = settings.MCP_SSE_KEEPALIVE_SECONDS
+    woken = asyncio.Event()
     last = start_id
+    subscription = await hub().listen([rkeys.session_wake(sid)], lambda _c, _d: woken.set())
     try:
         await start_sse(send, headers)
         if prelude:
             await send_chunk(send, prelude)
+        quiet = False
         while not gone.is_set():
             if tick is not None:
                 await tick()
-            read = asyncio.ensure_future(reader.xread({key: last}, count=100, block=block_ms))
-            await asyncio.wait({read, gone_wait}, return_when=asyncio.FIRST_COMPLETED)
-            if gone.is_set():
-                read.cancel()
-                with suppress(asyncio.CancelledError, Exception):
-                    await read
-                return
-            reply = read.result()
-            if not reply:
-                if not await session_alive():
-                    await send_chunk(send, b"", more=False)
+            if quiet:
+                # Nothing new at the last read: wait for a wake-up, the client, or a keep-alive.
+                wake_wait = asyncio.ensure_future(woken.wait())
+                done, _ = await asyncio.wait(
+                    {wake_wait, gone_wait}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
+                )
+                wake_wait.cancel()
+                if gone.is_set():
                     return
-                await send_chunk(send, sse.comment())
+                if not done:
+                    if not await session_alive():
+                        await send_chunk(send, b"", more=False)
+                        return
+                    await send_chunk(send, sse.comment())
+            woken.clear()
+            reply = await redis.xread({key: last}, count=100)
+            quiet = not reply
+            if quiet:
                 continue
             for redis_id, fields in reply[0][1]:
                 last = redis_id.decode()
@@ -194,3 +208,4 @@ async def serve_get_stream(
     finally:
         watcher.cancel()
         gone_wait.cancel()
+        await asyncio.shield(subscription.close())

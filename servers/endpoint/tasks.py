@@ -17,6 +17,8 @@ import orjson
 from django.conf import settings
 
 from infra import keys as rkeys
+from infra import session_streams
+from infra.hub import hub
 from mcp_protocol import errors
 from mcp_protocol.errors import MISSING_CLIENT_CAPABILITY, McpError
 from mcptasks import lifecycle
@@ -188,10 +190,15 @@ def _progress_notification(event: dict, token) -> dict:
 async def _queue_on_get_stream(redis, sid: str, note: dict, task_id: str | None = None) -> None:
     task_id = task_id or note["params"]["taskId"]
     note = {**note, "params": {**note["params"], "_meta": {RELATED_TASK: {"taskId": task_id}}}}
-    key = rkeys.session_stream(sid, "get")
     pipe = redis.pipeline(transaction=False)
-    pipe.xadd(key, {"d": orjson.dumps(note)}, maxlen=1000, approximate=True)
-    pipe.expire(key, settings.MCP_SESSION_IDLE_SECONDS)
+    session_streams.append(
+        pipe,
+        sid,
+        "get",
+        {"d": orjson.dumps(note)},
+        maxlen=1000,
+        ttl_seconds=settings.MCP_SESSION_IDLE_SECONDS,
+    )
     await pipe.execute()
 
 
@@ -202,8 +209,11 @@ async def relay_status(redis, sid: str, task_id: str, progress_token=None) -> No
     that restarts stops relaying, and the client's polling still sees every change."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + RELAY_SECONDS
-    pubsub = redis.pubsub(ignore_subscribe_messages=True)
-    await pubsub.subscribe(events_channel(task_id))
+    inbox: asyncio.Queue = asyncio.Queue()
+    # On the process's one subscriber (infra/hub.py), not a connection of its own.
+    subscription = await hub().listen(
+        [events_channel(task_id)], lambda _channel, data: inbox.put_nowait(data)
+    )
     try:
         # What happened before the subscription (a quick task may already have ended).
         task = await run_db(Task.objects.filter(pk=task_id).first)
@@ -214,12 +224,20 @@ async def relay_status(redis, sid: str, task_id: str, progress_token=None) -> No
             if task.is_terminal:
                 return
         while loop.time() < deadline:
-            message = await pubsub.get_message(timeout=30)
-            if message is None:
+            try:
+                data = await asyncio.wait_for(inbox.get(), 30)
+            except TimeoutError:
                 if not await redis.exists(rkeys.session(sid)):
                     return
                 continue
-            event = orjson.loads(message["data"])
+            if data is None:  # the hub reconnected: status changes may have been missed
+                task = await run_db(Task.objects.filter(pk=task_id).first)
+                if task is None or task.is_terminal:
+                    if task is not None:
+                        await _queue_on_get_stream(redis, sid, status_notification(task, CORE_ERA))
+                    return
+                continue
+            event = orjson.loads(data)
             if event.get("type") == "progress" and progress_token is not None:
                 progress = _progress_notification(event, progress_token)
                 await _queue_on_get_stream(redis, sid, progress, task_id)
@@ -231,7 +249,7 @@ async def relay_status(redis, sid: str, task_id: str, progress_token=None) -> No
             if note["params"]["status"] in Task.TERMINAL:
                 return
     finally:
-        await pubsub.aclose()
+        await asyncio.shield(subscription.close())
 
 
 # -- stateless era (extension io.modelcontextprotocol/tasks) ------------------------------------

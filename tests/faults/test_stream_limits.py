@@ -1,12 +1,15 @@
 """Open streams are bounded per session, per key and per process, refused with a JSON-RPC error
-and Retry-After; and the Redis connections they read on are released when they close. Against a
-live server on a private Redis, whose CLIENT LIST only this test's processes use."""
+and Retry-After; and they share the process's one Redis reader instead of holding a connection
+each. Against a live server on a private Redis, whose CLIENT LIST only this test's processes use."""
 
 import asyncio
+import json
 import time
 from contextlib import AsyncExitStack
 
 import httpx2
+
+from infra import session_streams
 
 from .harness import seed_tenant, wait_until
 
@@ -69,12 +72,24 @@ def tenant_server(fault_database, fault_redis, start_server, **limits):
     return tenant, server, f"{server.url}/mcp/{tenant['slug']}"
 
 
-def test_redis_connections_of_closed_streams_are_released(
+def test_open_streams_share_one_redis_reader_and_each_gets_every_event(
     fault_database, fault_redis, start_server
 ):
     tenant, server, url = tenant_server(
         fault_database, fault_redis, start_server, session=500, key=500, process=500
     )
+
+    note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {}}
+
+    async def read_until_event(response) -> dict:
+        buffer = ""
+        async for chunk in response.aiter_text():
+            buffer += chunk
+            for block in buffer.split("\n\n"):
+                data = [line[5:].strip() for line in block.split("\n") if line.startswith("data:")]
+                if data and data[0]:
+                    return json.loads(data[0])
+        raise AssertionError("the stream ended without the event")
 
     async def scenario():
         async with httpx2.AsyncClient(timeout=30, limits=httpx2.Limits(max_connections=None)) as c:
@@ -83,30 +98,32 @@ def test_redis_connections_of_closed_streams_are_released(
             async with AsyncExitStack() as stack:
                 streams = await open_streams(stack, c, url, tenant["key"], sid, 200)
                 assert {s.status_code for s in streams} == {200}
-                # A stream connects to Redis once its reader runs, just after its headers went.
+                # The burst of 200 requests settles back to the pool's idle connections.
                 wait_until(
-                    lambda: redis_clients(fault_redis) >= before + 200,
+                    lambda: redis_clients(fault_redis) <= before + IDLE_KEPT + 1,
                     timeout=10,
-                    what="every open stream reading on its own Redis connection",
+                    what="Redis clients to settle with 200 streams open",
                 )
                 during = redis_clients(fault_redis)
-            closed = time.monotonic()
-            # Within a few seconds, not at the next keep-alive or ever.
-            # The pool of short commands keeps at most IDLE_KEPT idle connections after the
-            # burst of 200 requests; the streams' own connections are all closed.
-            wait_until(
-                lambda: redis_clients(fault_redis) <= before + IDLE_KEPT,
-                timeout=10,
-                what="Redis clients back to their baseline",
-            )
-            after = redis_clients(fault_redis)
-            return before, during, after, time.monotonic() - closed
+                # One event on the session's GET stream reaches every open stream at once.
+                pipe = fault_redis.client().pipeline(transaction=False)
+                session_streams.append(
+                    pipe, sid, "get", {"d": json.dumps(note)}, maxlen=1000, ttl_seconds=600
+                )
+                pipe.execute()
+                sent = time.monotonic()
+                received = await asyncio.wait_for(
+                    asyncio.gather(*(read_until_event(s) for s in streams)), 10
+                )
+                spread = time.monotonic() - sent
+            return before, during, received, spread
 
-    before, during, after, seconds = asyncio.run(scenario())
-    print(f"\nRedis clients: {before} before, {during} with 200 streams open, {after} after")
-    print(f"back to baseline {seconds:.2f}s after the streams closed")
-    assert during >= before + 200
-    assert after <= before + IDLE_KEPT
+    before, during, received, seconds = asyncio.run(scenario())
+    print(f"\nRedis clients: {before} before, {during} with 200 streams open")
+    print(f"one event reached all 200 streams within {seconds:.2f}s")
+    # One subscriber for every stream, plus the pool's idle connections: not one per stream.
+    assert during <= before + IDLE_KEPT + 1
+    assert received == [note] * 200
 
 
 def test_a_stream_over_the_session_limit_is_refused_with_a_json_rpc_error(

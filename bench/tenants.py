@@ -1,0 +1,186 @@
+"""Many tenants on one process: warm calls across 10,000 servers of 1,000 organizations next to
+calls to one server, the first (cold) call of a server, and the process's memory.
+
+    .venv/bin/python bench/tenants.py --orgs 1000 --servers-per-org 10 --duration 10
+
+Creates the tenants in a fresh `getmcp_bench` database (an organization with one API key and
+its servers, each with the `echo` static tool; the creation takes minutes and is not measured),
+then on one getmcp process (uvicorn, as in bench/run.py):
+
+1. the cold first call of `--cold` servers never called before, one at a time (latency of each);
+2. warm stateless (2026-07-28) `tools/call` on ONE server with wrk (bench/many.lua);
+3. a pass over every server (so each is compiled and cached), then warm calls spread over ALL of
+   them round robin, with wrk: p50 next to the one-server figure;
+4. the process's resident memory after serving every server.
+
+The per-process caches are LRUs bounded by settings, so memory stays bounded whatever the
+number of tenants; a server evicted from the cache is compiled again on its next call.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx2
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import run  # noqa: E402  (bench/run.py: database, server and wrk helpers)
+from streams import rss_mib  # noqa: E402
+
+MODERN = "2026-07-28"
+
+# Run by `manage.py shell`: creates the tenants and prints one "path key" line per server.
+CREATE = """
+import json, os, sys
+from accounts.models import ApiKey, User
+from servers.definition import import_definition
+
+orgs, per_org = int(os.environ["BENCH_ORGS"]), int(os.environ["BENCH_PER_ORG"])
+tool = {
+    "name": "echo", "description": "Echo the text back.", "kind": "static",
+    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+    "config": {"content": [{"type": "text", "text": "{{ text }}"}]},
+}
+lines = []
+for o in range(orgs):
+    user = User.objects.create_user(f"tenant-{o}@bench.example", None)
+    org = user.personal_organization()
+    _, raw = ApiKey.issue(org, "bench key")
+    for s in range(per_org):
+        slug = f"t{o}-s{s}"
+        import_definition(
+            {"slug": slug, "name": slug, "version": "1.0.0", "auth": "api_key", "tools": [tool]},
+            org,
+        )
+        lines.append(f"/mcp/{slug} {raw}")
+    if o % 100 == 0:
+        print(f"created {o + 1} organizations", file=sys.stderr, flush=True)
+print("@@TARGETS@@" + json.dumps(lines))
+"""
+
+
+def create_tenants(env: dict, orgs: int, per_org: int) -> list[str]:
+    out = subprocess.run(
+        [run.PYTHON, "manage.py", "shell", "-c", CREATE],
+        cwd=run.ROOT,
+        env=env | {"BENCH_ORGS": str(orgs), "BENCH_PER_ORG": str(per_org)},
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return json.loads(out.split("@@TARGETS@@", 1)[1])
+
+
+def call(client: httpx2.Client, base: str, target: str) -> float:
+    """One stateless tools/call; returns its latency in ms (raises unless it echoed)."""
+    path, key = target.split(" ")
+    params = {
+        "name": "echo",
+        "arguments": {"text": "hi"},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "bench-many", "version": "1"},
+        },
+    }
+    headers = {
+        "authorization": f"Bearer {key}",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": "echo",
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    started = time.perf_counter()
+    response = client.post(base + path, json=body, headers=headers)
+    elapsed = (time.perf_counter() - started) * 1000
+    if response.status_code != 200 or "result" not in response.json():
+        raise SystemExit(f"{path}: HTTP {response.status_code} {response.text[:300]}")
+    return elapsed
+
+
+def wrk_many(base: str, targets: list[str], seconds: int, args) -> run.Result:
+    listing = Path(tempfile.mkstemp(prefix="getmcp-targets-")[1])
+    listing.write_text("\n".join(targets) + "\n")
+    command = ["wrk", "-t", "1", "-c", str(args.connections), "-d", f"{seconds}s", "--latency"]
+    command += ["--timeout", "10s", "-s", str(run.BENCH / "many.lua"), base]
+    out = subprocess.run(
+        run.pinned(args.load_cpu, command),
+        env=os.environ | {"BENCH_TARGETS": str(listing)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    raw = json.loads(
+        next(line for line in out.splitlines() if line.startswith("BENCH_RESULT "))[13:]
+    )
+    return run.Result(
+        name=f"{len(targets)} server(s)",
+        cpu_ms_per_call=0.0,
+        requests=raw["requests"],
+        seconds=raw["duration_us"] / 1e6,
+        errors=raw["bad_responses"] + raw["socket_errors"],
+        p50_ms=raw["p50_us"] / 1000,
+        p95_ms=raw["p95_us"] / 1000,
+        p99_ms=raw["p99_us"] / 1000,
+        mean_ms=raw["mean_us"] / 1000,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--orgs", type=int, default=1000)
+    parser.add_argument("--servers-per-org", type=int, default=10)
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--cold", type=int, default=200, help="servers whose first call is timed")
+    parser.add_argument("--server-cpu", default="1")
+    parser.add_argument("--load-cpu", default="0")
+    args = parser.parse_args()
+    env = run.prepare_getmcp(os.environ | {"PYTHONPATH": str(run.ROOT)})
+    started = time.monotonic()
+    targets = create_tenants(env, args.orgs, args.servers_per_org)
+    print(f"created {len(targets)} servers in {time.monotonic() - started:.0f}s", flush=True)
+    server = run.Server("getmcp-tenants", "", env, args.server_cpu, side="getmcp-key")
+    try:
+        server.wait()
+        base = f"http://127.0.0.1:{server.port}"
+        rss_start = rss_mib(server.process.pid)
+        with httpx2.Client(timeout=30) as client:
+            call(client, base, targets[-1])  # the process's own first request, not a tenant's
+            cold = [call(client, base, target) for target in targets[: args.cold]]
+            one = wrk_many(base, targets[:1], args.duration, args)
+            for target in targets:  # every server compiled once
+                call(client, base, target)
+        rss_all = rss_mib(server.process.pid)
+        spread = wrk_many(base, targets, args.duration, args)
+        rss_end = rss_mib(server.process.pid)
+    finally:
+        server.stop()
+    cold.sort()
+    print(f"\n{len(targets)} servers in {args.orgs} organizations, one getmcp process")
+    print(
+        f"cold first call of {len(cold)} servers: p50 {statistics.median(cold):.1f} ms, "
+        f"p95 {cold[int(len(cold) * 0.95) - 1]:.1f} ms, max {cold[-1]:.1f} ms"
+    )
+    for result in (one, spread):
+        print(
+            f"warm tools/call on {result.name:<14} {result.rps:8.0f} req/s  p50 "
+            f"{result.p50_ms:6.2f} ms  p99 {result.p99_ms:6.2f} ms  errors {result.errors}"
+        )
+    print(f"p50 across every server / one server: {spread.p50_ms / one.p50_ms:.2f}x")
+    print(
+        f"server RSS: {rss_start:.0f} MiB at start, {rss_all:.0f} MiB after a call to every "
+        f"server, {rss_end:.0f} MiB after the spread run"
+    )
+
+
+if __name__ == "__main__":
+    main()
