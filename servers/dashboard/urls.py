@@ -1,5 +1,7 @@
 from django.urls import path, re_path
 
+from servers.doctor import views as doctor
+
 from .views import (
     assets,
     calls,
@@ -29,6 +31,7 @@ urlpatterns = [
     path("servers/<slug:slug>/delete/", servers.server_delete, name="server_delete"),
     path("servers/<slug:slug>/status/", servers.server_status, name="server_status"),
     path("servers/<slug:slug>/connect/", connect.connect, name="connect"),
+    path("servers/<slug:slug>/doctor/", doctor.doctor, name="doctor"),
     path("servers/<slug:slug>/playground/", playground.playground, name="playground"),
     path("servers/<slug:slug>/playground/key/", playground.playground_key, name="playground_key"),
     path("servers/<slug:slug>/import/", imports.import_tools, name="import_tools"),
