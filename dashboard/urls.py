@@ -1,11 +1,10 @@
 from django.urls import path, re_path
 
-from servers.doctor import views as doctor
-
 from .views import (
     assets,
     calls,
     connect,
+    doctor,
     imports,
     keys,
     orgs,

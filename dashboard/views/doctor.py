@@ -1,12 +1,13 @@
-"""The dashboard's Doctor tab: a form (an optional key and Origin to test) and the report."""
+"""The server's Doctor tab: a form (an optional key and Origin to test) and the report
+(servers/doctor does the work)."""
 
 from django.views.decorators.http import require_http_methods
 
 from accounts.policy import Action
-from servers.dashboard.scoping import server_or_404
-from servers.dashboard.views.base import authorize, dashboard_view, page
+from servers.doctor.service import diagnose
 
-from .service import diagnose
+from ..scoping import server_or_404
+from .base import authorize, dashboard_view, page
 
 
 @dashboard_view
