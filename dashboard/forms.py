@@ -23,8 +23,8 @@ from servers.models import (
     Tool,
 )
 
-from .agent_fields import AgentSettingsFields, ToolAgentFields
 from .access_forms import AccessForm, access_from
+from .agent_fields import AgentSettingsFields, ToolAgentFields
 
 ORIGIN_RE = re.compile(r"^https?://[^/\s?#]+$")
 # Dashboard paths under /servers/ that a server slug would shadow.

@@ -1,6 +1,8 @@
 """The discovery documents: protected resource metadata (RFC 9728) for each OAuth server and the
 authorization server metadata (RFC 8414), plus the URLs every other module derives from them."""
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
 
 from .models import SCOPE_MCP, SCOPE_OFFLINE, SCOPE_READ
@@ -10,6 +12,18 @@ CHALLENGE_SCOPE = SCOPE_MCP
 
 def issuer() -> str:
     return (settings.OAUTH_ISSUER or settings.SITE_URL).rstrip("/")
+
+
+def issuer_path() -> str:
+    """The issuer's path without slashes ("" for an issuer at the site's root)."""
+    return urlsplit(issuer()).path.strip("/")
+
+
+def authorization_server_metadata_url() -> str:
+    """Where RFC 8414 puts the metadata: the well-known name inserted before the issuer's path."""
+    parts = urlsplit(issuer())
+    suffix = f"/{issuer_path()}" if issuer_path() else ""
+    return f"{parts.scheme}://{parts.netloc}/.well-known/oauth-authorization-server{suffix}"
 
 
 def resource_uri(slug: str) -> str:

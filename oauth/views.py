@@ -3,9 +3,10 @@
 import base64
 import binascii
 import re
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlencode, urlsplit
 
 import orjson
+from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -23,6 +24,7 @@ from .clients import (
     registration_response,
     registration_retry_after,
 )
+from .consent import consent_token, consent_token_valid
 from .errors import OAuthError
 from .grants import grant_create, is_member
 from .redirects import host_of
@@ -91,6 +93,26 @@ def protected_resource_root(request):
 def authorization_server(request):
     if request.method == "OPTIONS":
         return _preflight("GET, OPTIONS")
+    return _json(metadata.authorization_server_metadata())
+
+
+@csrf_exempt
+@require_http_methods(["GET", "OPTIONS"])
+def authorization_server_at(request, issuer_path: str):
+    if request.method == "OPTIONS":
+        return _preflight("GET, OPTIONS")
+    # The document answers only for the issuer it names (RFC 8414 §3.3: a client checks that
+    # `issuer` is the identifier it built this URL from). Other paths, such as an MCP server's
+    # /mcp/<slug> tried by clients that never read its resource metadata, are not issuers here.
+    if issuer_path.strip("/") != metadata.issuer_path() or not metadata.issuer_path():
+        return _json(
+            {
+                "error": "not_found",
+                "error_description": "Not an issuer here; the authorization server's metadata "
+                f"is at {metadata.authorization_server_metadata_url()}",
+            },
+            404,
+        )
     return _json(metadata.authorization_server_metadata())
 
 
@@ -190,9 +212,12 @@ class ClientRedirect(HttpResponse):
         super().__init__(headers={"Location": location, **NO_STORE})
 
 
+@csrf_exempt  # the consent form carries its own token (consent.py says why)
 @require_http_methods(["GET", "POST"])
 def authorize(request):
     params = request.GET if request.method == "GET" else request.POST
+    if request.method == "POST" and not same_origin(request):
+        return render(request, "oauth/error.html", {"error": "cross_origin_post"}, status=403)
     try:
         pending = authorization_request_parse(params=params)
     except RedirectError as exc:
@@ -200,10 +225,11 @@ def authorize(request):
     except OAuthError as exc:
         context = {"error": exc.error, "description": exc.description}
         return render(request, "oauth/error.html", context, status=400)
+    fields = _carried_fields(params)
     if not request.user.is_authenticated:
-        if request.method == "POST":
-            return render(request, "oauth/error.html", {"error": "login_required"}, status=403)
-        return redirect_to_login(request.get_full_path())
+        # Also a consent POST whose session ended meanwhile: sign in again and see the same
+        # request, rather than a dead end the client waits behind.
+        return redirect_to_login(f"{request.path}?{urlencode(fields)}")
     server = pending.server
     context = {
         "pending": pending,
@@ -211,7 +237,8 @@ def authorize(request):
         "redirect_host": host_of(pending.redirect_uri),
         "server": server,
         "organization": server.organization,
-        "fields": _carried_fields(params),
+        "fields": fields,
+        "consent_token": consent_token(user=request.user, fields=fields),
         "deny_url": redirect_with(
             pending.redirect_uri, {"error": "access_denied", "state": pending.state}
         ),
@@ -219,8 +246,14 @@ def authorize(request):
     # The one organization check of this view: only members can grant access to its servers.
     if not is_member(user=request.user, organization_id=server.organization_id):
         return render(request, "oauth/not_member.html", context, status=403)
-    if request.method == "GET":
-        response = render(request, "oauth/consent.html", context)
+    token_ok = request.method == "POST" and consent_token_valid(
+        token=request.POST.get("consent_token"), user=request.user, fields=fields
+    )
+    if not token_ok:
+        # A GET, or a form that is not this user's answer to this request (expired, another
+        # account signed in since, tampered, forged): show the request to confirm afresh.
+        status = 200 if request.method == "GET" else 400
+        response = render(request, "oauth/consent.html", context, status=status)
         response["Cache-Control"] = "no-store"
         response["Content-Security-Policy"] = consent_policy(pending.redirect_uri)
         return response
@@ -237,6 +270,25 @@ def authorize(request):
     return ClientRedirect(
         redirect_with(pending.redirect_uri, {"code": code, "state": pending.state})
     )
+
+
+def same_origin(request) -> bool:
+    """Browsers name the page a form was sent from; the consent form is served here. (No Origin
+    header: not a browser's cross-site form, and the consent token still has to match.)"""
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return True
+    allowed = {
+        f"{request.scheme}://{request.get_host()}",
+        _origin_of(settings.SITE_URL),
+        *settings.CSRF_TRUSTED_ORIGINS,
+    }
+    return origin in allowed
+
+
+def _origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def consent_policy(redirect_uri: str) -> str:

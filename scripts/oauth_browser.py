@@ -19,27 +19,41 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 async def sign_in_and_consent(page, url: str, *, email: str, password: str, redirect_prefix: str):
     """Returns the redirect URL the consent sent the browser to (the first request to
     `redirect_prefix`; whether anything listens there does not matter)."""
-    captured: asyncio.Future = asyncio.get_running_loop().create_future()
+    loop = asyncio.get_running_loop()
+    captured: asyncio.Future = loop.create_future()
+    refused: list[str] = []
 
     def on_request(request):
         # Request events fire for redirect targets too (routes do not).
         if request.url.startswith(redirect_prefix) and not captured.done():
             captured.set_result(request.url)
 
+    def on_response(response):
+        if response.status >= 400 and not response.url.startswith(redirect_prefix):
+            refused.append(f"{response.status} {response.request.method} {response.url}")
+
     page.on("request", on_request)
+    page.on("response", on_response)
     await page.goto(url)
     if "/login/" in page.url:
         await page.fill("input[name=username]", email)
         await page.fill("input[name=password]", password)
-        await page.click("button[type=submit]")
-        await page.wait_for_load_state()
+        # Wait for the page the login leads to (the consent page, or the client's redirect).
+        # Waiting for a load state instead returns at once for the login page itself, which is
+        # still loaded while the POST is under way: the consent button would be looked for on
+        # the login page.
+        async with page.expect_navigation(url=lambda u: "/login/" not in u, timeout=30000):
+            await page.click("button[type=submit]")
     if not captured.done():
         allow = page.locator("button[name=decision][value=allow]")
         if not await allow.count():
             text = " ".join((await page.inner_text("body")).split())[:700]
-            raise RuntimeError(f"No consent page at {page.url}: {text}")
+            raise RuntimeError(f"No consent page at {page.url}: {text} (refused: {refused})")
         await allow.click(no_wait_after=True)
-    redirected = await asyncio.wait_for(captured, 30)
+    try:
+        redirected = await asyncio.wait_for(captured, 30)
+    except TimeoutError:
+        raise RuntimeError(f"The consent led nowhere; refused: {refused}") from None
     # Let the redirect reach the client's callback server, when one listens there.
     with contextlib.suppress(Exception):
         await page.wait_for_load_state("load", timeout=5000)

@@ -12,6 +12,7 @@ SUBCOMMANDS = [
     "servers.cli.rollback",
     "servers.cli.import_openapi",
     "servers.cli.import_postman",
+    "servers.cli.doctor",
 ]
 
 

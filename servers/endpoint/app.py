@@ -24,6 +24,9 @@ MCP_PATH = re.compile(
 )
 WEBTOOLS_PATH = re.compile(r"^/webtools/(?P<slug>[a-z0-9][a-z0-9-]{0,62})/(?P<version>[^/]+)?$")
 TOOL_REST = "/tools/"
+# Protected resource metadata appended to the server's path (clients that do not insert it):
+# served by Django (oauth/urls.py) like the path-inserted form.
+OAUTH_METADATA_REST = "/.well-known/oauth-protected-resource"
 WEBTOOL_CODES = {
     401: "UNAUTHORIZED",
     403: "FORBIDDEN",
@@ -104,6 +107,9 @@ class McpApp:
         if rest and rest.startswith(TOOL_REST) and len(rest) > len(TOOL_REST):
             route = McpApp.rest_tool
         if route is None:
+            if rest == OAUTH_METADATA_REST:
+                await self.fallback(scope, receive, send)
+                return
             await respond_json(send, 404, {"error": "Not found"})
             return
         req = HttpRequest(scope, receive)

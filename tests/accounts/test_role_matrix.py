@@ -109,6 +109,7 @@ EXPECTED = [
     R("dashboard:server_delete", {"GET": ADMIN, "POST": ADMIN}, kwargs=SRV),
     R("dashboard:server_status", {"POST": ADMIN}, kwargs=SRV, body={"status": "paused"}),
     R("dashboard:connect", {"GET": VIEWER}, kwargs=SRV),
+    R("dashboard:doctor", {"GET": VIEWER, "POST": MEMBER}, kwargs=SRV),
     R("dashboard:playground", {"GET": VIEWER}, kwargs=SRV),
     R("dashboard:playground_key", {"POST": MEMBER}, kwargs=SRV),
     R("dashboard:task_list", {"GET": VIEWER}, kwargs=SRV),
@@ -197,6 +198,17 @@ EXPECTED = [
     R("oauth:openid", {"GET": PUBLIC}, CURRENT),
     R("oauth:protected_resource", {"GET": NOWHERE}, kwargs=SRV),  # a key-only server: none
     R("oauth:protected_resource_root", {"GET": NOWHERE}, CURRENT),
+    R("oauth:protected_resource_appended", {"GET": NOWHERE}, kwargs=SRV),  # key-only: none
+    # Issuer at the site root: a path under the well-known names is no issuer here.
+    *(
+        R(f"oauth:{name}", {"GET": NOWHERE}, kwargs={"issuer_path": "tenant"})
+        for name in (
+            "authorization_server_inserted",
+            "openid_inserted",
+            "openid_appended",
+            "authorization_server_appended",
+        )
+    ),
     R("oauth:authorize", {"GET": PUBLIC, "POST": PUBLIC}, CURRENT),
     # The client authenticates itself here (a public client by its id), never the dashboard user.
     R(

@@ -1,11 +1,12 @@
 import base64
 import hashlib
 import importlib.util
+import re
 import secrets
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
@@ -63,6 +64,24 @@ def pkce() -> tuple[str, str]:
     verifier = secrets.token_urlsafe(48)
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=")
     return verifier, challenge.decode()
+
+
+CONSENT_TOKEN = re.compile(r'name="consent_token" value="([^"]+)"')
+
+
+def consent_token_of(page) -> str | None:
+    found = CONSENT_TOKEN.search(page.content.decode())
+    return found.group(1) if found else None
+
+
+def consent_post(client, params: dict, decision: str = "allow"):
+    """What the consent page's form sends: the request, the decision and the page's token."""
+    page = client.get("/oauth/authorize?" + urlencode(params))
+    form = {**params, "decision": decision}
+    token = consent_token_of(page)
+    if token:
+        form["consent_token"] = token
+    return client.post("/oauth/authorize", form)
 
 
 def query_of(location: str) -> dict:
@@ -135,7 +154,7 @@ def consented(client, owner, authorize_params):
     def run(**overrides):
         request = authorize_params(**overrides)
         client.force_login(owner)
-        response = client.post("/oauth/authorize", {**request.params, "decision": "allow"})
+        response = consent_post(client, request.params)
         assert response.status_code == 302, response.content
         answer = query_of(response["Location"])
         return SimpleNamespace(code=answer["code"], answer=answer, **vars(request))

@@ -9,7 +9,7 @@ from accounts.models import User
 from oauth import metadata
 from oauth.models import Grant
 from servers.definition import import_definition
-from tests.oauth.conftest import CALLBACK, query_of
+from tests.oauth.conftest import CALLBACK, consent_post, query_of
 from tests.servers.endpoint.conftest import server_definition
 
 
@@ -67,7 +67,7 @@ def test_consent_gives_a_code_with_state_and_iss(client, consented, settings):
 
 def test_denying_sends_access_denied_back(client, owner, authorize_params):
     client.force_login(owner)
-    response = client.post("/oauth/authorize", {**authorize_params().params, "decision": "deny"})
+    response = consent_post(client, authorize_params().params, decision="deny")
     assert response.status_code == 302
     answer = query_of(response["Location"])
     assert response["Location"].startswith(CALLBACK)
@@ -81,14 +81,19 @@ def test_only_members_of_the_servers_organization_can_grant(client, authorize_pa
     client.force_login(stranger)
     request = authorize_params()
     assert get(client, request.params).status_code == 403
-    response = client.post("/oauth/authorize", {**request.params, "decision": "allow"})
+    response = consent_post(client, request.params)
     assert response.status_code == 403
     assert not Grant.objects.exists()
 
 
-def test_a_post_without_a_session_grants_nothing(client, authorize_params):
-    response = client.post("/oauth/authorize", {**authorize_params().params, "decision": "allow"})
-    assert response.status_code == 403
+def test_a_post_without_a_session_grants_nothing_and_sends_to_log_in(client, authorize_params):
+    params = authorize_params().params
+    response = client.post("/oauth/authorize", {**params, "decision": "allow"})
+    # The same request again after signing in: a consent whose session ended is no dead end.
+    assert response.status_code == 302
+    assert response["Location"] == "/login/?" + urlencode(
+        {"next": "/oauth/authorize?" + urlencode(params)}, safe="/"
+    )
     assert not Grant.objects.exists()
 
 

@@ -11,7 +11,7 @@ import pytest
 from oauth import metadata
 from oauth.models import Client
 from tests.conftest import free_port
-from tests.oauth.conftest import pkce, query_of
+from tests.oauth.conftest import consent_post, pkce, query_of
 
 CALLBACK = "http://127.0.0.1/callback"
 
@@ -183,9 +183,8 @@ def test_the_document_client_gets_tokens_and_the_deny_redirect(
         "code_challenge": challenge,
         "code_challenge_method": "S256",
         "resource": metadata.resource_uri(oauth_server.slug),
-        "decision": "allow",
     }
-    code = query_of(client.post("/oauth/authorize", params)["Location"])["code"]
+    code = query_of(consent_post(client, params)["Location"])["code"]
     tokens = client.post(
         "/oauth/token",
         {

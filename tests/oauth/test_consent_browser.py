@@ -53,8 +53,10 @@ async def test_someone_signing_up_mid_flow_is_refused_outside_the_organization(o
             assert "/signup/" in page.url and "next=" in page.url
             await page.fill("input[name=email]", f"new-{person.server.slug}@example.com")
             await page.fill("input[name=password]", "a long new password 9")
-            await page.click("button[type=submit]")
-            await page.wait_for_load_state()
+            # Until the page the sign-up leads to (waiting for a load state returns at once for
+            # the sign-up page itself, still loaded while the POST is under way).
+            async with page.expect_navigation(url=lambda u: "/signup/" not in u):
+                await page.click("button[type=submit]")
             # Back at the authorization, signed in, but not a member of the server's organization.
             assert "/oauth/authorize" in page.url
             refusal = await page.inner_text("[data-refusal]")
@@ -78,16 +80,16 @@ async def test_the_consent_page_names_everything_and_deny_goes_back(oauth_live, 
             await page.goto(url)
             await page.fill("input[name=username]", person.user.email)
             await page.fill("input[name=password]", PASSWORD)
-            await page.click("button[type=submit]")
-            await page.wait_for_load_state()
+            async with page.expect_navigation(url=lambda u: "/login/" not in u):
+                await page.click("button[type=submit]")
             assert await page.inner_text("[data-client-name]") == "Browser test app"
             assert await page.inner_text("[data-client-kind]") == "Self-registered"
             assert await page.inner_text("[data-redirect-host]") == "127.0.0.1"
             scopes = await page.inner_text("[data-scopes]")
             assert "offline_access" in scopes and "mcp" in scopes
             await page.screenshot(path=SCREENSHOTS / "oauth-consent.png", full_page=True)
-            await page.click("button[value=deny]", no_wait_after=True)
-            await page.wait_for_timeout(1000)
+            async with page.expect_request(lambda r: r.url.startswith(callback)):
+                await page.click("button[value=deny]", no_wait_after=True)
         finally:
             await browser.close()
     answer = parse_qs(urlsplit(sent_to[0]).query)

@@ -4,6 +4,7 @@ modes, step-up, revocation reaching every worker, and the call log naming user a
 import time
 from types import SimpleNamespace
 
+import httpx2
 import pytest
 
 from accounts.models import ApiKey, Membership, User
@@ -83,6 +84,29 @@ def test_an_oauth_server_challenges_with_its_resource_metadata_and_scope(asgi_se
         in challenge
     )
     assert 'scope="mcp"' in challenge
+
+
+def test_the_metadata_is_also_served_appended_to_the_servers_path(asgi_server, world):
+    slug = world.servers["oauth"].slug
+    inserted = httpx2.get(f"{asgi_server.url}/.well-known/oauth-protected-resource/mcp/{slug}")
+    appended = httpx2.get(f"{asgi_server.mcp_url(slug)}/.well-known/oauth-protected-resource")
+    assert appended.status_code == inserted.status_code == 200
+    assert appended.json() == inserted.json()
+    assert appended.json()["resource"] == f"http://127.0.0.1:8000/mcp/{slug}"
+    assert appended.headers["access-control-allow-origin"] == "*"
+
+
+def test_a_key_only_server_serves_no_metadata_at_either_place(asgi_server, world):
+    slug = world.servers["api_key"].slug
+    for url in (
+        f"{asgi_server.url}/.well-known/oauth-protected-resource/mcp/{slug}",
+        f"{asgi_server.mcp_url(slug)}/.well-known/oauth-protected-resource",
+        f"{asgi_server.mcp_url('no-such-server')}/.well-known/oauth-protected-resource",
+    ):
+        assert httpx2.get(url).status_code == 404, url
+    # Other well-known names under a server's path are not documents of the server.
+    other = httpx2.get(f"{asgi_server.mcp_url(slug)}/.well-known/openid-configuration")
+    assert other.status_code == 404
 
 
 def test_a_key_only_server_never_mentions_oauth(asgi_server, world):

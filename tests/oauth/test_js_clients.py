@@ -104,17 +104,15 @@ async def test_the_typescript_sdk_completes_the_oauth_flow(oauth_live, person, n
 
 
 async def test_mcp_remote_completes_its_browser_flow(oauth_live, person, node_clients, tmp_path):
-    # One flow takes seconds; a flow that stalls (seen once in CI: the consent POST refused,
-    # mcp-remote then waits for its callback for ever) is cut at 90 s and tried once more with a
-    # fresh mcp-remote, so a stall fails the test instead of hanging the suite.
+    # One flow takes seconds; a flow that stalls (mcp-remote waits for its callback for ever)
+    # is cut at 90 s, so a stall fails the test instead of hanging the suite.
     try:
         redirected = await asyncio.wait_for(
-            _mcp_remote_flow(oauth_live, person, node_clients, tmp_path / "first"), 90
+            _mcp_remote_flow(oauth_live, person, node_clients, tmp_path / "flow"), 90
         )
-    except (TimeoutError, AssertionError):
-        redirected = await asyncio.wait_for(
-            _mcp_remote_flow(oauth_live, person, node_clients, tmp_path / "second"), 90
-        )
+    except TimeoutError:
+        log = (tmp_path / "flow" / "mcp-remote.log").read_text()
+        raise AssertionError(f"mcp-remote's flow stalled; its log:\n{log}") from None
     assert "code=" in redirected and "iss=" in redirected
 
 
@@ -147,11 +145,25 @@ async def _mcp_remote_flow(oauth_live, person, node_clients, tmp_path) -> str:
             await asyncio.sleep(0.2)
         raise AssertionError(f"mcp-remote printed no authorization URL:\n{errlog_path.read_text()}")
 
-    with errlog_path.open("w") as errlog:
-        browser = asyncio.create_task(drive_browser())
-        async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
-            tools = await client.list_tools()
-            assert "echo" in {tool.name for tool in tools.tools}
-            echoed = await client.call_tool("echo", {"message": "through mcp-remote"})
-            assert echoed.content[0].text == "You said through mcp-remote"
+    async def use_tools():
+        with errlog_path.open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
+                tools = await client.list_tools()
+                assert "echo" in {tool.name for tool in tools.tools}
+                echoed = await client.call_tool("echo", {"message": "through mcp-remote"})
+                assert echoed.content[0].text == "You said through mcp-remote"
+
+    # Side by side: a browser step that fails ends the test at once with its own error, rather
+    # than leaving mcp-remote waiting for a callback that never comes.
+    browser = asyncio.create_task(drive_browser())
+    client = asyncio.create_task(use_tools())
+    try:
+        await asyncio.wait({browser, client}, return_when=asyncio.FIRST_EXCEPTION)
+        if browser.done() and browser.exception() is not None:
+            raise browser.exception()
+        await client
         return await browser
+    finally:
+        for task in (browser, client):
+            task.cancel()
+        await asyncio.gather(browser, client, return_exceptions=True)

@@ -71,3 +71,47 @@ def test_the_site_root_names_no_resource(client):
     response = client.get("/.well-known/oauth-protected-resource")
     assert response.status_code == 404
     assert "/.well-known/oauth-protected-resource/mcp/" in response.json()["error_description"]
+
+
+def test_paths_that_are_not_the_issuer_serve_no_authorization_server_metadata(client, settings):
+    # Issuer at the site's root: only the two root documents exist; paths are not issuers.
+    for url in (
+        "/.well-known/oauth-authorization-server/mcp/some-server",
+        "/.well-known/openid-configuration/mcp/some-server",
+        "/tenant/.well-known/openid-configuration",
+    ):
+        response = client.get(url)
+        assert response.status_code == 404, url
+        assert "/.well-known/oauth-authorization-server" in response.json()["error_description"]
+
+
+def test_an_issuer_with_a_path_is_found_by_every_discovery_url_mcp_clients_try(client, settings):
+    settings.OAUTH_ISSUER = "https://auth.example.com/tenant"
+    # The MCP spec's order for an issuer with a path: RFC 8414 path insertion, OpenID path
+    # insertion, OpenID path appending (plus the RFC 8414 name appended, which some clients try).
+    for url in (
+        "/.well-known/oauth-authorization-server/tenant",
+        "/.well-known/openid-configuration/tenant",
+        "/tenant/.well-known/openid-configuration",
+        "/tenant/.well-known/oauth-authorization-server",
+    ):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert response.json()["issuer"] == "https://auth.example.com/tenant"
+        assert response["Access-Control-Allow-Origin"] == "*"
+    other = client.get("/.well-known/oauth-authorization-server/other")
+    assert other.status_code == 404
+    assert (
+        "https://auth.example.com/.well-known/oauth-authorization-server/tenant"
+        in other.json()["error_description"]
+    )
+
+
+def test_the_site_root_names_no_resource_and_says_so_in_json(client):
+    # RFC 9728 §3.3: a document here would have to name the site itself as the resource; every
+    # server is its own resource, so a client that lands here is pointed back at its 401.
+    response = client.get("/.well-known/oauth-protected-resource")
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response["Access-Control-Allow-Origin"] == "*"
+    assert client.options("/.well-known/oauth-protected-resource").status_code == 204

@@ -132,7 +132,7 @@ def test_a_refresh_cannot_widen_the_scope(client, registered, consented, exchang
 def test_without_offline_access_or_a_refresh_grant_type_no_refresh_token(
     client, owner, oauth_server
 ):
-    from tests.oauth.conftest import CALLBACK, pkce, query_of
+    from tests.oauth.conftest import CALLBACK, consent_post, pkce, query_of
 
     registered = client.post(
         "/oauth/register",
@@ -141,8 +141,8 @@ def test_without_offline_access_or_a_refresh_grant_type_no_refresh_token(
     ).json()
     verifier, challenge = pkce()
     client.force_login(owner)
-    response = client.post(
-        "/oauth/authorize",
+    response = consent_post(
+        client,
         {
             "response_type": "code",
             "client_id": registered["client_id"],
@@ -151,7 +151,6 @@ def test_without_offline_access_or_a_refresh_grant_type_no_refresh_token(
             "code_challenge_method": "S256",
             "resource": "http://127.0.0.1:8000/mcp/oauth-srv",
             "scope": "mcp",
-            "decision": "allow",
         },
     )
     code = query_of(response["Location"])["code"]
@@ -171,7 +170,7 @@ def test_without_offline_access_or_a_refresh_grant_type_no_refresh_token(
 def test_a_confidential_client_must_authenticate(client, owner, oauth_server):
     import base64
 
-    from tests.oauth.conftest import CALLBACK, pkce, query_of
+    from tests.oauth.conftest import CALLBACK, consent_post, pkce, query_of
 
     registered = client.post(
         "/oauth/register",
@@ -180,8 +179,8 @@ def test_a_confidential_client_must_authenticate(client, owner, oauth_server):
     ).json()
     verifier, challenge = pkce()
     client.force_login(owner)
-    location = client.post(
-        "/oauth/authorize",
+    location = consent_post(
+        client,
         {
             "response_type": "code",
             "client_id": registered["client_id"],
@@ -189,7 +188,6 @@ def test_a_confidential_client_must_authenticate(client, owner, oauth_server):
             "code_challenge": challenge,
             "code_challenge_method": "S256",
             "resource": "http://127.0.0.1:8000/mcp/oauth-srv",
-            "decision": "allow",
         },
     )["Location"]
     form = {
