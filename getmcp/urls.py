@@ -6,6 +6,7 @@ urlpatterns = [
     path("api/", include("api.urls")),
     path("", include("oauth.urls")),
     path("", include("accounts.urls")),
+    path("", include("audit.urls")),
     path("", include("servers.dashboard.urls")),
 ]
 

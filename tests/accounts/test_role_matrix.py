@@ -153,6 +153,8 @@ EXPECTED = [
     R("dashboard:secret_delete", {"POST": ADMIN}, kwargs={"pk": "secret_pk"}),
     R("dashboard:call_log", {"GET": VIEWER}, CURRENT),
     R("dashboard:call_log_csv", {"GET": VIEWER}, CURRENT),
+    R("audit:log", {"GET": ADMIN}, CURRENT),
+    R("audit:log_csv", {"GET": ADMIN}, CURRENT),
     R("dashboard:analytics", {"GET": VIEWER}, CURRENT),
     R("dashboard:organization_create", {"GET": USER, "POST": USER}, CURRENT),
     R(
@@ -211,6 +213,7 @@ EXPECTED = [
     R("api-schema", {"GET": PUBLIC}, CURRENT),
     R("api-docs", {"GET": PUBLIC}, CURRENT),
     R("calls-csv", {"GET": VIEWER}, CURRENT),
+    R("organization-audit", {"GET": ADMIN}, kwargs={"slug": "org_slug"}),
     R("organization-list", {"GET": VIEWER}, CURRENT),
     R("organization-detail", {"GET": VIEWER, "PATCH": OWNER}, kwargs={"slug": "org_slug"}),
     R("organization-analytics", {"GET": VIEWER}, kwargs={"slug": "org_slug"}),
