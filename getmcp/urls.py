@@ -7,6 +7,7 @@ urlpatterns = [
     path("", include("oauth.urls")),
     path("", include("accounts.urls")),
     path("", include("audit.urls")),
+    path("", include("servers.upstream.urls")),
     path("", include("servers.dashboard.urls")),
 ]
 
