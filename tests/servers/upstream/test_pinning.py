@@ -161,3 +161,35 @@ def test_the_first_sync_of_a_connection_is_approved_as_its_baseline(
     server.refresh_from_db()
     assert "grow" in server.upstream_baseline[own_upstream.url]
     assert not UpstreamReview.objects.filter(server=server).exists()
+
+
+def test_the_dashboard_shows_the_diff_and_approves_or_rejects(
+    client, server, own_upstream, loopback_allowed, user
+):
+    tools = {
+        t.name: t
+        for t in add_upstream_tools(
+            server, own_upstream.url, selected=["add", "grow", "redescribe"]
+        )
+    }
+    rewrite(tools, "add", POISON)
+    run(tools["grow"], {})
+    refresh_server(server)
+    client.force_login(user)
+    page = client.get(f"/servers/{server.slug}/upstream-changes/").content.decode()
+    assert 'data-upstream-review="add"' in page and 'data-upstream-review="extra"' in page
+    assert "id_rsa" in page and "Add two integers." in page  # both sides of the diff
+    changed = UpstreamReview.objects.get(server=server, kind="changed")
+    new = UpstreamReview.objects.get(server=server, kind="new")
+    client.post(f"/servers/{server.slug}/upstream-changes/{changed.pk}/reject/")
+    client.post(f"/servers/{server.slug}/upstream-changes/{new.pk}/approve/")
+    served = served_tools(server)
+    assert served["add"]["description"] == "Add two integers." and "extra" in served
+    decided = AuditEvent.objects.filter(action__in=["upstream.reject", "upstream.approve"])
+    assert {(r.action, r.actor_label) for r in decided} == {
+        ("upstream.reject", user.email),
+        ("upstream.approve", user.email),
+    }
+    client.post(f"/servers/{server.slug}/upstream-changes/auto-approve/", {"auto_approve": "on"})
+    server.refresh_from_db()
+    assert server.upstream_auto_approve is True
