@@ -6,7 +6,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from accounts.policy import Action
-from servers.dashboard.views.base import authorize, dashboard_view, page
+from dashboard.views.base import authorize, dashboard_view, page
 
 from . import queries
 

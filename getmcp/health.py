@@ -34,7 +34,7 @@ def _postgres() -> None:
 
 
 def _redis() -> None:
-    from servers.redis import is_embedded, sync_client
+    from infra.redis import is_embedded, sync_client
 
     if not is_embedded():
         sync_client().ping()

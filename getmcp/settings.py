@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "vault",
     "activity",
     "api",
+    "dashboard",
     "mcptasks",
     "oauth",
     "audit",
@@ -55,7 +56,7 @@ MIDDLEWARE = [
     "audit.context.AuditContextMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "servers.dashboard.csp.ContentSecurityPolicyMiddleware",
+    "dashboard.csp.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "getmcp.urls"

@@ -7,8 +7,8 @@ urlpatterns = [
     path("", include("oauth.urls")),
     path("", include("accounts.urls")),
     path("", include("audit.urls")),
-    path("", include("servers.upstream.urls")),
-    path("", include("servers.dashboard.urls")),
+    path("", include("dashboard.upstream_urls")),
+    path("", include("dashboard.urls")),
 ]
 
 # JSON under /api/, a plain page elsewhere; 503 with Retry-After when Redis or Postgres is out.

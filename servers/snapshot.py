@@ -1,7 +1,7 @@
 """A server definition compiled into an immutable Snapshot, and the per-process snapshot cache.
 
 A warm request finds its snapshot by slug and generation without touching Postgres; the endpoint
-reads the generation from Redis (servers.keys.server_generation) in its one pipeline.
+reads the generation from Redis (infra.keys.server_generation) in its one pipeline.
 """
 
 from collections.abc import Callable, Mapping
@@ -12,7 +12,7 @@ from typing import Any
 from mcp_protocol import uritemplate
 from mcp_protocol.schemas import BoundedValidator, external_refs, schema_problems, validator_for
 
-from . import kinds, prompts, resources
+from . import invalidation, kinds, prompts, resources
 from .kinds import workflow
 from .templating import TemplateCompileError, compile_value
 
@@ -453,8 +453,6 @@ def _cached(key: str, generation: str):
 
 
 def _load_into_cache(slug: str, generation: str, version: str | None = None) -> Snapshot | None:
-    from . import invalidation
-
     invalidation.ensure_started()
     key = _cache_key(slug, version)
     # A change seen by this process's re-check while the rows were read may not be in them.
@@ -490,8 +488,8 @@ async def get_snapshot(
 
 def load_snapshot(slug: str, version: str | None = None) -> Snapshot | None:
     """For sync callers (REST, management commands): the current snapshot, through the cache."""
-    from . import keys
-    from .redis import sync_client
+    from infra import keys
+    from infra.redis import sync_client
 
     raw = sync_client().get(keys.server_generation(slug))
     generation = "0" if raw is None else raw.decode()
@@ -509,3 +507,6 @@ def drop_server(slug: str) -> None:
     """Forget every cached snapshot of `slug` (its draft and each pinned version)."""
     for key in [k for k in list(_cache) if k == slug or k.startswith(slug + "@")]:
         _cache.pop(key, None)
+
+
+invalidation.watch("server", drop=drop_server, clear=clear_cache)  # Change.SERVER

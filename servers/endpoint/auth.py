@@ -12,9 +12,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from accounts.models import ApiKey, digest_key
+from infra import keys as rkeys
 
 from .. import invalidation
-from .. import keys as rkeys
 from ..db import run as run_db
 
 CACHE_SIZE = 100_000
@@ -86,6 +86,7 @@ class KeyCache:
 
 
 cache = KeyCache()
+invalidation.watch("key", drop=cache.drop, clear=cache.clear)  # Change.KEY
 
 
 def bearer_token(authorization: str | None) -> str | None:

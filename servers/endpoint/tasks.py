@@ -16,13 +16,13 @@ import asyncio
 import orjson
 from django.conf import settings
 
+from infra import keys as rkeys
 from mcp_protocol import errors
 from mcp_protocol.errors import MISSING_CLIENT_CAPABILITY, McpError
 from mcptasks import lifecycle
 from mcptasks.core import core_task_result
 from mcptasks.events import CORE_ERA, EXTENSION_ERA, events_channel
 from mcptasks.models import Task
-from mcptasks.steps import StartTask
 from mcptasks.wire import (
     EXTENSION,
     RELATED_TASK,
@@ -31,10 +31,11 @@ from mcptasks.wire import (
     task_wire,
 )
 
-from .. import keys as rkeys
 from ..db import run as run_db
-from . import stateless
+from ..kinds.workflow import StartTask
 from .gate import start_background
+from .stateless.core import run_mrtr
+from .stateless.envelope import META_CAPABILITIES
 
 CORE_TASKS_VERSION = "2025-11-25"
 SESSION_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
@@ -259,11 +260,11 @@ async def stateless_tools_call(call) -> dict:
     `task` step in a workflow first runs what comes before it here, asking through MRTR."""
     tool = _tool(call.gate.snapshot, call.request.params)
     if tool is None or tool.task_support == "forbidden":
-        return await stateless._run_mrtr(call)
+        return await run_mrtr(call)
     if not declares_extension(call.envelope.capabilities):
         if tool.task_support == "required":
             raise missing_extension()
-        return await stateless._run_mrtr(call)
+        return await run_mrtr(call)
     answers = {}
     if _has_task_step(tool):
         ctx = call.context
@@ -273,7 +274,7 @@ async def stateless_tools_call(call) -> dict:
 
         ctx.start_task = start_task
         try:
-            return await stateless._run_mrtr(call)
+            return await run_mrtr(call)
         except StartTask as started:
             answers = started.answers
     task = await run_db(
@@ -317,15 +318,6 @@ async def stateless_cancel(call) -> dict:
     return {}
 
 
-for _method, _handler in {
-    "tools/call": stateless_tools_call,
-    "tasks/get": stateless_get,
-    "tasks/update": stateless_update,
-    "tasks/cancel": stateless_cancel,
-}.items():
-    stateless.register_method(_method, _handler)
-
-
 # -- subscriptions/listen {notifications: {taskIds}} --------------------------------------------
 
 
@@ -352,7 +344,7 @@ async def listen_task_ids(gate, request, requested: dict) -> list[str]:
     if len(task_ids) > TASK_IDS_LIMIT:
         raise errors.invalid_params(f"notifications.taskIds takes at most {TASK_IDS_LIMIT} ids")
     meta = request.params.get("_meta") or {}
-    if not declares_extension(meta.get(stateless.META_CAPABILITIES)):
+    if not declares_extension(meta.get(META_CAPABILITIES)):
         raise missing_extension()
     if not task_ids:
         return []

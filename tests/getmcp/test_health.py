@@ -8,7 +8,7 @@ import httpx2
 import pytest
 
 from getmcp import heartbeat
-from servers.redis import sync_client
+from infra.redis import sync_client
 from tests.celery_workers import ROOT, database_url_for_workers, running_workers, wait_until
 
 
