@@ -92,7 +92,7 @@ def _action(kind: str, before: dict | None, after: dict | None, instance) -> str
         return f"{kind}.delete"
     if "revoked_at" in after and before.get("revoked_at") is None and after["revoked_at"]:
         return f"{kind}.revoke"
-    if kind == "secret":
+    if kind == "secret" and getattr(instance, "_audit_rotated", False):
         return "secret.rotate"
     return f"{kind}.update"
 
@@ -103,6 +103,12 @@ def _before_save(sender, instance, raw=False, **kwargs):
         return
     old = sender.objects.filter(pk=instance.pk).first()
     instance._audit_before = _fields(old) if old is not None else None
+    if old is not None and hasattr(old, "ciphertext"):
+        # Compared, never stored: a new ciphertext means a new value (a rotation).
+        instance._audit_rotated = (old.ciphertext, old.test_ciphertext) != (
+            instance.ciphertext,
+            instance.test_ciphertext,
+        )
 
 
 @receiver(signals.post_save)
@@ -114,8 +120,7 @@ def _after_save(sender, instance, created, raw=False, update_fields=None, **kwar
     after = _fields(instance)
     if before is not None:
         changed = {k for k in after if before.get(k) != after.get(k)}
-        secret_rotated = sender.__name__ == "Secret" and not update_fields
-        if not changed and not secret_rotated:
+        if not changed and not getattr(instance, "_audit_rotated", False):
             return
     instance._audit_before = after
     audit_record(

@@ -14,6 +14,7 @@ from oauth.metadata import resource_uri
 from servers.models import Server
 from servers.publishing import publish, rollback
 from tests.api.conftest import ECHO, client_for
+from vault.models import Secret
 
 pytestmark = pytest.mark.django_db
 
@@ -93,6 +94,13 @@ def test_secrets_are_recorded_when_set_and_rotated_without_their_values(api, org
     api.patch(f"/api/secrets/{created.json()['id']}/", {"value": "s3cr3t-live-2"})
     assert only(org, "secret.create").target_label == "WEATHER_TOKEN"
     assert only(org, "secret.rotate").actor_type == "token"
+    renamed = Secret.objects.get(pk=created.json()["id"])
+    renamed.name = "WEATHER_KEY"  # no new value: an update, not a rotation
+    renamed.save()
+    assert only(org, "secret.update").diff == {
+        "before": {"name": "WEATHER_TOKEN"},
+        "after": {"name": "WEATHER_KEY"},
+    }
     # A value pasted into a config elsewhere is masked too.
     api.post("/api/servers/", {"slug": "leaky", "name": "leaky", "title": "s3cr3t-live-2"})
     everything = str(list(AuditEvent.objects.values_list("diff", "target_label")))
