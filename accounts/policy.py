@@ -42,6 +42,7 @@ class Action(StrEnum):
     SERVER_SETTINGS = "server.settings"  # auth mode, origins, limits, slug, replace-import
     SERVER_STATUS = "server.status"  # pause and resume
     SERVER_DELETE = "server.delete"
+    AUDIT_VIEW = "audit.view"  # read the audit log (who changed what, from where)
 
 
 # The least role allowed each action.
@@ -60,6 +61,7 @@ LEAST_ROLE = {
     Action.SERVER_SETTINGS: ADMIN,
     Action.SERVER_STATUS: ADMIN,
     Action.SERVER_DELETE: ADMIN,
+    Action.AUDIT_VIEW: ADMIN,
 }
 
 # Actions a lower role may still take on objects it created: (least role, attribute naming the
@@ -151,4 +153,5 @@ DESCRIPTIONS = {
     Action.SERVER_SETTINGS: "changing a server's settings",
     Action.SERVER_STATUS: "pausing or resuming servers",
     Action.SERVER_DELETE: "deleting servers",
+    Action.AUDIT_VIEW: "reading the audit log",
 }

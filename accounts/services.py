@@ -19,6 +19,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
 
+from audit import events as audit_events
+
 from . import policy, throttle
 from .models import Invitation, Membership, Organization, User
 from .policy import Action
@@ -91,6 +93,7 @@ def membership_invite(*, actor: User, organization: Organization, email: str, ro
             nonce_digest=_digest(nonce),
             expires_at=timezone.now() + _ttl(),
         )
+        audit_events.invitation_sent(invitation)
     _send_invitation(invitation, invitation_link(invitation=invitation, nonce=nonce))
     return invitation
 
@@ -147,6 +150,7 @@ def _respond(invitation: Invitation, user: User, state: str) -> Invitation:
     if not changed:
         raise InvitationInvalid("This invitation link is invalid or has expired.")
     invitation.refresh_from_db()
+    audit_events.invitation_answered(invitation, state, user)
     return invitation
 
 
@@ -204,8 +208,9 @@ def membership_change_role(*, actor: User, membership: Membership, role: str) ->
     demoting_owner = membership.role == Membership.OWNER and role != Membership.OWNER
     if demoting_owner and not _owners_left(org, membership):
         raise ValidationError("An organization needs at least one owner.")
-    membership.role = role
+    old_role, membership.role = membership.role, role
     membership.save(update_fields=["role"])
+    audit_events.role_changed(membership, old_role)
     return membership
 
 
@@ -218,4 +223,5 @@ def membership_remove(*, actor: User, membership: Membership) -> None:
             policy.require(user=actor, org=org, action=Action.OWNERS_MANAGE)
     if membership.role == Membership.OWNER and not _owners_left(org, membership):
         raise ValidationError("An organization needs at least one owner.")
+    audit_events.member_removed(membership, left=membership.user_id == actor.pk)
     membership.delete()

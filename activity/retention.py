@@ -6,6 +6,8 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from audit import events as audit_events
+
 from .models import CallLog, RetentionOverride
 
 
@@ -24,6 +26,7 @@ def retention_days(organization) -> int:
 
 def set_retention_days(organization, days: int | None) -> None:
     """None goes back to the deployment default."""
+    audit_events.retention_set(organization, days)
     if days is None:
         RetentionOverride.objects.filter(organization=organization).delete()
         return

@@ -2,6 +2,8 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
+from audit.api import AuditLogView
+
 from .errors import not_found
 from .views.calls import CallCsvView, CallViewSet
 from .views.docs import SchemaView
@@ -49,6 +51,7 @@ urlpatterns = [
     ),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("calls.csv", CallCsvView.as_view(), name="calls-csv"),
+    path("organizations/<slug:slug>/audit/", AuditLogView.as_view(), name="organization-audit"),
     *router.urls,
     re_path(r"^", not_found),
 ]

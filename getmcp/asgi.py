@@ -1,5 +1,6 @@
-"""ASGI entry point: /mcp/ and /webtools/ go straight to the MCP endpoint, the rest of HTTP to
-Django, and WebSockets (the live inspector) through Channels with the dashboard's session."""
+"""ASGI entry point: /healthz and /readyz answer first (getmcp/health.py), /mcp/ and /webtools/
+go straight to the MCP endpoint, the rest of HTTP to Django, and WebSockets (the live inspector)
+through Channels with the dashboard's session."""
 
 import os
 
@@ -11,10 +12,11 @@ django_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402
 
+from getmcp.health import HealthApp  # noqa: E402
 from inspector.routing import websocket_application  # noqa: E402
 from servers.endpoint.app import McpApp  # noqa: E402
 
 mcp_app = McpApp(fallback=django_app)
 application = ProtocolTypeRouter(
-    {"http": mcp_app, "lifespan": mcp_app, "websocket": websocket_application()}
+    {"http": HealthApp(mcp_app), "lifespan": mcp_app, "websocket": websocket_application()}
 )

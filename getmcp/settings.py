@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "mcptasks",
     "oauth",
     "inspector",
+    "audit",
 ]
 
 MIDDLEWARE = [
@@ -52,6 +53,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Who acts and from where, for the audit rows the request writes (audit/context.py).
+    "audit.context.AuditContextMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "dashboard.csp.ContentSecurityPolicyMiddleware",
@@ -262,9 +265,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "oauth.tasks.collect_unused_clients",
         "schedule": 3600.0,
     },
+    "purge-audit-log": {"task": "audit.tasks.purge_audit_log", "schedule": 3600.0},
     "oauth-flush-grant-usage": {"task": "oauth.tasks.flush_grant_usage", "schedule": 60.0},
 }
 CALL_LOG_RETENTION_DAYS = int(os.environ.get("CALL_LOG_RETENTION_DAYS", "30"))
+# Audit rows older than this are purged (hourly; the chain stays verifiable); 0 keeps them all.
+AUDIT_RETENTION_DAYS = int(os.environ.get("AUDIT_RETENTION_DAYS", "365"))
 # Without a broker the web process runs the whole beat schedule itself (getmcp/embedded_beat.py),
 # call-log upkeep included.
 

@@ -10,6 +10,8 @@ urlpatterns = [
     path("", include("oauth.urls")),
     path("", include("accounts.urls")),
     path("", include("inspector.urls")),
+    path("", include("audit.urls")),
+    path("", include("dashboard.upstream_urls")),
     path("", include("dashboard.urls")),
 ]
 

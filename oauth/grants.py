@@ -7,6 +7,7 @@ from django.utils import timezone
 from accounts import policy
 from accounts.models import Membership
 from accounts.policy import Action
+from audit import events as audit_events
 
 from .models import AccessToken, Grant
 
@@ -19,7 +20,7 @@ def bump_tokens(digests) -> None:
 
 
 def grant_create(*, user, server, client, scope: str, resource: str) -> Grant:
-    return Grant.objects.create(
+    grant = Grant.objects.create(
         user=user,
         organization_id=server.organization_id,
         server=server,
@@ -27,6 +28,8 @@ def grant_create(*, user, server, client, scope: str, resource: str) -> Grant:
         scope=scope,
         resource=resource,
     )
+    audit_events.grant_created(grant)
+    return grant
 
 
 def grant_revoke(*, grant: Grant, reason: str) -> bool:
@@ -41,6 +44,8 @@ def grant_revoke(*, grant: Grant, reason: str) -> bool:
         AccessToken.objects.filter(grant_id=grant.pk, revoked_at=None).update(revoked_at=now)
         grant.refresh_tokens.all().delete()
         transaction.on_commit(lambda: bump_tokens(digests))
+        if changed:
+            audit_events.grant_revoked(grant, reason)
     grant.revoked_at = grant.revoked_at or now
     return bool(changed)
 

@@ -13,6 +13,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from audit import events as audit_events
+
 from . import authorization
 from .errors import OAuthError
 from .grants import grant_revoke
@@ -43,6 +45,7 @@ def tokens_issue(*, grant: Grant, client) -> dict:
             expires_at=now + timedelta(seconds=settings.OAUTH_REFRESH_TOKEN_SECONDS),
         )
         body["refresh_token"] = refresh
+    audit_events.tokens_issued(grant, refresh="refresh_token" in body)
     if client.first_used_at is None:
         type(client).objects.filter(pk=client.pk, first_used_at=None).update(first_used_at=now)
     return body
@@ -128,6 +131,7 @@ def token_revoke(*, client, token: str | None) -> None:
         from .grants import bump_tokens
 
         AccessToken.objects.filter(pk=access.pk).update(revoked_at=timezone.now())
+        audit_events.token_revoked(access.grant)
         transaction.on_commit(lambda: bump_tokens([digest]))
         return
     refresh = RefreshToken.objects.select_related("grant").filter(digest=digest).first()

@@ -1,6 +1,15 @@
 from django.contrib import admin
 
-from .models import Change, Prompt, Resource, ResourceTemplate, Server, ServerVersion, Tool
+from .models import (
+    Change,
+    Prompt,
+    Resource,
+    ResourceTemplate,
+    Server,
+    ServerVersion,
+    Tool,
+    UpstreamReview,
+)
 
 
 class PartInline(admin.StackedInline):
@@ -116,3 +125,11 @@ class ChangeAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+@admin.register(UpstreamReview)
+class UpstreamReviewAdmin(admin.ModelAdmin):
+    list_display = ("server", "upstream_name", "kind", "state", "created_at", "decided_by")
+    list_filter = ("kind", "state")
+    list_select_related = ("server", "decided_by")
+    readonly_fields = ("approved", "pending", "digest", "decided_at", "decided_by")

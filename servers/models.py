@@ -42,6 +42,10 @@ class Server(models.Model):
     # What members of a role may use through their keys and grants (servers/access.py):
     # {"member": {"tools": [...], "resources": [...], "prompts": [...]}}; a role left out is free.
     role_access = models.JSONField(default=dict, blank=True)
+    # Upstream pinning (servers/upstream/pinning.py): changed or new upstream tools wait for a
+    # person's approval unless this is on; the baseline is each upstream's known tool names.
+    upstream_auto_approve = models.BooleanField(default=False)
+    upstream_baseline = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -189,6 +193,39 @@ class ServerVersion(models.Model):
 
     def __str__(self):
         return f"{self.server.slug}@{self.version}"
+
+
+class UpstreamReview(models.Model):
+    """An upstream tool's definition that changed (or a tool the upstream newly offers), held
+    until someone approves or rejects it. `approved` is what is served meanwhile (the pin),
+    `pending` what the upstream says now."""
+
+    CHANGED, NEW = "changed", "new"
+    PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
+    STATES = [(PENDING, "Pending"), (APPROVED, "Approved"), (REJECTED, "Rejected")]
+
+    server = models.ForeignKey(Server, models.CASCADE, related_name="upstream_reviews")
+    tool = models.ForeignKey(Tool, models.CASCADE, null=True, blank=True, related_name="+")
+    kind = models.CharField(max_length=10, choices=[(CHANGED, "Changed"), (NEW, "New")])
+    url = models.CharField(max_length=2000)
+    connection = models.JSONField(default=dict, blank=True)  # url, transport, headers
+    upstream_name = models.CharField(max_length=200)
+    approved = models.JSONField(default=dict, blank=True)
+    pending = models.JSONField(default=dict)
+    digest = models.CharField(max_length=64)
+    state = models.CharField(max_length=10, choices=STATES, default=PENDING)
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.ForeignKey(
+        "accounts.User", models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["server", "state"], name="upstream_review_open")]
+
+    def __str__(self):
+        return f"{self.server_id}:{self.upstream_name} ({self.kind}, {self.state})"
 
 
 class Change(models.Model):

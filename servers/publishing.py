@@ -10,6 +10,8 @@ import re
 
 from django.db import IntegrityError, transaction
 
+from audit import events as audit_events
+
 from .definition import DefinitionError, export_definition, import_definition
 from .models import Server, ServerVersion
 
@@ -69,7 +71,7 @@ def next_version(server: Server) -> str:
 
 
 def _publish_definition(
-    server: Server, definition: dict, version: str | None, user
+    server: Server, definition: dict, version: str | None, user, rollback_from=None
 ) -> ServerVersion:
     with transaction.atomic():
         # Serializes publishes of one server, so two "next version" picks cannot collide.
@@ -83,11 +85,13 @@ def _publish_definition(
         # serverInfo.version of the published definition is the version clients pinned to.
         frozen = {**definition, "version": version}
         try:
-            return ServerVersion.objects.create(
+            published = ServerVersion.objects.create(
                 server=server, version=version, definition=frozen, published_by=user
             )
         except IntegrityError:
             raise PublishError(f"version: {server.slug}@{version} is already published") from None
+        audit_events.published(published, rollback_from=rollback_from)
+        return published
 
 
 def publish(server: Server, version: str | None = None, user=None) -> ServerVersion:
@@ -162,7 +166,7 @@ def rollback(server: Server, version: str, user=None) -> ServerVersion:
     old = get_version(server, version)
     definition = {**old.definition, "slug": server.slug}
     with transaction.atomic():
-        published = _publish_definition(server, definition, None, user)
+        published = _publish_definition(server, definition, None, user, rollback_from=version)
         try:
             import_definition(
                 {**definition, "version": published.version},

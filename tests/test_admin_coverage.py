@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from accounts.models import User
 
-PROJECT_APPS = ("accounts", "servers", "vault", "activity", "api", "mcptasks", "oauth")
+PROJECT_APPS = ("accounts", "servers", "vault", "activity", "api", "mcptasks", "oauth", "audit")
 
 
 def test_every_project_model_is_registered_in_admin():
@@ -25,7 +25,7 @@ def test_every_project_model_is_registered_in_admin():
     [
         m
         for m in apps.get_models()
-        if m._meta.app_label in ("vault", "activity", "api", "mcptasks", "oauth")
+        if m._meta.app_label in ("vault", "activity", "api", "mcptasks", "oauth", "audit")
     ],
     ids=lambda m: m.__name__,
 )

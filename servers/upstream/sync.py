@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from ..models import TOOL_NAME_RE, Prompt, Resource, Server, Tool
-from . import health
+from . import health, pinning
 from .config import SECRET_REFERENCE, validate_connection
 from .connection import Upstream, UpstreamUnreachable, connect, list_tools
 
@@ -38,6 +38,8 @@ class UpstreamReport:
     missing: list[str] = field(default_factory=list)
     restored: list[str] = field(default_factory=list)
     available: list[str] = field(default_factory=list)  # upstream tools not exposed here
+    held: list[str] = field(default_factory=list)  # changed or new, waiting for approval
+    added: list[str] = field(default_factory=list)  # new upstream tools exposed (auto-approve)
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -198,6 +200,7 @@ def add_upstream_tools(
                 )
             )
             position += 1
+        pinning.remember(server, url, offered)  # what a person saw and chose from: the baseline
     return created
 
 
@@ -359,13 +362,27 @@ def refresh_server(server: Server) -> list[UpstreamReport]:
                 health.record(server.pk, url, ok=False, error=report.error)
             continue
         exposed = {row.config.get("tool") for row in members}
-        report.available = sorted(set(offered) - exposed)
+        baseline = pinning.known(server, url)
+        # The first sync of a connection is its baseline; after it, changes wait for approval.
+        holding = baseline is not None and not server.upstream_auto_approve
         for row in members:
-            _apply(row, offered.get(row.config.get("tool")), report)
+            _apply(row, offered.get(row.config.get("tool")), report, holding=holding)
+        if baseline is None:
+            pinning.remember(server, url, offered)
+        else:
+            connection = _connection(url, transport, members[0].config.get("headers"))
+            pinning.new_tools(
+                server,
+                url,
+                connection,
+                {name: _synced(offered[name]) for name in set(offered) - exposed - baseline},
+                report,
+            )
+        report.available = sorted(set(offered) - exposed - set(report.added))
     return reports
 
 
-def _apply(row: Tool, offered: dict | None, report: UpstreamReport) -> None:
+def _apply(row: Tool, offered: dict | None, report: UpstreamReport, holding: bool = False) -> None:
     synced = dict(row.config.get("synced") or {})
     changed = []
     if offered is None:
@@ -381,31 +398,44 @@ def _apply(row: Tool, offered: dict | None, report: UpstreamReport) -> None:
             row.enabled = row.enabled or bool(synced.get("disabledByRefresh"))
             changed.append("enabled")
             report.restored.append(row.name)
-        # A field the owner never changed (still what the upstream said last time) follows it.
-        for key, attribute, empty in (
-            ("description", "description", ""),
-            ("title", "title", ""),
-            ("annotations", "annotations", {}),
-            ("icons", "icons", []),
-        ):
-            current = getattr(row, attribute)
-            if current == synced.get(key, empty) and current != fresh.get(key, empty):
-                value = fresh.get(key, empty)
-                setattr(row, attribute, value[:200] if attribute == "title" else value)
-                changed.append(attribute)
-        if row.input_schema != fresh.get("inputSchema", row.input_schema):
-            row.input_schema = fresh["inputSchema"]
-            changed.append("input_schema")
-        if row.output_schema != fresh.get("outputSchema"):
-            row.output_schema = fresh.get("outputSchema")
-            changed.append("output_schema")
-        if fresh != {k: v for k, v in synced.items() if k not in ("missing", "disabledByRefresh")}:
-            changed.append("config")
-        synced = fresh
+        pinned = {k: v for k, v in synced.items() if k not in ("missing", "disabledByRefresh")}
+        # A row never synced has no pin yet: what the upstream says now becomes it.
+        if holding and pinned and fresh != pinned:
+            review = pinning.hold(
+                row.server,
+                kind="changed",
+                url=row.config.get("url"),
+                connection=_connection(
+                    row.config.get("url"),
+                    row.config.get("transport", "streamable-http"),
+                    row.config.get("headers"),
+                ),
+                upstream_name=row.config.get("tool"),
+                pending=fresh,
+                approved=pinned,
+                tool=row,
+            )
+            if review is not None:
+                report.held.append(row.name)
+            synced = pinned
+        else:
+            changed += pinning.follow_fields(row, synced, fresh)
+            if fresh != pinned:
+                changed.append("config")
+                if pinned and row.server.upstream_auto_approve:
+                    pinning.auto_approved(
+                        row.server,
+                        row.config.get("tool"),
+                        tool_id=row.pk,
+                        before=pinned,
+                        after=fresh,
+                        kind="changed",
+                    )
+            synced = fresh
     if changed:
         row.config = {**row.config, "synced": synced}
         row.save(update_fields=sorted({*changed, "config"}))
-        if offered is not None and row.name not in report.restored:
+        if offered is not None and row.name not in report.restored and row.name not in report.held:
             report.updated.append(row.name)
 
 

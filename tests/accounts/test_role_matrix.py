@@ -43,7 +43,7 @@ from dashboard.scoping import SESSION_KEY
 from mcptasks.models import Task
 from oauth.models import Client, Grant
 from servers import publishing
-from servers.models import Prompt, Resource, ResourceTemplate, Server, Tool
+from servers.models import Prompt, Resource, ResourceTemplate, Server, Tool, UpstreamReview
 from vault.models import Secret
 
 VIEWER, MEMBER, ADMIN, OWNER = "viewer", "member", "admin", "owner"
@@ -157,6 +157,20 @@ EXPECTED = [
     R("dashboard:secret_delete", {"POST": ADMIN}, kwargs={"pk": "secret_pk"}),
     R("dashboard:call_log", {"GET": VIEWER}, CURRENT),
     R("dashboard:call_log_csv", {"GET": VIEWER}, CURRENT),
+    R("audit:log", {"GET": ADMIN}, CURRENT),
+    R("upstream:reviews", {"GET": VIEWER}, kwargs=SRV),
+    R(
+        "upstream:review_approve",
+        {"POST": MEMBER},
+        kwargs={**SRV, "pk": "upstream_review_pk"},
+    ),
+    R(
+        "upstream:review_reject",
+        {"POST": MEMBER},
+        kwargs={**SRV, "pk": "upstream_review_pk"},
+    ),
+    R("upstream:auto_approve", {"POST": ADMIN}, kwargs=SRV, body={"auto_approve": "on"}),
+    R("audit:log_csv", {"GET": ADMIN}, CURRENT),
     R("dashboard:analytics", {"GET": VIEWER}, CURRENT),
     R("dashboard:organization_create", {"GET": USER, "POST": USER}, CURRENT),
     R(
@@ -229,6 +243,7 @@ EXPECTED = [
     # Prometheus: only the METRICS_TOKEN bearer (tests/observability), never a login.
     R("metrics", {"GET": NOWHERE}, CURRENT),
     R("calls-csv", {"GET": VIEWER}, CURRENT),
+    R("organization-audit", {"GET": ADMIN}, kwargs={"slug": "org_slug"}),
     R("organization-list", {"GET": VIEWER}, CURRENT),
     R("organization-detail", {"GET": VIEWER, "PATCH": OWNER}, kwargs={"slug": "org_slug"}),
     R("organization-usage", {"GET": VIEWER}, kwargs={"slug": "org_slug"}),
@@ -446,6 +461,15 @@ def world(db):
     invitation = services.membership_invite(
         actor=owner, organization=org, email=outsider.email, role=MEMBER
     )
+    review = UpstreamReview.objects.create(
+        server=server,
+        kind=UpstreamReview.NEW,
+        url="https://upstream.example/mcp",
+        connection={"url": "https://upstream.example/mcp", "transport": "streamable-http"},
+        upstream_name="fresh",
+        pending={"description": "A new upstream tool."},
+        digest="0" * 64,
+    )
     token_text = mail.outbox[-1].body.split("/invitations/")[1].split("/")[0]
     return SimpleNamespace(
         org=org,
@@ -474,6 +498,7 @@ def world(db):
         dave_membership_pk=Membership.objects.get(user=dave, organization=org).pk,
         invitation_pk=invitation.pk,
         invitation_token=token_text,
+        upstream_review_pk=review.pk,
     )
 
 

@@ -392,7 +392,8 @@ def seed_tenants(count: int, *, database_url: str, redis_url: str) -> list[dict]
     """`count` tenants as `seed_tenant` makes them, in one process."""
     body = "\n".join("    " + line for line in SEED_TENANT.strip().splitlines())
     code = f"def seed():\n{body}\n    return result\n\nresult = [seed() for _ in range({count})]"
-    return django_script(code, database_url=database_url, redis_url=redis_url)
+    # A password hash per tenant: on a loaded machine 20 of them take well over a minute.
+    return django_script(code, database_url=database_url, redis_url=redis_url, timeout=300)
 
 
 MODERN = "2026-07-28"

@@ -91,10 +91,13 @@ def fresh_upstream():
     process.stop()
 
 
-def test_refresh_follows_the_upstream_and_keeps_what_the_owner_changed(
+def test_refresh_with_auto_approve_follows_the_upstream_and_keeps_what_the_owner_changed(
     server, fresh_upstream, loopback_allowed
 ):
     add, count = add_upstream_tools(server, fresh_upstream.url, selected=["add", "count"])
+    # Followed at once, as before pinning (tests/servers/upstream/test_pinning.py: held).
+    server.upstream_auto_approve = True
+    server.save()
     # `add` as the upstream described it at some earlier refresh, untouched by the owner.
     add.description = "Old words."
     add.input_schema = {"type": "object"}
@@ -121,7 +124,7 @@ def test_refresh_follows_the_upstream_and_keeps_what_the_owner_changed(
     (report,) = refresh_server(server)
     assert report.status == "ok"
     assert report.missing == ["vanished"]
-    assert "extra" in report.available and "add" not in report.available
+    assert report.added == ["extra"] and "add" not in report.available  # new, auto-approved
     assert "add" in report.updated
     add.refresh_from_db()
     count.refresh_from_db()

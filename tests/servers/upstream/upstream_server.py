@@ -82,6 +82,13 @@ async def grow(ctx: Context) -> str:
     return "grown"
 
 
+@server.tool(description="Rewrite another tool's description, as a compromised upstream would.")
+async def redescribe(tool: str, description: str, ctx: Context) -> str:
+    server._tool_manager.get_tool(tool).description = description
+    await ctx.request_context.session.send_tool_list_changed()
+    return "rewritten"
+
+
 @server.resource(
     "notes://welcome", name="welcome", description="A welcome note.", mime_type="text/plain"
 )

@@ -1,0 +1,150 @@
+"""The audit rows services write, one function per event family, so each service adds one
+line. (Model changes of servers, parts, keys, tokens and secrets are recorded by
+audit/signals.py.)"""
+
+from .context import Actor, current_request, request_address
+from .record import audit_record
+
+
+def _member_label(membership) -> str:
+    return membership.user.email
+
+
+# -- members ---------------------------------------------------------------------------------
+
+
+def invitation_sent(invitation) -> None:
+    audit_record(
+        action="member.invite",
+        organization_id=invitation.organization_id,
+        target_type="invitation",
+        target_id=invitation.pk,
+        target_label=invitation.email,
+        after={"email": invitation.email, "role": invitation.role},
+    )
+
+
+def invitation_answered(invitation, state: str, actor_user) -> None:
+    audit_record(
+        action={"accepted": "member.accept", "declined": "member.decline"}.get(
+            state, "member.invite_revoke"
+        ),
+        organization_id=invitation.organization_id,
+        target_type="invitation",
+        target_id=invitation.pk,
+        target_label=invitation.email,
+        before={"state": "pending"},
+        after={"state": state, "role": invitation.role},
+    )
+
+
+def role_changed(membership, old_role: str) -> None:
+    audit_record(
+        action="member.role_change",
+        organization_id=membership.organization_id,
+        target_type="membership",
+        target_id=membership.pk,
+        target_label=_member_label(membership),
+        before={"role": old_role},
+        after={"role": membership.role},
+    )
+
+
+def member_removed(membership, *, left: bool) -> None:
+    audit_record(
+        action="member.leave" if left else "member.remove",
+        organization_id=membership.organization_id,
+        target_type="membership",
+        target_id=membership.pk,
+        target_label=_member_label(membership),
+        before={"role": membership.role, "user": membership.user.email},
+    )
+
+
+def retention_set(organization, days) -> None:
+    from activity.models import RetentionOverride
+
+    old = RetentionOverride.objects.filter(organization=organization).values_list("days", flat=True)
+    audit_record(
+        action="organization.settings",
+        organization_id=organization.pk,
+        target_type="organization",
+        target_id=organization.pk,
+        target_label=organization.slug,
+        before={"callLogRetentionDays": old.first()},
+        after={"callLogRetentionDays": days},
+    )
+
+
+# -- publishing ------------------------------------------------------------------------------
+
+
+def published(version, *, rollback_from: str | None = None) -> None:
+    server = version.server
+    audit_record(
+        action="server.rollback" if rollback_from else "server.publish",
+        organization_id=server.organization_id,
+        target_type="server",
+        target_id=server.pk,
+        target_label=server.slug,
+        after={"version": version.version},
+        detail={"restored": rollback_from} if rollback_from else None,
+    )
+
+
+# -- OAuth -----------------------------------------------------------------------------------
+
+
+def _grant_actor(grant) -> Actor:
+    client = grant.client
+    label = f"{client.client_name or client.client_id} for {grant.user.email}"
+    return Actor("grant", str(grant.pk), label[:300], request_address(current_request()))
+
+
+def _grant_label(grant) -> str:
+    return f"{grant.client.client_name or grant.client.client_id} ({grant.user.email})"[:300]
+
+
+def grant_created(grant) -> None:
+    audit_record(
+        action="oauth.grant",
+        organization_id=grant.organization_id,
+        target_type="oauth_grant",
+        target_id=grant.pk,
+        target_label=_grant_label(grant),
+        after={"server": grant.server.slug, "scope": grant.scope, "resource": grant.resource},
+    )
+
+
+def grant_revoked(grant, reason: str) -> None:
+    audit_record(
+        action="oauth.grant_revoke",
+        organization_id=grant.organization_id,
+        target_type="oauth_grant",
+        target_id=grant.pk,
+        target_label=_grant_label(grant),
+        detail={"reason": reason},
+    )
+
+
+def tokens_issued(grant, *, refresh: bool) -> None:
+    audit_record(
+        action="oauth.token_issue",
+        organization_id=grant.organization_id,
+        target_type="oauth_grant",
+        target_id=grant.pk,
+        target_label=_grant_label(grant),
+        detail={"refreshToken": refresh},
+        actor=_grant_actor(grant),
+    )
+
+
+def token_revoked(grant) -> None:
+    audit_record(
+        action="oauth.token_revoke",
+        organization_id=grant.organization_id,
+        target_type="oauth_grant",
+        target_id=grant.pk,
+        target_label=_grant_label(grant),
+        actor=_grant_actor(grant),
+    )
