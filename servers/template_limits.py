@@ -60,7 +60,9 @@ class budget:  # noqa: N801 - used as `with budget():`
     def __enter__(self):
         self._token = None
         if _BUDGET.get() is None:
-            self._token = _BUDGET.set(Budget(deadline=time.perf_counter() + TIME_BUDGET_SECONDS))
+            # CPU time of this thread, not wall time: a render is stopped for the work it makes,
+            # never because the process was waiting for a busy core.
+            self._token = _BUDGET.set(Budget(deadline=time.thread_time() + TIME_BUDGET_SECONDS))
         return _BUDGET.get()
 
     def __exit__(self, *exc):
@@ -71,7 +73,7 @@ class budget:  # noqa: N801 - used as `with budget():`
 
 def tick() -> None:
     current = _BUDGET.get()
-    if current is not None and time.perf_counter() > current.deadline:
+    if current is not None and time.thread_time() > current.deadline:
         raise TemplateLimitError(
             f"Template stopped: it ran longer than {int(TIME_BUDGET_SECONDS * 1000)} ms"
         )
