@@ -11,6 +11,7 @@ from activity import recorder
 
 from ..outages import RETRY_AFTER_SECONDS, outage_message, outage_of
 from ..redis import is_embedded
+from ..slugs import SLUG_PATTERN
 from . import legacy_sse, streamable, surfaces
 from .gate import CORS_ALLOW_HEADERS, Gate, Refused
 from .http import BodyTimeout, HttpRequest, respond, respond_json, rpc_error
@@ -18,9 +19,9 @@ from .http import BodyTimeout, HttpRequest, respond, respond_json, rpc_error
 log = logging.getLogger(__name__)
 
 MCP_PATH = re.compile(
-    r"^/mcp/(?P<slug>[a-z0-9][a-z0-9-]{0,62})(?:@(?P<version>\d+\.\d+\.\d+))?(?P<rest>/.*)?$"
+    rf"^/mcp/(?P<slug>{SLUG_PATTERN})(?:@(?P<version>\d+\.\d+\.\d+))?(?P<rest>/.*)?$"
 )
-WEBTOOLS_PATH = re.compile(r"^/webtools/(?P<slug>[a-z0-9][a-z0-9-]{0,62})/(?P<version>[^/]+)?$")
+WEBTOOLS_PATH = re.compile(rf"^/webtools/(?P<slug>{SLUG_PATTERN})/(?P<version>[^/]+)?$")
 TOOL_REST = "/tools/"
 WEBTOOL_CODES = {
     401: "UNAUTHORIZED",
