@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from servers.dashboard.views.base import page
+from dashboard.views.base import page
 
 from . import services
 

@@ -1,6 +1,6 @@
 """The one place that decides who may do what in an organization (docs/roles.md is the table).
 
-Every surface asks here: dashboard views (servers.dashboard.views.base.authorize), the API
+Every surface asks here: dashboard views (dashboard.views.base.authorize), the API
 (api.base.PolicyPermission and the viewsets' perform_* hooks) and the management commands.
 
     can(user=..., org=..., action=Action.SECRET_WRITE)          -> bool

@@ -6,8 +6,8 @@ from celery import shared_task
 from redis.exceptions import WatchError
 
 from accounts.models import ApiKey
-from servers import keys as rkeys
-from servers.redis import is_embedded, sync_client
+from infra import keys as rkeys
+from infra.redis import is_embedded, sync_client
 
 # Delete a field only while it still holds the value we read: a use recorded after our read
 # stays in the hash for the next flush.

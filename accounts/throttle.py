@@ -16,7 +16,7 @@ import logging
 from django.conf import settings
 from redis.exceptions import RedisError
 
-from servers.redis import sync_client
+from infra.redis import sync_client
 
 log = logging.getLogger(__name__)
 PREFIX = "throttle:"

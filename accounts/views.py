@@ -8,7 +8,7 @@ from django.urls import reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
-from servers.dashboard.views.base import page
+from dashboard.views.base import page
 
 from . import throttle
 from .forms import LoginForm, ProfileForm, SignUpForm

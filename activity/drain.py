@@ -11,8 +11,8 @@ import logging
 from django.db import DataError, IntegrityError, transaction
 
 from accounts.models import ApiKey, Organization, User
+from infra.redis import sync_client
 from servers.models import Server
-from servers.redis import sync_client
 
 from . import stream
 from .models import CallLog

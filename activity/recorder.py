@@ -30,8 +30,8 @@ from datetime import datetime
 import orjson
 from django.conf import settings
 
+from infra.redis import sync_client
 from mcp_protocol.limits import depth_exceeds
-from servers.redis import sync_client
 
 from . import stream
 from .storable import storable_json, storable_text

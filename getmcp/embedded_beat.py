@@ -16,7 +16,7 @@ _loaded = threading.Event()
 
 def start() -> bool:
     """Start the thread once per process, and only in embedded mode."""
-    from servers.redis import is_embedded
+    from infra.redis import is_embedded
 
     if not is_embedded() or _started.is_set():
         return False

@@ -33,13 +33,13 @@ BEAT_STALE = 60.0
 
 
 def _redis():
-    from servers.redis import sync_client
+    from infra.redis import sync_client
 
     return sync_client()
 
 
 def _embedded() -> bool:
-    from servers.redis import is_embedded
+    from infra.redis import is_embedded
 
     return is_embedded()
 

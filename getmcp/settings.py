@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "vault",
     "activity",
     "api",
+    "dashboard",
     "mcptasks",
     "oauth",
 ]
@@ -52,7 +53,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "servers.dashboard.csp.ContentSecurityPolicyMiddleware",
+    "dashboard.csp.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "getmcp.urls"

@@ -6,7 +6,7 @@ urlpatterns = [
     path("api/", include("api.urls")),
     path("", include("oauth.urls")),
     path("", include("accounts.urls")),
-    path("", include("servers.dashboard.urls")),
+    path("", include("dashboard.urls")),
 ]
 
 # JSON under /api/, a plain page elsewhere; 503 with Retry-After when Redis or Postgres is out.

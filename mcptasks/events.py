@@ -9,7 +9,7 @@ Status events carry the ready notification for each task design, so a listener n
 
 import orjson
 
-from servers.redis import sync_client
+from infra.redis import sync_client
 
 from .models import Task
 from .wire import status_notification

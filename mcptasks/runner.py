@@ -18,8 +18,8 @@ from django.conf import settings
 from django.db import connections, transaction
 from django.utils import timezone
 
+from infra.redis import async_client, is_embedded
 from mcp_protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, Cancelled, InputRequired, McpError
-from servers.redis import async_client, is_embedded
 
 from . import events, fairness
 from .context import TaskContext
@@ -56,7 +56,7 @@ CANCEL_GRACE_SECONDS = 2.0
 
 def _redis():
     # A client of our own in a worker: each run has its own event loop, and the per-loop client
-    # of servers.redis would outlive it. Embedded mode shares the in-process fake server.
+    # of infra.redis would outlive it. Embedded mode shares the in-process fake server.
     if is_embedded():
         return async_client()
     return aioredis.Redis.from_url(settings.REDIS_URL)

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import policy
 from accounts.policy import Action
-from servers.dashboard.views.base import dashboard_view, page
+from dashboard.views.base import dashboard_view, page
 
 from .grants import grant_revoke, grants_for_organization, grants_for_user
 from .models import Grant

@@ -13,7 +13,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from servers.redis import sync_client
+from infra.redis import sync_client
 
 from . import cimd, redirects
 from .errors import OAuthError

@@ -5,8 +5,8 @@ from datetime import UTC, datetime
 from celery import shared_task
 
 from accounts.tasks import _delete_unchanged
-from servers import keys as rkeys
-from servers.redis import sync_client
+from infra import keys as rkeys
+from infra.redis import sync_client
 
 from .clients import clients_collect_unused
 from .models import Grant

@@ -12,7 +12,7 @@ from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from servers.dashboard.csp import POLICY
+from dashboard.csp import POLICY
 from servers.models import Server, accepts_oauth
 
 from . import metadata

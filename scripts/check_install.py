@@ -27,7 +27,18 @@ import time
 import traceback
 
 # The packages `pip install .` ships, when the distribution cannot say (an old setuptools).
-PACKAGES = ["accounts", "activity", "api", "getmcp", "mcp_protocol", "mcptasks", "servers", "vault"]
+PACKAGES = [
+    "accounts",
+    "activity",
+    "api",
+    "dashboard",
+    "getmcp",
+    "infra",
+    "mcp_protocol",
+    "mcptasks",
+    "servers",
+    "vault",
+]
 SUM = "add"
 
 

@@ -13,12 +13,12 @@ from django.db.models.signals import m2m_changed, post_delete, post_save, pre_de
 from django.dispatch import receiver
 
 from accounts.models import ApiKey
+from infra import keys as rkeys
+from infra.redis import sync_client
 
 from . import invalidation
-from . import keys as rkeys
 from .models import Change, Prompt, Resource, ResourceTemplate, Server, ServerVersion, Tool
 from .outages import best_effort
-from .redis import sync_client
 
 LIST_CHANGED = {
     Tool: ("notifications/tools/list_changed",),

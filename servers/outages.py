@@ -9,7 +9,7 @@ import logging
 
 from django.db import DatabaseError, InterfaceError, OperationalError
 
-from .redis import UNAVAILABLE as REDIS_UNAVAILABLE
+from infra.redis import UNAVAILABLE as REDIS_UNAVAILABLE
 
 RETRY_AFTER_SECONDS = 5
 log = logging.getLogger(__name__)

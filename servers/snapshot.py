@@ -1,7 +1,7 @@
 """A server definition compiled into an immutable Snapshot, and the per-process snapshot cache.
 
 A warm request finds its snapshot by slug and generation without touching Postgres; the endpoint
-reads the generation from Redis (servers.keys.server_generation) in its one pipeline.
+reads the generation from Redis (infra.keys.server_generation) in its one pipeline.
 """
 
 import threading
@@ -502,8 +502,8 @@ async def get_snapshot(
 
 def load_snapshot(slug: str, version: str | None = None) -> Snapshot | None:
     """For sync callers (REST, management commands): the current snapshot, through the cache."""
-    from . import keys
-    from .redis import sync_client
+    from infra import keys
+    from infra.redis import sync_client
 
     raw = sync_client().get(keys.server_generation(slug))
     generation = "0" if raw is None else raw.decode()

@@ -71,7 +71,7 @@ def pytest_configure(config):
 def _fresh_redis():
     """Each run starts from an empty Redis database (tests use their own DB number)."""
     if settings.REDIS_URL:
-        from servers.redis import sync_client
+        from infra.redis import sync_client
 
         sync_client().flushdb()
 

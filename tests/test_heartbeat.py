@@ -9,7 +9,7 @@ import time
 import pytest
 
 from getmcp import heartbeat
-from servers.redis import sync_client
+from infra.redis import sync_client
 from tests.celery_workers import ROOT, database_url_for_workers, running_workers, wait_until
 
 WORKER_MISSING = "No task worker is running."

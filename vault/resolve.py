@@ -15,11 +15,11 @@ from django.db.models import Q
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
+from infra.redis import async_client, sync_client
 from servers import invalidation
 from servers.db import run as run_db
 from servers.models import Change
 from servers.outages import best_effort
-from servers.redis import async_client, sync_client
 
 from .models import Secret
 

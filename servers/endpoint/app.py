@@ -8,9 +8,9 @@ from urllib.parse import unquote
 from django.conf import settings
 
 from activity import recorder
+from infra.redis import is_embedded
 
 from ..outages import RETRY_AFTER_SECONDS, outage_message, outage_of
-from ..redis import is_embedded
 from ..slugs import SLUG_PATTERN
 from . import legacy_sse, streamable, surfaces
 from .gate import CORS_ALLOW_HEADERS, Gate, Refused

@@ -15,9 +15,9 @@ from cachetools import LRUCache
 from django.conf import settings
 
 from accounts.models import ApiKey, digest_key
+from infra import keys as rkeys
 
 from .. import invalidation
-from .. import keys as rkeys
 from ..db import run as run_db
 
 OAUTH_TOKEN_PREFIX = "gmcp_at_"

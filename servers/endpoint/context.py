@@ -6,12 +6,11 @@ import secrets
 import orjson
 from django.conf import settings
 
+from infra import keys as rkeys
 from mcp_protocol.context import REQUIRED_CAPABILITY, log_level_allows
 from mcp_protocol.errors import Cancelled, ToolError
 from mcp_protocol.jsonrpc import notification_message, request_message
 from mcp_protocol.versions import has_sse_polling
-
-from .. import keys as rkeys
 
 
 def request_key(request_id) -> str:

@@ -9,12 +9,12 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
+from infra import keys as rkeys
+from infra.redis import async_client
 from mcp_protocol import versions
 from mcp_protocol.errors import McpError
 
-from .. import keys as rkeys
 from ..models import accepts_api_key, accepts_oauth
-from ..redis import async_client
 from ..snapshot import DefinitionError, get_snapshot
 from . import auth, usage
 from .context import SessionContext

@@ -12,10 +12,10 @@ import time
 import orjson
 from django.conf import settings
 
+from infra import keys as rkeys
 from mcp_protocol import errors, sse
 from mcp_protocol.jsonrpc import Request, error_message, notification_message
 
-from .. import keys as rkeys
 from ..snapshot import DefinitionError, get_snapshot
 from . import auth, stream_limits
 from .gate import Refused

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import orjson
 from django.conf import settings
 
-from .. import keys as rkeys
+from infra import keys as rkeys
 
 
 @dataclass(slots=True)

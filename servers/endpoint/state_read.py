@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from .. import keys as rkeys
-from ..redis import is_embedded
+from infra import keys as rkeys
+from infra.redis import is_embedded
 
 READ_STATE = """
 local out = {redis.call('GET', KEYS[1]) or false, false, false}

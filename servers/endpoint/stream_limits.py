@@ -27,7 +27,8 @@ from contextlib import asynccontextmanager, suppress
 import redis.asyncio as aioredis
 from django.conf import settings
 
-from ..redis import is_embedded
+from infra.redis import is_embedded
+
 from .gate import Refused
 
 TOO_MANY = -32000

@@ -8,6 +8,7 @@ import time
 import orjson
 from django.conf import settings
 
+from infra import keys as rkeys
 from mcp_protocol import errors, versions
 from mcp_protocol.context import LOG_LEVELS
 from mcp_protocol.errors import Cancelled, McpError
@@ -20,7 +21,6 @@ from mcp_protocol.jsonrpc import (
     result_message,
 )
 
-from .. import keys as rkeys
 from .. import methods
 from . import calllog, sessions, stateless, stream_limits, streams, tasks
 from .context import request_key

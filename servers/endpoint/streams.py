@@ -11,10 +11,10 @@ from contextlib import suppress
 
 from django.conf import settings
 
+from infra import keys as rkeys
 from mcp_protocol import sse
 from mcp_protocol.jsonrpc import dumps
 
-from .. import keys as rkeys
 from .http import send_chunk, start_sse
 
 FINAL = b"f"

@@ -6,11 +6,11 @@ import time
 
 import orjson
 
+from dashboard.csp import INFO_PAGE_HEADERS
 from mcp_protocol.context import NullContext
 from mcp_protocol.jsonrpc import dumps
 from mcp_protocol.limits import MAX_JSON_DEPTH, depth_exceeds
 
-from ..dashboard.csp import INFO_PAGE_HEADERS
 from ..surfaces import discovery, info, openapi, rest, webtools
 from . import calllog
 from .gate import Gate, Refused

@@ -16,6 +16,7 @@ import asyncio
 import orjson
 from django.conf import settings
 
+from infra import keys as rkeys
 from mcp_protocol import errors
 from mcp_protocol.errors import MISSING_CLIENT_CAPABILITY, McpError
 from mcptasks import lifecycle
@@ -31,7 +32,6 @@ from mcptasks.wire import (
     task_wire,
 )
 
-from .. import keys as rkeys
 from ..db import run as run_db
 from . import stateless
 from .gate import start_background

@@ -5,8 +5,8 @@ import asyncio
 import contextlib
 import time
 
-from .. import keys as rkeys
-from ..redis import async_client
+from infra import keys as rkeys
+from infra.redis import async_client
 
 FLUSH_SECONDS = 5.0
 _pending: dict[tuple[str, int], int] = {}

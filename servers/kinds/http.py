@@ -765,7 +765,7 @@ def _oauth_cache_key(tool: HttpTool, auth: dict, test: bool) -> str:
 
 
 async def oauth_token(tool: HttpTool, auth: dict, *, test: bool, refresh: bool = False) -> str:
-    from servers.redis import async_client
+    from infra.redis import async_client
     from vault import crypto
 
     redis = async_client()
@@ -995,7 +995,7 @@ async def fetch(tool: HttpTool, arguments: dict, variables: dict, ctx):
 
     cache_key = None
     if tool.cache_ttl and tool.method in ("GET", "HEAD") and not test:
-        from servers.redis import async_client
+        from infra.redis import async_client
 
         cache_key = outbound.cache_key(tool)
         cached = await async_client().get(cache_key)
@@ -1025,7 +1025,7 @@ async def fetch(tool: HttpTool, arguments: dict, variables: dict, ctx):
     finally:
         semaphore.release()
     if cache_key and 200 <= response.status_code < 300:
-        from servers.redis import async_client
+        from infra.redis import async_client
 
         await async_client().set(cache_key, _to_cache(response, masker), ex=tool.cache_ttl)
     return response, masker

@@ -7,7 +7,7 @@ process (and the dashboard) sees the same state without SQL.
 import hashlib
 import time
 
-from ..redis import async_client, sync_client
+from infra.redis import async_client, sync_client
 
 HEALTH_TTL = 30 * 24 * 3600
 

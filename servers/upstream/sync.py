@@ -16,8 +16,9 @@ from asgiref.sync import async_to_sync
 from django.db import connections, transaction
 from django.db.models import Max
 
+from infra.redis import sync_client
+
 from ..models import TOOL_NAME_RE, Prompt, Resource, Server, Tool
-from ..redis import sync_client
 from . import health
 from .connection import Upstream, UpstreamUnreachable, connect, list_tools
 

@@ -6,8 +6,8 @@ import pytest
 
 import accounts.tasks as tasks
 from accounts.models import ApiKey
-from servers import keys as rkeys
-from servers.redis import is_embedded, sync_client
+from infra import keys as rkeys
+from infra.redis import is_embedded, sync_client
 
 pytestmark = pytest.mark.django_db
 

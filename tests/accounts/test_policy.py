@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from accounts import policy
 from accounts.models import ApiKey, Membership, User
 from accounts.policy import Action
-from servers.dashboard.scoping import SESSION_KEY
+from dashboard.scoping import SESSION_KEY
 from servers.models import Server
 from tests.api.conftest import client_for
 from vault.models import Secret

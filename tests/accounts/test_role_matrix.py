@@ -39,10 +39,10 @@ from accounts import services
 from accounts.models import ApiKey, Membership, User
 from activity.models import CallLog
 from api.models import PersonalAccessToken
+from dashboard.scoping import SESSION_KEY
 from mcptasks.models import Task
 from oauth.models import Client, Grant
 from servers import publishing
-from servers.dashboard.scoping import SESSION_KEY
 from servers.models import Prompt, Resource, ResourceTemplate, Server, Tool
 from vault.models import Secret
 
@@ -100,7 +100,7 @@ EXPECTED = [
         kwargs={"token": "invitation_token"},
         body={"answer": "accept"},
     ),
-    # ---- dashboard (servers/dashboard/urls.py) ----
+    # ---- dashboard (dashboard/urls.py) ----
     R("dashboard:home", {"GET": VIEWER}, CURRENT),
     R("dashboard:server_list", {"GET": VIEWER}, CURRENT),
     R("dashboard:server_create", {"GET": MEMBER, "POST": MEMBER}, CURRENT),

@@ -5,8 +5,8 @@ import pytest
 
 from activity import recorder, stream
 from activity.models import CallLog
+from infra.redis import sync_client
 from servers.models import Server
-from servers.redis import sync_client
 
 
 @pytest.fixture

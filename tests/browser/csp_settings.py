@@ -3,6 +3,6 @@ so the browser tests prove that every page works under the policy (no inline cod
 
 from getmcp.settings import *  # noqa: F403
 
-CSP_MIDDLEWARE = "servers.dashboard.csp.ContentSecurityPolicyMiddleware"
+CSP_MIDDLEWARE = "dashboard.csp.ContentSecurityPolicyMiddleware"
 if CSP_MIDDLEWARE not in MIDDLEWARE:  # noqa: F405
     MIDDLEWARE = [*MIDDLEWARE, CSP_MIDDLEWARE]  # noqa: F405

@@ -9,8 +9,8 @@ import pytest
 from playwright.sync_api import expect
 
 from accounts.models import User
+from dashboard.templatetags.code_editor import code_editor_installed
 from servers.models import Server, Tool
-from servers.templatetags.code_editor import code_editor_installed
 
 from .test_dashboard_flow import sign_up
 

@@ -12,7 +12,7 @@ DRAIN = "from activity.tasks import drain_call_log\ndrain_call_log.delay()"
 STORED = """
 from activity.models import CallLog
 from activity import stream
-from servers.redis import sync_client
+from infra.redis import sync_client
 calls = CallLog.objects.filter(method="tools/call", outcome="ok")
 result = {
     "rows": calls.count(),

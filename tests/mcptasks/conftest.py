@@ -1,8 +1,8 @@
 import pytest
 
+from infra.redis import sync_client
 from servers.definition import import_definition
 from servers.publishing import publish
-from servers.redis import sync_client
 from servers.snapshot import clear_cache, compile_definition
 from tests.celery_workers import running_workers, wait_until
 

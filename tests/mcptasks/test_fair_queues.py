@@ -10,12 +10,12 @@ from django.utils import timezone
 from activity import recorder, stream
 from activity.models import CallLog
 from activity.tasks import drain_call_log
+from infra.redis import sync_client
 from mcptasks.fairness import DEFERRED_MESSAGE
 from mcptasks.lifecycle import cancel_task, create_task
 from mcptasks.models import Task
 from servers.definition import import_definition
 from servers.publishing import publish
-from servers.redis import sync_client
 from servers.snapshot import clear_cache, compile_definition
 
 from .conftest import tasks_definition, wait_until

@@ -7,6 +7,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.db import connections
 
+from infra.redis import sync_client
 from mcp_protocol.errors import McpError
 from mcptasks.core import core_task_result
 from mcptasks.events import events_channel
@@ -14,7 +15,6 @@ from mcptasks.lifecycle import cancel_task, create_task, update_task
 from mcptasks.models import Task
 from mcptasks.runner import load_task_snapshot
 from servers.publishing import publish
-from servers.redis import sync_client
 
 from .conftest import wait_until
 

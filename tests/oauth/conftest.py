@@ -72,7 +72,7 @@ def query_of(location: str) -> dict:
 @pytest.fixture(autouse=True)
 def _fresh_registration_limits():
     """Each test starts with no registrations counted against its address this minute."""
-    from servers.redis import sync_client
+    from infra.redis import sync_client
 
     redis = sync_client()
     for key in redis.scan_iter("oauth:reg:*"):

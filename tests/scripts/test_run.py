@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 
 from getmcp import heartbeat
-from servers.redis import sync_client
+from infra.redis import sync_client
 from tests.celery_workers import database_url_for_workers, wait_until
 from tests.conftest import free_port
 

@@ -1,9 +1,9 @@
 """What happens around a definition change or a deleted server, however it is made."""
 
 from accounts.models import ApiKey
-from servers import keys as rkeys
+from infra import keys as rkeys
+from infra.redis import sync_client
 from servers.definition import import_definition
-from servers.redis import sync_client
 
 
 def definition(slug):

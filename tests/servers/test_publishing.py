@@ -2,7 +2,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 import servers.cli
-from servers import keys
+from infra import keys
+from infra.redis import sync_client
 from servers.definition import export_definition, import_definition
 from servers.models import ServerVersion
 from servers.publishing import (
@@ -16,7 +17,6 @@ from servers.publishing import (
     served_definition,
     versions,
 )
-from servers.redis import sync_client
 
 MY_SUBCOMMANDS = [
     "servers.cli.publish",

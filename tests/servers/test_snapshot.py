@@ -5,9 +5,9 @@ import orjson
 import pytest
 from asgiref.sync import async_to_sync
 
-from servers import keys
+from infra import keys
+from infra.redis import sync_client
 from servers.models import Server, Tool
-from servers.redis import sync_client
 from servers.snapshot import (
     DefinitionError,
     clear_cache,

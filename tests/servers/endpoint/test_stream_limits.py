@@ -5,9 +5,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from infra.redis import async_client
 from servers.endpoint import stream_limits
 from servers.endpoint.gate import Refused
-from servers.redis import async_client
 
 
 def gate_for(redis, *, key_id=7, address="10.0.0.9"):

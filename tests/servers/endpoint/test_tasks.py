@@ -479,7 +479,7 @@ def test_a_session_of_an_older_version_has_no_tasks(asgi_server, tasks_tenant):
 @pytest.fixture
 def no_worker():
     from getmcp import heartbeat
-    from servers.redis import sync_client
+    from infra.redis import sync_client
 
     sync_client().delete(heartbeat.WORKERS_KEY)
 

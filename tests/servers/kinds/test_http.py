@@ -936,7 +936,7 @@ def test_errors_and_writes_are_not_cached(httpserver):
 
 
 def test_the_cache_keeps_end_users_apart_and_holds_no_credentials(httpserver, org, server):
-    from servers.redis import sync_client
+    from infra.redis import sync_client
 
     Secret.store(org, "KEY", "cache-secret-key")
     httpserver.expect_request("/me").respond_with_handler(

@@ -374,8 +374,8 @@ def test_a_registered_step_compiles_its_extra_from_the_body_and_the_tool_definit
 async def test_notify_tells_the_servers_listeners_what_changed():
     import orjson
 
-    from servers import keys
-    from servers.redis import sync_client
+    from infra import keys
+    from infra.redis import sync_client
 
     config = {
         "steps": [

@@ -3,8 +3,8 @@
 import pytest
 from asgiref.sync import async_to_sync
 
+from infra.redis import sync_client
 from servers.kinds import upstream as kind
-from servers.redis import sync_client
 from servers.upstream import health
 from servers.upstream.sync import (
     UpstreamError,

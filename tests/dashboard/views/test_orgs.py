@@ -1,7 +1,7 @@
 from django.core import mail
 
 from accounts.models import Invitation, Membership, Organization, User
-from servers.dashboard.scoping import SESSION_KEY
+from dashboard.scoping import SESSION_KEY
 
 
 def test_creating_an_organization_makes_me_its_owner_and_switches_to_it(member_client, user):

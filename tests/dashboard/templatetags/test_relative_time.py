@@ -2,7 +2,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from servers.templatetags.relative_time import ago
+from dashboard.templatetags.relative_time import ago
 
 
 def test_a_moment_ago_reads_just_now_not_zero_minutes():

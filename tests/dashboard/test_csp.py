@@ -1,6 +1,6 @@
 from django.test import modify_settings
 
-CSP = "servers.dashboard.csp.ContentSecurityPolicyMiddleware"
+CSP = "dashboard.csp.ContentSecurityPolicyMiddleware"
 
 
 @modify_settings(MIDDLEWARE={"append": CSP})

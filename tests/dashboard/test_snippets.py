@@ -3,7 +3,7 @@ import json
 import pytest
 from django.test import override_settings
 
-from servers.dashboard.snippets import KEY_PLACEHOLDER, client_setups, endpoint_url
+from dashboard.snippets import KEY_PLACEHOLDER, client_setups, endpoint_url
 
 
 @override_settings(SITE_URL="https://mcp.example.com/")

@@ -1,7 +1,7 @@
 import pytest
 
 from accounts.models import Membership, Organization
-from servers.dashboard.scoping import SESSION_KEY
+from dashboard.scoping import SESSION_KEY
 
 SERVER_PAGES = [
     "/servers/{slug}/",

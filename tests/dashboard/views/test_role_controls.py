@@ -2,7 +2,7 @@
 rest anyway, see tests/accounts/test_role_matrix.py)."""
 
 from accounts.models import ApiKey, Membership, User
-from servers.dashboard.scoping import SESSION_KEY
+from dashboard.scoping import SESSION_KEY
 from vault.models import Secret
 
 

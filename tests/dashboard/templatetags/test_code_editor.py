@@ -3,7 +3,7 @@ in static/vendor/, so a bare `pip install .` keeps plain, working textareas."""
 
 from pathlib import Path
 
-from servers.templatetags.code_editor import code_editor_meta
+from dashboard.templatetags.code_editor import code_editor_meta
 
 
 def test_without_the_vendored_editor_no_page_asks_for_it(settings, tmp_path):

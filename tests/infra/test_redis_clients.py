@@ -7,7 +7,7 @@ import time
 import pytest
 from django.conf import settings
 
-from servers.redis import async_client, blocking_seconds, is_embedded
+from infra.redis import async_client, blocking_seconds, is_embedded
 
 
 @pytest.mark.parametrize(

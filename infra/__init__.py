@@ -1,0 +1,1 @@
+"""Infrastructure every app shares: the Redis clients and the Redis key names."""
