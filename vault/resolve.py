@@ -15,6 +15,7 @@ from django.db.models import Q
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
+from infra import keys
 from infra.redis import async_client, sync_client
 from servers import invalidation
 from servers.db import run as run_db
@@ -46,7 +47,7 @@ class SecretValues(Mapping):
 
 
 def generation_key(organization_id: int) -> str:
-    return f"vault:gen:{organization_id}"
+    return keys.vault_generation(organization_id)
 
 
 def secrets_for(organization_id: int, server_id: int | None, *, test: bool = False) -> SecretValues:

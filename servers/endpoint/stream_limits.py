@@ -27,6 +27,7 @@ from contextlib import asynccontextmanager, suppress
 import redis.asyncio as aioredis
 from django.conf import settings
 
+from infra import keys
 from infra.redis import is_embedded
 
 from .gate import Refused
@@ -42,11 +43,11 @@ def lease_seconds() -> float:
 
 
 def session_key(sid: str) -> str:
-    return f"mcp:streams:s:{sid}"
+    return keys.stream_leases_of_session(sid)
 
 
 def caller_key(server_id: int, caller: str) -> str:
-    return f"mcp:streams:k:{server_id}:{caller}"
+    return keys.stream_leases_of_caller(server_id, caller)
 
 
 def _caller(gate) -> str:

@@ -16,6 +16,7 @@ from asgiref.sync import async_to_sync
 from django.db import connections, transaction
 from django.db.models import Max
 
+from infra import keys
 from infra.redis import sync_client
 
 from ..models import TOOL_NAME_RE, Prompt, Resource, Server, Tool
@@ -456,7 +457,7 @@ def schedule_refresh(server_id: int | None) -> None:
     a burst of notifications costs one refresh."""
     if server_id is None:
         return
-    key = f"mcp:upstream:{server_id}:refresh-scheduled"
+    key = keys.upstream_refresh_scheduled(server_id)
 
     def enqueue():
         try:
