@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.text import format_lazy
 
 from accounts.models import ApiKey
-from servers import documents, kinds
+from servers import documents, kinds, parts
 from servers.definition import validate_definition
 from servers.models import (
     SLUG_RE,
@@ -189,11 +189,12 @@ class PartForm(forms.ModelForm):
     def save(self, commit=True):
         row = super().save(commit=False)
         row.server = self.server
-        if row.pk is None:
-            last = type(row).objects.filter(server=self.server).order_by("-position").first()
-            row.position = last.position + 1 if last else 0
         if commit:
-            row.save()
+            if row.pk is None:
+                related = type(row)._meta.get_field("server").remote_field.related_name
+                parts.part_create(server=self.server, related=related, row=row)
+            else:
+                row.save()
         return row
 
 

@@ -34,9 +34,13 @@ def has_sse_polling(version: str) -> bool:
     return at_least(version, "2025-11-25")
 
 
+# The revision that made tasks (tasks/get, tasks/result, ...) part of the core protocol; the
+# stateless revision moved them to an extension with another wire shape.
+TASKS_IN_CORE = "2025-11-25"
+
+
 def has_core_tasks(version: str) -> bool:
-    """2025-11-25 made tasks (tasks/get, tasks/result, ...) part of the core protocol."""
-    return at_least(version, "2025-11-25")
+    return at_least(version, TASKS_IN_CORE)
 
 
 def missing_resource_is_invalid_params(version: str) -> bool:

@@ -11,11 +11,12 @@ import orjson
 
 from infra import keys
 from infra.redis import sync_client
+from mcp_protocol import versions
 
 from .models import Task
 from .wire import status_notification
 
-CORE_ERA, EXTENSION_ERA = "2025-11-25", "2026-07-28"
+CORE_ERA, EXTENSION_ERA = versions.TASKS_IN_CORE, versions.STATELESS
 
 
 def events_channel(task_id: str) -> str:

@@ -6,6 +6,7 @@ between requests: callers may add keys to a result, never change what is inside 
 
 import contextvars
 
+from mcp_protocol import errors, versions
 from mcp_protocol.errors import (
     INVALID_PARAMS,
     RESOURCE_NOT_FOUND,
@@ -24,8 +25,6 @@ PAGE_SIZE = 50
 # The snapshot of the tools/call running in this task: code tools call sibling tools through it.
 calling_snapshot: contextvars.ContextVar = contextvars.ContextVar("calling_snapshot", default=None)
 MAX_COMPLETIONS = 100
-# The first revision where a missing resource is -32602 instead of -32002.
-RESOURCE_NOT_FOUND_IS_INVALID_PARAMS = "2026-07-28"
 
 
 def _invalid(message: str, data=None) -> McpError:
@@ -125,7 +124,11 @@ async def resources_templates_list(snapshot, params, ctx) -> dict:
 
 def _not_found(uri: str, ctx) -> McpError:
     version = getattr(ctx, "protocol_version", "") or ""
-    code = INVALID_PARAMS if version >= RESOURCE_NOT_FOUND_IS_INVALID_PARAMS else RESOURCE_NOT_FOUND
+    code = (
+        INVALID_PARAMS
+        if versions.missing_resource_is_invalid_params(version)
+        else RESOURCE_NOT_FOUND
+    )
     return McpError(code, "Resource not found", {"uri": uri})
 
 
@@ -150,7 +153,9 @@ async def resources_read(snapshot, params, ctx) -> dict:
             try:
                 contents["text"] = render_text(template.render_text(variables))
             except ToolError as exc:
-                raise McpError(-32603, f"Resource template failed: {exc.message}") from None
+                raise McpError(
+                    errors.INTERNAL_ERROR, f"Resource template failed: {exc.message}"
+                ) from None
         return {"contents": [contents]}
     raise _not_found(uri, ctx)
 
@@ -185,7 +190,7 @@ async def prompts_get(snapshot, params, ctx) -> dict:
             await run_steps(prompt.steps, variables, ctx)
         messages = prompt.render_messages(variables)
     except ToolError as exc:
-        raise McpError(-32603, f"Prompt failed: {exc.message}") from None
+        raise McpError(errors.INTERNAL_ERROR, f"Prompt failed: {exc.message}") from None
     normalize_content([message.get("content") for message in messages if isinstance(message, dict)])
     result = {"messages": messages}
     if prompt.description:

@@ -9,6 +9,7 @@ from django.conf import settings
 
 from activity import recorder
 from infra.redis import is_embedded
+from mcp_protocol import errors
 
 from ..outages import RETRY_AFTER_SECONDS, outage_message, outage_of
 from ..slugs import SLUG_PATTERN
@@ -121,7 +122,9 @@ class McpApp:
         except BodyTimeout:
             if not started:
                 await respond_json(
-                    send, 408, rpc_error(-32600, "Request body not received in time")
+                    send,
+                    408,
+                    rpc_error(errors.INVALID_REQUEST, "Request body not received in time"),
                 )
         except Exception as exc:
             service = outage_of(exc)
@@ -132,7 +135,7 @@ class McpApp:
                     await respond_json(
                         send,
                         503,
-                        rpc_error(-32603, outage_message(service)),
+                        rpc_error(errors.INTERNAL_ERROR, outage_message(service)),
                         [("retry-after", str(RETRY_AFTER_SECONDS))],
                     )
                 return
@@ -144,7 +147,7 @@ class McpApp:
                     {
                         "jsonrpc": "2.0",
                         "id": None,
-                        "error": {"code": -32603, "message": "Internal error"},
+                        "error": {"code": errors.INTERNAL_ERROR, "message": "Internal error"},
                     },
                 )
 

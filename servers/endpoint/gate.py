@@ -11,7 +11,7 @@ from django.http.request import split_domain_port, validate_host
 
 from infra import keys as rkeys
 from infra.redis import async_client
-from mcp_protocol import versions
+from mcp_protocol import errors, versions
 from mcp_protocol.errors import McpError
 
 from ..models import accepts_api_key, accepts_oauth
@@ -117,7 +117,7 @@ class Gate:
         req = self.request
         host = req.header("host", "")
         if not host_allowed(host):
-            raise Refused(400, -32600, "Invalid Host header")
+            raise Refused(400, errors.INVALID_REQUEST, "Invalid Host header")
 
         token = auth.bearer_token(req.header("authorization"))
         digest = auth.digest(token) if token else None
@@ -142,15 +142,17 @@ class Gate:
                 token, digest, cached, key_generation, host, preflight
             ):
                 return
-            raise Refused(503, -32603, "This MCP server's definition is invalid") from None
+            raise Refused(
+                503, errors.INTERNAL_ERROR, "This MCP server's definition is invalid"
+            ) from None
         if snapshot is None or snapshot.status == "draft":
             if await self._refuse_as_protected(
                 token, digest, cached, key_generation, host, preflight
             ):
                 return
-            raise Refused(404, -32600, "Unknown MCP server")
+            raise Refused(404, errors.INVALID_REQUEST, "Unknown MCP server")
         if self.origin and not origin_allowed(self.origin, host, snapshot.allowed_origins):
-            raise Refused(403, -32600, "Origin not allowed")
+            raise Refused(403, errors.INVALID_REQUEST, "Origin not allowed")
         self.origin_ok = True
         self.snapshot = snapshot
         if preflight:
@@ -160,7 +162,9 @@ class Gate:
             # Before the status: an outsider must not learn that a server is paused.
             self.credential = await self._authenticate(token, digest, cached, key_generation)
         if snapshot.status == "paused":
-            raise Refused(503, -32603, "This MCP server is paused", [("retry-after", "60")])
+            raise Refused(
+                503, errors.INTERNAL_ERROR, "This MCP server is paused", [("retry-after", "60")]
+            )
 
         if snapshot.rate_limit_per_minute:
             await self._count_against_limit(snapshot.rate_limit_per_minute)
@@ -178,7 +182,9 @@ class Gate:
         gets the error its era defines (with its id)."""
         header_version = self.request.header("mcp-protocol-version")
         if header_version and not versions.is_supported(header_version):
-            raise Refused(400, -32600, f"Unsupported MCP-Protocol-Version: {header_version}")
+            raise Refused(
+                400, errors.INVALID_REQUEST, f"Unsupported MCP-Protocol-Version: {header_version}"
+            )
 
     async def _count_against_limit(self, limit: int) -> None:
         """A fixed one-minute window per server and credential, kept in Redis, so neither a
@@ -193,7 +199,7 @@ class Gate:
             retry_after = str(60 - int(now % 60))
             raise Refused(
                 429,
-                -32000,
+                errors.SERVER_ERROR,
                 f"Rate limit of {limit} calls per minute reached; retry in {retry_after} s",
                 [("retry-after", retry_after)],
             )
@@ -207,7 +213,7 @@ class Gate:
         (answered 204 like any), False for a caller with a valid key (who then learns what is
         wrong); raises the refusal for everyone else."""
         if self.origin and not origin_allowed(self.origin, host, ()):
-            raise Refused(403, -32600, "Origin not allowed")
+            raise Refused(403, errors.INVALID_REQUEST, "Origin not allowed")
         self.origin_ok = True
         if preflight:
             return True
@@ -253,9 +259,11 @@ class Gate:
             raise unauthorized(snapshot, "This server does not accept API keys", "invalid_token")
         if credential.organization_id != snapshot.organization_id:
             # Another organization's key learns nothing, not even that the server exists.
-            raise Refused(404, -32600, "Unknown MCP server")
+            raise Refused(404, errors.INVALID_REQUEST, "Unknown MCP server")
         if credential.server_ids and snapshot.server_id not in credential.server_ids:
-            raise Refused(403, -32600, "This API key is not allowed to use this server")
+            raise Refused(
+                403, errors.INVALID_REQUEST, "This API key is not allowed to use this server"
+            )
         usage.touch(credential.key_id)
         return credential
 
@@ -267,7 +275,7 @@ class Gate:
         if any(method in FULL_SCOPE_METHODS for method in methods):
             raise Refused(
                 403,
-                -32600,
+                errors.INVALID_REQUEST,
                 f"This access token lacks the {SCOPE_FULL!r} scope needed to call tools",
                 [
                     (
@@ -298,7 +306,9 @@ def unauthorized(snapshot, message: str, error: str | None = None) -> Refused:
     if snapshot is not None and accepts_oauth(snapshot.auth_mode):
         params.append(f'resource_metadata="{resource_metadata_url(snapshot.slug)}"')
         params.append(f'scope="{SCOPE_FULL}"')
-    return Refused(401, -32600, message, [("www-authenticate", "Bearer " + ", ".join(params))])
+    return Refused(
+        401, errors.INVALID_REQUEST, message, [("www-authenticate", "Bearer " + ", ".join(params))]
+    )
 
 
 def start_background(coro) -> asyncio.Task:

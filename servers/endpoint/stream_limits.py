@@ -29,10 +29,11 @@ from django.conf import settings
 
 from infra import keys
 from infra.redis import is_embedded
+from mcp_protocol import errors
 
 from .gate import Refused
 
-TOO_MANY = -32000
+TOO_MANY = errors.SERVER_ERROR
 RETRY_AFTER_SECONDS = 5
 _open_in_process = 0
 
