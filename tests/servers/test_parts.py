@@ -26,7 +26,9 @@ def test_the_first_part_is_at_zero_and_the_next_after_the_last(server):
 
 
 def test_a_named_position_is_kept(server):
-    assert parts.part_create(server=server, related="tools", row=tool("a"), position=7).position == 7
+    assert (
+        parts.part_create(server=server, related="tools", row=tool("a"), position=7).position == 7
+    )
     assert parts.part_create(server=server, related="tools", row=tool("b")).position == 8
 
 
