@@ -1,10 +1,12 @@
 """Handing a task to something that runs it.
 
-With a broker (REDIS_URL set) tasks go to Celery workers (`mcptasks.run_tool`). Without one
-(embedded mode, where settings make CELERY_TASK_ALWAYS_EAGER true) they run in this process on a
-few daemon threads, each running the same coroutine as a worker in its own event loop: the
-request that created the task returns at once, as it does with Celery. Embedded tasks do not
-survive the process; recovery.py restarts them when a client next looks at them.
+With a broker (REDIS_URL set) tasks go to Celery workers as messages to the task named
+`mcptasks.run_tool` (tasks.py); sending it by name keeps this module below the Celery task
+module, which calls `run` here. Without a broker (embedded mode, where settings make
+CELERY_TASK_ALWAYS_EAGER true) they run in this process on a few daemon threads, each running
+the same coroutine as a worker in its own event loop: the request that created the task returns
+at once, as it does with Celery. Embedded tasks do not survive the process; recovery.py restarts
+them when a client next looks at them.
 """
 
 import logging
@@ -12,8 +14,17 @@ import queue
 import threading
 
 from django.conf import settings
+from django.utils import timezone
+
+from getmcp.celery import app
+
+from . import fairness, runner
+from .models import Task
 
 log = logging.getLogger(__name__)
+
+RUN_TOOL = "mcptasks.run_tool"
+IN_PROCESS = "in-process"  # the delivery id of an in-process run (Task.celery_task_id)
 
 _queue: "queue.Queue[str]" = queue.Queue()
 _threads: list[threading.Thread] = []
@@ -24,13 +35,17 @@ def in_process() -> bool:
     return bool(getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False))
 
 
-def _work() -> None:
-    from .runner import run_sync
+def run(task_id: str, delivery_id: str = "") -> str | None:
+    """Run one task to its end; the slot it held then goes to its organization's oldest
+    deferred task. What a Celery worker and an in-process thread both do with a task id."""
+    return runner.run_sync(task_id, delivery_id, hand_on=dispatch_waiting)
 
+
+def _work() -> None:
     while True:
         task_id = _queue.get()
         try:
-            run_sync(task_id, "in-process")
+            run(task_id, IN_PROCESS)
         except Exception:
             log.exception("in-process task %s crashed", task_id)
         finally:
@@ -47,15 +62,18 @@ def _ensure_threads() -> None:
 
 
 def dispatch(task_id: str) -> None:
-    from django.utils import timezone
-
-    from .models import Task
-
     Task.objects.filter(pk=task_id).update(dispatched_at=timezone.now())
     if in_process():
         _ensure_threads()
         _queue.put(task_id)
         return
-    from .tasks import run_tool
+    app.send_task(RUN_TOOL, args=[task_id], ignore_result=True)
 
-    run_tool.apply_async(args=[task_id])
+
+def dispatch_waiting(organization_id: int, stale_after: float) -> int:
+    """Hand the organization's oldest deferred tasks to the queue, as many as it has free
+    slots; returns how many."""
+    task_ids = fairness.next_waiting(organization_id, stale_after)
+    for task_id in task_ids:
+        dispatch(task_id)
+    return len(task_ids)

@@ -71,18 +71,13 @@ def waiting(organization_id: int):
     ).order_by("created_at", "id")
 
 
-def dispatch_waiting(organization_id: int, stale_after: float) -> int:
-    """Hand the organization's oldest deferred tasks to the queue, as many as it has free
-    slots; returns how many."""
-    from .dispatch import dispatch
-
+def next_waiting(organization_id: int, stale_after: float) -> list[str]:
+    """The organization's oldest deferred tasks, as many as it has free slots: those to hand to
+    the queue now (dispatch.dispatch_waiting does)."""
     free = per_org_cap() - running(organization_id, stale_after)
     if free <= 0:
-        return 0
-    task_ids = list(waiting(organization_id).values_list("pk", flat=True)[:free])
-    for task_id in task_ids:
-        dispatch(task_id)
-    return len(task_ids)
+        return []
+    return list(waiting(organization_id).values_list("pk", flat=True)[:free])
 
 
 def organizations_waiting() -> list[int]:

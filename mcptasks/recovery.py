@@ -13,6 +13,7 @@ from django.utils import timezone
 from mcp_protocol.errors import INTERNAL_ERROR
 
 from . import fairness
+from .dispatch import dispatch, dispatch_waiting
 from .models import Task
 from .runner import (
     ACTIVE,
@@ -36,8 +37,6 @@ def _recover(task: Task, now) -> str:
     task.heartbeat_at = None
     task.status_message = "Restarting: the worker running this task stopped."
     task.save(update_fields=["heartbeat_at", "status_message"])
-    from .dispatch import dispatch
-
     task_id = task.pk
     transaction.on_commit(lambda: dispatch(task_id))
     return "retried"
@@ -88,13 +87,11 @@ def reap(stale_after: float | None = None, queue_patience: float | None = None) 
         heartbeat_at__isnull=True,
         dispatched_at__lte=now - timedelta(seconds=queue_patience),
     ).values_list("pk", flat=True)
-    from .dispatch import dispatch
-
     for task_id in unclaimed:
         transaction.on_commit(lambda task_id=task_id: dispatch(task_id))
         counts["requeued"] += 1
     # Deferred tasks whose organization has a free slot again, in case the run that freed it
     # died before handing it on.
     for organization_id in fairness.organizations_waiting():
-        counts["requeued"] += fairness.dispatch_waiting(organization_id, stale_after)
+        counts["requeued"] += dispatch_waiting(organization_id, stale_after)
     return counts

@@ -9,6 +9,7 @@ heartbeat) goes on.
 
 import asyncio
 import logging
+from collections.abc import Callable
 from contextlib import suppress
 from datetime import timedelta
 
@@ -26,6 +27,8 @@ from .context import TaskContext
 from .models import Task
 
 log = logging.getLogger(__name__)
+
+HandOn = Callable[[int, float], int]
 
 ACTIVE = (Task.WORKING, Task.INPUT_REQUIRED)
 
@@ -276,8 +279,11 @@ async def _run_tool(task: Task, redis) -> tuple[str, dict]:
             await watcher
 
 
-async def run(task_id: str, delivery_id: str = "") -> str | None:
-    """Run one task to its end; returns the status it ended with (None: not this run's to do)."""
+async def run(task_id: str, delivery_id: str = "", *, hand_on: HandOn) -> str | None:
+    """Run one task to its end; returns the status it ended with (None: not this run's to do).
+
+    `hand_on(organization_id, stale_after)` gives the slot this run held to the next task
+    (dispatch.dispatch_waiting: the runner does not import the dispatcher that imports it)."""
     async with ThreadSensitiveContext():
         try:
             task = await _db(claim)(task_id, delivery_id)
@@ -295,11 +301,11 @@ async def run(task_id: str, delivery_id: str = "") -> str | None:
             message = "Cancelled." if status == Task.CANCELLED else ""
             await _db(finish)(task_id, status, message=message, **outcome)
             # The slot this run held goes to the organization's oldest deferred task.
-            await _db(fairness.dispatch_waiting)(task.organization_id, stale_after_seconds())
+            await _db(hand_on)(task.organization_id, stale_after_seconds())
             return status
         finally:
             await _db(connections.close_all)()
 
 
-def run_sync(task_id: str, delivery_id: str = "") -> str | None:
-    return asyncio.run(run(task_id, delivery_id))
+def run_sync(task_id: str, delivery_id: str = "", *, hand_on: HandOn) -> str | None:
+    return asyncio.run(run(task_id, delivery_id, hand_on=hand_on))

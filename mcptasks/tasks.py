@@ -3,19 +3,19 @@ not lost; a duplicate delivery is harmless (runner.claim)."""
 
 from getmcp.celery import app
 
+from .dispatch import RUN_TOOL, run
 from .recovery import reap
-from .runner import run_sync
 
 
 @app.task(
-    name="mcptasks.run_tool",
+    name=RUN_TOOL,
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
     ignore_result=True,
 )
 def run_tool(self, task_id: str) -> str | None:
-    return run_sync(task_id, self.request.id or "")
+    return run(task_id, self.request.id or "")
 
 
 @app.task(name="mcptasks.reap_tasks", ignore_result=True)

@@ -19,6 +19,7 @@ from servers.outbound.client import guarded_request_sync
 from servers.outbound.errors import OutboundError
 
 from . import redirects
+from .client_metadata import validate_metadata
 from .errors import OAuthError
 from .models import Client
 
@@ -81,8 +82,6 @@ def _fetch(url: str) -> tuple[dict, int]:
 
 
 def _fields(url: str, document) -> dict:
-    from .clients import validate_metadata
-
     if not isinstance(document, dict) or document.get("client_id") != url:
         raise OAuthError("invalid_client", "The metadata document's client_id is not its URL")
     if "client_secret" in document or document.get("token_endpoint_auth_method", "none") != (

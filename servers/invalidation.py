@@ -26,6 +26,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 
 import redis
 from django.conf import settings
@@ -36,6 +37,8 @@ log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _started_in: int | None = None  # the pid that started the thread (a forked child starts its own)
 _epoch = 0
+# Change kind -> (drop one subject, drop everything) of the cache holding that kind (see watch).
+_watched: dict[str, tuple[Callable[[str], None], Callable[[], None]]] = {}
 
 
 def enabled() -> bool:
@@ -87,33 +90,27 @@ def still_current(seen_epoch: int) -> bool:
     return _epoch == seen_epoch
 
 
+def watch(kind: str, *, drop: Callable[[str], None], clear: Callable[[], None]) -> None:
+    """Subscribe a per-process cache: `drop(subject)` on a change of `kind` (a Change kind),
+    `clear()` when every cached entry must go. Each cache subscribes where it is defined
+    (servers.snapshot, servers.endpoint.auth, vault.resolve), so this module imports none of
+    them; a cache whose module was never imported holds nothing to drop."""
+    _watched[kind] = (drop, clear)
+
+
 def drop(kind: str, subject: str) -> None:
     global _epoch
-    from vault import resolve
-
-    from .endpoint import auth
-    from .snapshot import drop_server
-
     _epoch += 1
-    if kind == "server":
-        drop_server(subject)
-    elif kind == "key":
-        auth.cache.drop(subject)
-    elif kind == "vault":
-        resolve.drop_organization(int(subject))
+    watched = _watched.get(kind)
+    if watched is not None:
+        watched[0](subject)
 
 
 def drop_all(reason: str) -> None:
     global _epoch
-    from vault import resolve
-
-    from .endpoint import auth
-    from .snapshot import clear_cache
-
     _epoch += 1
-    clear_cache()
-    auth.cache.clear()
-    resolve.clear_cache()
+    for _drop, clear in list(_watched.values()):
+        clear()
     log.info("dropped every cached server, key and secret: %s", reason)
 
 

@@ -4,8 +4,6 @@ Results are plain dicts ready for orjson. List entries are the snapshot's own wi
 between requests: callers may add keys to a result, never change what is inside it.
 """
 
-import contextvars
-
 from mcp_protocol import errors, versions
 from mcp_protocol.errors import (
     INVALID_PARAMS,
@@ -17,13 +15,12 @@ from mcp_protocol.errors import (
 from mcp_protocol.pagination import paginate
 
 from . import kinds, prompts, resources
+from .kinds import calling
 from .kinds.static import normalize_content
 from .kinds.workflow import run_steps
 from .templating import render_text
 
 PAGE_SIZE = 50
-# The snapshot of the tools/call running in this task: code tools call sibling tools through it.
-calling_snapshot: contextvars.ContextVar = contextvars.ContextVar("calling_snapshot", default=None)
 MAX_COMPLETIONS = 100
 
 
@@ -85,13 +82,14 @@ async def tools_call(snapshot, params, ctx) -> dict:
         lines = "\n".join(f"- {_error_path(error)}: {error.message}" for error in errors)
         return tool_error_result(f"Invalid arguments for tool {name}:\n{lines}")
 
-    token = calling_snapshot.set(snapshot)
+    # Code tools call the other tools of this server through it.
+    token = calling.current.set(calling.Calling(snapshot, tools_call))
     try:
         result = await kinds.get_kind(tool.kind).call(tool.compiled, arguments, ctx)
     except ToolError as exc:
         return tool_error_result(exc.message, exc.structured_content)
     finally:
-        calling_snapshot.reset(token)
+        calling.current.reset(token)
 
     if tool.output_validator is not None and not result.get("isError"):
         if "structuredContent" not in result:

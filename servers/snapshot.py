@@ -16,7 +16,7 @@ from django.conf import settings
 from mcp_protocol import uritemplate
 from mcp_protocol.schemas import BoundedValidator, external_refs, schema_problems, validator_for
 
-from . import kinds, prompts, resources
+from . import invalidation, kinds, prompts, resources
 from .kinds import workflow
 from .templating import TemplateCompileError, compile_value
 
@@ -463,8 +463,6 @@ def _cached(key: str, generation: str):
 
 
 def _load_into_cache(slug: str, generation: str, version: str | None = None) -> Snapshot | None:
-    from . import invalidation
-
     invalidation.ensure_started()
     key = _cache_key(slug, version)
     # A change seen by this process's re-check while the rows were read may not be in them.
@@ -523,3 +521,6 @@ def drop_server(slug: str) -> None:
     with _lock:
         for key in [k for k in list(_cache) if k == slug or k.startswith(slug + "@")]:
             _cache.pop(key, None)
+
+
+invalidation.watch("server", drop=drop_server, clear=clear_cache)  # Change.SERVER

@@ -107,6 +107,11 @@ def clear_cache() -> None:
         _cache.clear()
 
 
+invalidation.watch(
+    Change.VAULT, drop=lambda subject: drop_organization(int(subject)), clear=clear_cache
+)
+
+
 def bump_generation(organization_id: int) -> None:
     best_effort(sync_client().incr, generation_key(organization_id))
 

@@ -102,6 +102,7 @@ class KeyCache:
 
 
 cache = KeyCache()
+invalidation.watch("key", drop=cache.drop, clear=cache.clear)  # Change.KEY
 
 
 def bearer_token(authorization: str | None) -> str | None:

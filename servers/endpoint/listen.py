@@ -17,7 +17,7 @@ from mcp_protocol import errors, sse
 from mcp_protocol.jsonrpc import Request, error_message, notification_message
 
 from ..snapshot import DefinitionError, get_snapshot
-from . import auth, stream_limits
+from . import auth, stream_limits, tasks
 from .gate import Refused
 from .http import respond_json, send_chunk, start_sse
 
@@ -120,9 +120,6 @@ async def still_admitted(gate) -> errors.McpError | None:
 
 
 async def serve(gate, send, request: Request) -> None:
-    # Imported here: the tasks module registers itself with stateless.py, which imports this one.
-    from . import tasks
-
     headers = gate.cors_headers()
     requested = request.params.get("notifications", {})
     try:
@@ -150,8 +147,6 @@ async def serve(gate, send, request: Request) -> None:
 
 
 async def _follow(gate, send, request: Request, honoured: dict, task_ids, slot) -> None:
-    from . import tasks
-
     headers = gate.cors_headers()
     # On the stream's own connection (stream_limits.py), closed when the stream ends.
     pubsub = slot.redis.pubsub(ignore_subscribe_messages=True)

@@ -10,7 +10,6 @@ from django.conf import settings
 
 from infra import keys as rkeys
 from mcp_protocol import errors, versions
-from mcp_protocol.context import LOG_LEVELS
 from mcp_protocol.errors import Cancelled, McpError
 from mcp_protocol.jsonrpc import (
     Notification,
@@ -21,11 +20,11 @@ from mcp_protocol.jsonrpc import (
     result_message,
 )
 
-from .. import methods
-from . import calllog, sessions, stateless, stream_limits, streams, tasks
+from . import calllog, dispatch, sessions, stateless_post, stream_limits, streams, tasks
 from .context import request_key
 from .gate import Gate, session_header
 from .http import BodyTooLarge, respond, respond_json
+from .stateless import envelope as stateless_envelope
 
 log = logging.getLogger(__name__)
 
@@ -84,12 +83,12 @@ async def handle_post(gate: Gate, send) -> None:
         return
     gate.require_scope(requested_methods(parsed))
 
-    if stateless.is_modern(gate, parsed):
-        await stateless.handle(gate, send, parsed)
+    if stateless_envelope.is_modern(gate, parsed):
+        await stateless_post.handle(gate, send, parsed)
         return
     header_version = req.header("mcp-protocol-version")
     if header_version and not versions.is_supported(header_version):
-        # The gate leaves this to the body for POSTs without a session (see stateless.py).
+        # The gate leaves this to the body for POSTs without a session (see stateless/).
         await respond_json(
             send,
             400,
@@ -245,32 +244,10 @@ def wants_stream(gate: Gate, request: Request) -> bool:
 
 
 async def run_method(gate: Gate, request: Request, ctx) -> dict:
-    method = request.method
-    session = gate.session
-    if method == "ping":
-        return {}
-    if method == "logging/setLevel":
-        level = request.params.get("level")
-        if level not in LOG_LEVELS:
-            raise errors.invalid_params(f"Unknown log level: {level!r}")
-        await sessions.set_log_level(gate.redis, session.sid, level)
-        return {}
-    if method in ("resources/subscribe", "resources/unsubscribe"):
-        uri = request.params.get("uri")
-        if not isinstance(uri, str) or not uri:
-            raise errors.invalid_params("params.uri is required")
-        if method == "resources/subscribe":
-            await sessions.subscribe(gate.redis, session, uri)
-        else:
-            await sessions.unsubscribe(gate.redis, session, uri)
-        return {}
-    if method == "tools/call" or method in tasks.SESSION_METHODS:
-        result = await tasks.session_call(gate, request, ctx)
-        if result is not None:
-            return result
-    if method in methods.METHODS:
-        return await methods.call_method(gate.snapshot, method, request.params, ctx)
-    raise errors.method_not_found(method)
+    handler = dispatch.SESSION.get(request.method)
+    if handler is None:
+        raise errors.method_not_found(request.method)
+    return await handler(gate, request, ctx)
 
 
 async def answer(gate: Gate, request: Request, ctx) -> dict | None:
@@ -350,7 +327,7 @@ async def handle_batch(gate: Gate, send, messages) -> None:
 
 async def handle_get(gate: Gate, send) -> None:
     req = gate.request
-    if gate.session is None and stateless.is_modern(gate, None):
+    if gate.session is None and stateless_envelope.is_modern(gate, None):
         await respond(send, 405, headers=[*gate.cors_headers(), ("allow", "POST, OPTIONS")])
         return
     if not req.accepts("text/event-stream"):
@@ -407,7 +384,7 @@ async def handle_get(gate: Gate, send) -> None:
 
 async def handle_delete(gate: Gate, send) -> None:
     session = gate.session
-    if session is None and stateless.is_modern(gate, None):
+    if session is None and stateless_envelope.is_modern(gate, None):
         await respond(send, 405, headers=[*gate.cors_headers(), ("allow", "POST, OPTIONS")])
         return
     if session is None:

@@ -23,7 +23,6 @@ from mcptasks import lifecycle
 from mcptasks.core import core_task_result
 from mcptasks.events import CORE_ERA, EXTENSION_ERA, events_channel
 from mcptasks.models import Task
-from mcptasks.steps import StartTask
 from mcptasks.wire import (
     EXTENSION,
     RELATED_TASK,
@@ -33,8 +32,10 @@ from mcptasks.wire import (
 )
 
 from ..db import run as run_db
-from . import stateless
+from ..kinds.workflow import StartTask
 from .gate import start_background
+from .stateless.core import run_mrtr
+from .stateless.envelope import META_CAPABILITIES
 
 SESSION_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
 TASK_IDS_LIMIT = 100
@@ -258,11 +259,11 @@ async def stateless_tools_call(call) -> dict:
     `task` step in a workflow first runs what comes before it here, asking through MRTR."""
     tool = _tool(call.gate.snapshot, call.request.params)
     if tool is None or tool.task_support == "forbidden":
-        return await stateless._run_mrtr(call)
+        return await run_mrtr(call)
     if not declares_extension(call.envelope.capabilities):
         if tool.task_support == "required":
             raise missing_extension()
-        return await stateless._run_mrtr(call)
+        return await run_mrtr(call)
     answers = {}
     if _has_task_step(tool):
         ctx = call.context
@@ -272,7 +273,7 @@ async def stateless_tools_call(call) -> dict:
 
         ctx.start_task = start_task
         try:
-            return await stateless._run_mrtr(call)
+            return await run_mrtr(call)
         except StartTask as started:
             answers = started.answers
     task = await run_db(
@@ -316,15 +317,6 @@ async def stateless_cancel(call) -> dict:
     return {}
 
 
-for _method, _handler in {
-    "tools/call": stateless_tools_call,
-    "tasks/get": stateless_get,
-    "tasks/update": stateless_update,
-    "tasks/cancel": stateless_cancel,
-}.items():
-    stateless.register_method(_method, _handler)
-
-
 # -- subscriptions/listen {notifications: {taskIds}} --------------------------------------------
 
 
@@ -351,7 +343,7 @@ async def listen_task_ids(gate, request, requested: dict) -> list[str]:
     if len(task_ids) > TASK_IDS_LIMIT:
         raise errors.invalid_params(f"notifications.taskIds takes at most {TASK_IDS_LIMIT} ids")
     meta = request.params.get("_meta") or {}
-    if not declares_extension(meta.get(stateless.META_CAPABILITIES)):
+    if not declares_extension(meta.get(META_CAPABILITIES)):
         raise missing_extension()
     if not task_ids:
         return []

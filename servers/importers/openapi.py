@@ -1,4 +1,9 @@
-"""OpenAPI 3.0, 3.1 and Swagger 2.0 documents turned into a preview of `http` tools."""
+"""OpenAPI 3.0, 3.1 and Swagger 2.0 documents turned into a preview of `http` tools.
+
+One reader of one document format, longer than most modules: its methods follow the document's
+own structure (servers, paths, operations, parameters, bodies, security), and each needs the
+reader's state (the document, its dialect, its security schemes), so it stays together.
+"""
 
 import copy
 import re

@@ -4,6 +4,10 @@ Folders become name prefixes. A `{{variable}}` is replaced by its value when the
 the `variables` given) has one; a variable that holds a credential becomes a secret placeholder;
 any other variable without a value becomes an argument of the tool, since a person would have
 typed it in Postman before sending.
+
+One reader of one collection format, longer than most modules: its methods follow the
+collection's own structure (folders, requests, URLs, bodies, auth, variables) and share the
+reader's variable state, so it stays together.
 """
 
 import copy

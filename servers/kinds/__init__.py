@@ -2,7 +2,6 @@
 
 from types import ModuleType
 
-# Importing http also registers the workflow `http` step.
 from . import code, http, static, upstream, workflow
 
 KINDS: dict[str, ModuleType] = {

@@ -19,35 +19,16 @@ client, and closes the session. An upstream that cannot be reached gives a tool 
 it, and is recorded as unhealthy (servers/upstream/health.py).
 """
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from mcp_protocol.errors import Cancelled, InputRequired, McpError, ToolError
 
-from ..templating import TemplateCompileError, compile_value, render_text
+from ..templating import render_text
+from ..upstream.config import compile_connection, validate_connection
 
-TRANSPORTS = ("streamable-http", "sse")
 CONFIG_FIELDS = frozenset({"url", "transport", "headers", "tool", "timeoutSeconds", "synced"})
-DEFAULT_TIMEOUT = 300.0
-MAX_TIMEOUT = 3600.0
 CONNECT_TIMEOUT = 30.0
-SECRET_REFERENCE = re.compile(r"secrets\s*(?:\.\s*([A-Za-z_]\w*)|\[\s*['\"]([A-Za-z_]\w*)['\"])")
-HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
-# Set by the transport; a copy here could only break the session.
-RESERVED_HEADERS = frozenset(
-    {
-        "host",
-        "content-type",
-        "content-length",
-        "accept",
-        "mcp-session-id",
-        "mcp-protocol-version",
-        "last-event-id",
-        "connection",
-        "transfer-encoding",
-    }
-)
 
 
 def validate_config(config: dict, path: str = "config") -> list[str]:
@@ -63,49 +44,6 @@ def validate_config(config: dict, path: str = "config") -> list[str]:
     return errors
 
 
-def validate_connection(config: dict, path: str = "config") -> list[str]:
-    """The fields that say where an upstream is and how to reach it: url, transport, headers,
-    timeoutSeconds (shared by upstream tools and upstream resources)."""
-    errors = []
-    url = config.get("url")
-    if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
-        errors.append(f"{path}.url: required, the upstream's http(s) MCP endpoint")
-    elif "@" in url.split("/")[2]:
-        errors.append(
-            f"{path}.url: credentials in the URL are not allowed; use headers and secrets"
-        )
-    transport = config.get("transport", "streamable-http")
-    if transport not in TRANSPORTS:
-        errors.append(f"{path}.transport: must be one of {', '.join(TRANSPORTS)}")
-    headers = config.get("headers", {})
-    if not isinstance(headers, dict):
-        errors.append(f"{path}.headers: must be a mapping of header -> value")
-    else:
-        for name, value in headers.items():
-            where = f"{path}.headers.{name}"
-            if not HEADER_NAME.match(str(name)):
-                errors.append(f"{where}: not a valid header name")
-            elif str(name).lower() in RESERVED_HEADERS:
-                errors.append(f"{where}: set by the MCP transport itself")
-            if not isinstance(value, str):
-                errors.append(f"{where}: must be a string")
-                continue
-            try:
-                compile_value(value)
-            except TemplateCompileError as exc:
-                errors.append(f"{where}: {exc}")
-    timeout = config.get("timeoutSeconds", DEFAULT_TIMEOUT)
-    if (
-        not isinstance(timeout, int | float)
-        or isinstance(timeout, bool)
-        or not 0 < timeout <= MAX_TIMEOUT
-    ):
-        errors.append(
-            f"{path}.timeoutSeconds: must be a number of seconds, at most {MAX_TIMEOUT:g}"
-        )
-    return errors
-
-
 @dataclass(frozen=True)
 class UpstreamTool:
     name: str
@@ -117,22 +55,6 @@ class UpstreamTool:
     timeout: float
     server_id: int | None
     organization_id: int | None
-
-
-def compile_connection(config: dict, server: dict | None) -> dict:
-    """The compiled connection fields of UpstreamTool (and of upstream resources)."""
-    server = server or {}
-    headers = config.get("headers") or {}
-    text = " ".join(str(v) for v in headers.values())
-    return {
-        "url": config["url"],
-        "transport": config.get("transport", "streamable-http"),
-        "render_headers": compile_value(headers),
-        "secret_names": frozenset(a or b for a, b in SECRET_REFERENCE.findall(text)),
-        "timeout": float(config.get("timeoutSeconds", DEFAULT_TIMEOUT)),
-        "server_id": server.get("id"),
-        "organization_id": server.get("organizationId"),
-    }
 
 
 def compile(tool_def: dict) -> UpstreamTool:
@@ -193,7 +115,7 @@ async def call(compiled: UpstreamTool, arguments: dict, ctx) -> dict:
         connect,
         describe,
     )
-    from ..upstream.sync import schedule_refresh
+    from ..upstream.tasks import schedule_refresh
 
     upstream = await upstream_for(compiled, test=bool(getattr(ctx, "use_test_secrets", False)))
 

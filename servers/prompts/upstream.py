@@ -27,6 +27,7 @@ from typing import Any
 from mcp_protocol.errors import INTERNAL_ERROR, McpError, ToolError
 
 from ..kinds import upstream as upstream_kind
+from ..upstream import config as connection_config
 
 CONFIG_FIELDS = frozenset({"url", "transport", "headers", "prompt", "timeoutSeconds"})
 DEFAULT_TIMEOUT = 30.0
@@ -36,7 +37,7 @@ def validate_config(config: dict, path: str = "config") -> list[str]:
     if not isinstance(config, dict):
         return [f"{path}: must be a mapping"]
     errors = [f"{path}.{key}: unknown field" for key in sorted(set(config) - CONFIG_FIELDS)]
-    errors += upstream_kind.validate_connection(config, path)
+    errors += connection_config.validate_connection(config, path)
     name = config.get("prompt")
     if name is not None and (not isinstance(name, str) or not name.strip()):
         errors.append(f"{path}.prompt: must be the upstream's name for the prompt")
@@ -59,7 +60,7 @@ class UpstreamPrompt:
 
 def compile(prompt_def: dict) -> UpstreamPrompt:
     config = prompt_def.get("config") or {}
-    connection = upstream_kind.compile_connection(
+    connection = connection_config.compile_connection(
         {"timeoutSeconds": DEFAULT_TIMEOUT, **config}, prompt_def.get("_server")
     )
     name = prompt_def["name"]

@@ -24,6 +24,7 @@ from typing import Any
 from mcp_protocol.errors import INTERNAL_ERROR, McpError, ToolError
 
 from ..kinds import upstream as upstream_kind
+from ..upstream import config as connection_config
 
 CONFIG_FIELDS = frozenset({"url", "transport", "headers", "uri", "timeoutSeconds"})
 DEFAULT_TIMEOUT = 30.0
@@ -33,7 +34,7 @@ def validate_config(config: dict, path: str = "config") -> list[str]:
     if not isinstance(config, dict):
         return [f"{path}: must be a mapping"]
     errors = [f"{path}.{key}: unknown field" for key in sorted(set(config) - CONFIG_FIELDS)]
-    errors += upstream_kind.validate_connection(config, path)
+    errors += connection_config.validate_connection(config, path)
     uri = config.get("uri")
     if uri is not None and (not isinstance(uri, str) or ":" not in uri):
         errors.append(f"{path}.uri: must be the upstream's absolute URI for the resource")
@@ -55,7 +56,7 @@ class UpstreamResource:
 
 def compile(resource_def: dict) -> UpstreamResource:
     config = resource_def.get("config") or {}
-    connection = upstream_kind.compile_connection(
+    connection = connection_config.compile_connection(
         {"timeoutSeconds": DEFAULT_TIMEOUT, **config}, resource_def.get("_server")
     )
     uri = resource_def["uri"]

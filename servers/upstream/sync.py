@@ -13,20 +13,15 @@ from dataclasses import dataclass, field
 
 import orjson
 from asgiref.sync import async_to_sync
-from django.db import connections, transaction
-
-from infra import keys
-from infra.redis import sync_client
+from django.db import transaction
 
 from .. import parts
 from ..models import TOOL_NAME_RE, Prompt, Resource, Server, Tool
 from . import health
+from .config import SECRET_REFERENCE, validate_connection
 from .connection import Upstream, UpstreamUnreachable, connect, list_tools
 
 logger = logging.getLogger(__name__)
-
-REFRESH_DEBOUNCE_SECONDS = 10
-_background: set = set()  # running refresh futures, kept so they are not collected mid-flight
 
 
 class UpstreamError(ValueError):
@@ -51,7 +46,6 @@ class UpstreamReport:
 def _render_headers(
     server: Server | None, headers: dict
 ) -> tuple[tuple[str, str], tuple[str, ...]]:
-    from ..kinds.upstream import SECRET_REFERENCE
     from ..templating import compile_value, render_text
 
     text = " ".join(str(v) for v in headers.values())
@@ -120,11 +114,7 @@ def discover(
 
 
 def _check_target(url, transport, headers) -> None:
-    from ..kinds.upstream import validate_config
-
-    errors = validate_config(
-        {"url": url, "transport": transport, "headers": headers or {}, "tool": "x"}
-    )
+    errors = validate_connection({"url": url, "transport": transport, "headers": headers or {}})
     if errors:
         raise UpstreamError("; ".join(e.removeprefix("config.") for e in errors))
 
@@ -448,38 +438,3 @@ def refresh_server_id(server_id: int) -> list[dict]:
     if server is None:
         return []
     return [r.to_dict() for r in refresh_server(server)]
-
-
-def schedule_refresh(server_id: int | None) -> None:
-    """Refresh a server's upstream tools soon (an upstream said its list changed). Debounced:
-    a burst of notifications costs one refresh."""
-    if server_id is None:
-        return
-    key = keys.upstream_refresh_scheduled(server_id)
-
-    def enqueue():
-        try:
-            if not sync_client().set(key, 1, nx=True, ex=REFRESH_DEBOUNCE_SECONDS):
-                return
-            from .tasks import refresh_upstream_tools
-
-            # Eager mode (no broker) runs the refresh right here.
-            refresh_upstream_tools.delay(server_id)
-        except Exception:
-            logger.exception("Could not schedule an upstream refresh for server %s", server_id)
-
-    def enqueue_in_thread():
-        try:
-            enqueue()
-        finally:
-            # An executor thread: its connections would otherwise stay open.
-            connections.close_all()
-
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        enqueue()
-        return
-    future = loop.run_in_executor(None, enqueue_in_thread)
-    _background.add(future)
-    future.add_done_callback(_background.discard)

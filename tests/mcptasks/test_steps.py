@@ -2,9 +2,9 @@
 
 import pytest
 
-from mcptasks.steps import StartTask
 from servers.endpoint.stateless_context import StatelessContext
 from servers.kinds import workflow
+from servers.kinds.workflow import StartTask
 
 STEPS = {
     "steps": [

@@ -24,6 +24,8 @@ import orjson
 from mcp_protocol.context import LOG_LEVELS
 from servers.outbound import BlockedDestination, OutboundError, guarded_request
 
+from .. import calling
+
 FUNCTIONS = ("fetch", "log", "progress", "elicit", "sample", "call_tool")
 # Host calls that wait for the client: the sandbox is parked (dumped, its worker released).
 CLIENT_WAITS = frozenset({"elicit", "sample", "call_tool"})
@@ -236,12 +238,11 @@ class Host:
     # -- call_tool --------------------------------------------------------------------------------
 
     async def _call_tool(self, name, arguments=None):
-        from servers import methods
-
         name = _text(name, "call_tool: name")
         if arguments is not None and not isinstance(arguments, dict):
             raise SandboxException("TypeError", "call_tool: arguments must be a dict")
-        snapshot = methods.calling_snapshot.get()
+        current = calling.current.get()
+        snapshot = current.snapshot if current is not None else None
         if snapshot is None or name not in snapshot.tools:
             raise SandboxException("ValueError", f"call_tool: this server has no tool {name!r}")
         from django.conf import settings
@@ -254,7 +255,7 @@ class Host:
             )
         token = call_depth.set(depth + 1)
         try:
-            return await methods.tools_call(
+            return await current.tools_call(
                 snapshot, {"name": name, "arguments": arguments or {}}, self.ctx
             )
         finally:

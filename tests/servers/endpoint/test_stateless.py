@@ -19,8 +19,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_protocol import sealed_state
 from mcp_protocol.jsonrpc import Request
 from servers.definition import import_definition
-from servers.endpoint import stateless
 from servers.endpoint.app import McpApp
+from servers.endpoint.stateless import request_state
 from servers.models import Tool
 from tests.servers.endpoint.conftest import server_definition
 from tests.servers.endpoint.mcp_http import ACCEPT_BOTH, RawMcp, messages_of, parse_sse
@@ -535,8 +535,8 @@ def test_it_refuses_an_expired_request_state(mrtr, tenant, clock):
     clock.install(sealed_state)
     clock.advance(-2)
     state = sealed_state.seal(
-        {"answers": {}, "request": stateless._request_digest(request)},
-        secret=stateless._state_secret(),
+        {"answers": {}, "request": request_state._request_digest(request)},
+        secret=request_state._state_secret(),
         bind={
             "server": mrtr.server.id,
             "tool": "tools/call ask_name",

@@ -15,6 +15,7 @@ from werkzeug import Response
 from mcp_protocol.context import NullContext
 from mcp_protocol.errors import ToolError
 from servers.kinds import http
+from servers.kinds.http import sending as http_sending
 from servers.models import Server
 from tests.waiting import becomes
 from vault.models import Secret
@@ -890,7 +891,7 @@ def test_network_failures_of_idempotent_calls_are_retried(httpserver):
 def test_backoff_grows_exponentially_with_jitter():
     tool = make({"url": "https://api.example.com/", "retryBackoffMs": 100})
     for attempt in range(4):
-        delays = {http._backoff(tool, attempt) for _ in range(20)}
+        delays = {http_sending._backoff(tool, attempt) for _ in range(20)}
         assert all(0.05 * 2**attempt <= d <= 0.1 * 2**attempt for d in delays)
         assert len(delays) > 1
 

@@ -226,7 +226,7 @@ async def test_another_module_can_register_a_step_type():
         seen.append(body["url"])
         variables[step.key] = {"status": 200}
 
-    workflow.register_step("fetchlike", validate, run)
+    workflow.STEP_TYPES["fetchlike"] = workflow.StepType(validate, run)
     try:
         assert workflow.validate_config({"steps": [{"fetchlike": {}}]}) == [
             "config.steps[0].fetchlike.url: required"
@@ -360,7 +360,7 @@ def test_a_registered_step_compiles_its_extra_from_the_body_and_the_tool_definit
     async def run(step, variables, ctx):
         variables[step.key] = step.extra
 
-    workflow.register_step("probe", lambda body, path: [], run, compile_extra)
+    workflow.STEP_TYPES["probe"] = workflow.StepType(lambda body, path: [], run, compile_extra)
     try:
         steps = workflow.compile(
             {"name": "t", "_server": {"id": 1}, "config": {"steps": [{"probe": {"x": 1}}]}}

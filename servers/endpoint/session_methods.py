@@ -1,0 +1,57 @@
+"""The handlers of the session era (2024-11-05 .. 2025-11-25): the methods that act on the
+session itself, the core methods of a server, and tools/call and tasks/* going to the tasks
+module first. Each is `async handler(gate, request, ctx) -> dict`; the table is dispatch.py."""
+
+from mcp_protocol import errors
+from mcp_protocol.context import LOG_LEVELS
+
+from .. import methods
+from . import sessions, tasks
+
+
+async def ping(gate, request, ctx) -> dict:
+    return {}
+
+
+async def set_level(gate, request, ctx) -> dict:
+    level = request.params.get("level")
+    if level not in LOG_LEVELS:
+        raise errors.invalid_params(f"Unknown log level: {level!r}")
+    await sessions.set_log_level(gate.redis, gate.session.sid, level)
+    return {}
+
+
+def _uri(request) -> str:
+    uri = request.params.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise errors.invalid_params("params.uri is required")
+    return uri
+
+
+async def subscribe(gate, request, ctx) -> dict:
+    await sessions.subscribe(gate.redis, gate.session, _uri(request))
+    return {}
+
+
+async def unsubscribe(gate, request, ctx) -> dict:
+    await sessions.unsubscribe(gate.redis, gate.session, _uri(request))
+    return {}
+
+
+async def core(gate, request, ctx) -> dict:
+    return await methods.call_method(gate.snapshot, request.method, request.params, ctx)
+
+
+async def tools_call(gate, request, ctx) -> dict:
+    """A task-augmented call becomes a task; any other runs the ordinary way."""
+    result = await tasks.session_call(gate, request, ctx)
+    if result is not None:
+        return result
+    return await core(gate, request, ctx)
+
+
+async def task_method(gate, request, ctx) -> dict:
+    result = await tasks.session_call(gate, request, ctx)
+    if result is None:
+        raise errors.method_not_found(request.method)
+    return result

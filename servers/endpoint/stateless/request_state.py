@@ -1,0 +1,76 @@
+"""MRTR: a call that needs the client's input answers `input_required` with a sealed
+`requestState` holding the answers of earlier rounds, so the same workflow re-runs from the top
+and finds them."""
+
+import hashlib
+
+import orjson
+from django.conf import settings
+
+from mcp_protocol import errors, sealed_state
+from mcp_protocol.errors import InputRequired
+from mcp_protocol.jsonrpc import Request
+
+from ..stateless_context import StatelessContext
+from .envelope import MRTR_METHODS
+
+
+def _state_secret() -> bytes:
+    secret = getattr(settings, "MCP_REQUEST_STATE_SECRET", "") or settings.SECRET_KEY
+    return secret.encode()
+
+
+def _state_bind(gate, request: Request) -> dict:
+    target = request.params.get(MRTR_METHODS[request.method])
+    return {
+        "server": gate.snapshot.server_id,
+        "tool": f"{request.method} {target}",
+        "credential": gate.credential.ident,
+    }
+
+
+def _request_digest(request: Request) -> str:
+    """The request's own arguments: answers given for one set of arguments never serve another."""
+    arguments = request.params.get("arguments")
+    return hashlib.sha256(orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def read_answers(gate, request: Request) -> dict:
+    """The client's answers so far: those sealed in requestState, then this round's."""
+    params = request.params
+    answers: dict = {}
+    if "requestState" in params:
+        token = params["requestState"]
+        if not isinstance(token, str):
+            raise errors.invalid_params("requestState must be a string")
+        state = sealed_state.unseal(token, secret=_state_secret(), bind=_state_bind(gate, request))
+        if state.get("request") != _request_digest(request):
+            raise errors.invalid_params(
+                "Invalid requestState", {"reason": "issued for other arguments"}
+            )
+        answers.update(state.get("answers") or {})
+    if "inputResponses" in params:
+        responses = params["inputResponses"]
+        if not isinstance(responses, dict):
+            raise errors.invalid_params("inputResponses must be an object")
+        for key, value in responses.items():
+            if not isinstance(value, dict):
+                raise errors.invalid_params(
+                    f"inputResponses.{key} must be an object (the client's result)"
+                )
+        answers.update(responses)
+    return answers
+
+
+def input_required(gate, request: Request, exc: InputRequired, ctx: StatelessContext) -> dict:
+    state = sealed_state.seal(
+        {"answers": ctx.used_answers, "request": _request_digest(request)},
+        secret=_state_secret(),
+        bind=_state_bind(gate, request),
+        ttl_seconds=int(getattr(settings, "MCP_REQUEST_STATE_TTL_SECONDS", 3600)),
+    )
+    return {
+        "resultType": "input_required",
+        "inputRequests": exc.input_requests,
+        "requestState": state,
+    }

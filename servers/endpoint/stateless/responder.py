@@ -1,0 +1,63 @@
+"""How one POST is answered, and what a handler of the stateless era is given."""
+
+import asyncio
+
+import orjson
+
+from mcp_protocol import sse
+from mcp_protocol.jsonrpc import Request
+
+from ..http import respond_json, send_chunk, start_sse
+from ..stateless_context import StatelessContext
+from .envelope import Envelope
+
+
+class Responder:
+    """Answers one POST: plain JSON when the call ends before it has anything to stream (so an
+    error keeps its HTTP status), an SSE stream from its first notification on."""
+
+    def __init__(self, send, headers, *, can_stream: bool):
+        self.send = send
+        self.headers = headers
+        self.can_stream = can_stream
+        self.streaming = False
+        self.done = False
+        self.lock = asyncio.Lock()
+
+    async def notify(self, message: dict) -> None:
+        if not self.can_stream:
+            return
+        async with self.lock:
+            if self.done:
+                return
+            if not self.streaming:
+                await start_sse(self.send, self.headers)
+                self.streaming = True
+            await send_chunk(self.send, sse.event(orjson.dumps(message)))
+
+    async def keep_alive(self) -> None:
+        async with self.lock:
+            if self.streaming and not self.done:
+                await send_chunk(self.send, sse.comment())
+
+    async def finish(self, message: dict, status: int = 200) -> None:
+        async with self.lock:
+            if self.done:
+                return
+            self.done = True
+            if self.streaming:
+                await send_chunk(self.send, sse.event(orjson.dumps(message)), more=False)
+            else:
+                await respond_json(self.send, status, message, self.headers)
+
+
+class StatelessCall:
+    """One admitted modern request, as a handler (`async handler(call) -> dict`) sees it."""
+
+    __slots__ = ("gate", "request", "envelope", "context")
+
+    def __init__(self, gate, request: Request, envelope: Envelope, context: StatelessContext):
+        self.gate = gate
+        self.request = request
+        self.envelope = envelope
+        self.context = context

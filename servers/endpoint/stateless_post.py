@@ -1,0 +1,151 @@
+"""One POST of the stateless era, from its envelope to its answer; a client that closes the
+connection cancels the call (2026-07-28 cancellation). Which handler answers a method is the
+table in dispatch.py; subscriptions/listen takes over the response (listen.py). The pieces it
+puts together are the stateless/ package."""
+
+import asyncio
+import logging
+import time
+
+from django.conf import settings
+
+from mcp_protocol import errors
+from mcp_protocol.errors import McpError
+from mcp_protocol.jsonrpc import Notification, Request, error_message, result_message
+
+from . import calllog, dispatch, listen
+from .http import respond, respond_json
+from .stateless.envelope import (
+    MRTR_METHODS,
+    Envelope,
+    check_tool_headers,
+    http_status,
+    read_envelope,
+    refusal,
+)
+from .stateless.request_state import read_answers
+from .stateless.responder import Responder, StatelessCall
+from .stateless.results import decorate
+from .stateless_context import StatelessContext
+
+log = logging.getLogger(__name__)
+
+# Methods a modern client may not use: they belong to the session era only.
+REMOVED_METHODS = frozenset(
+    {
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+    }
+)
+
+
+async def handle(gate, send, parsed) -> None:
+    headers = gate.cors_headers()
+    if isinstance(parsed, Notification):
+        # A modern client has nothing to tell the server out of band; accept and ignore.
+        await respond(send, 202, headers=headers)
+        return
+    if not isinstance(parsed, Request):
+        error = refusal(
+            errors.INVALID_REQUEST, "Protocol version 2026-07-28 takes one request per POST"
+        )
+        await respond_json(send, 400, error_message(None, error), headers)
+        return
+    request = parsed
+    started = time.perf_counter()
+    try:
+        envelope = read_envelope(request, gate.request.headers)
+    except McpError as exc:
+        await respond_json(send, http_status(exc), error_message(request.id, exc), headers)
+        return
+    if request.method == "subscriptions/listen":
+        await listen.serve(gate, send, request)
+        return
+    try:
+        handler = handler_for(gate, request)
+    except McpError as exc:
+        reply = error_message(request.id, exc)
+        calllog.record(gate, request.method, request.params, reply, started, **_who(envelope))
+        await respond_json(send, http_status(exc), reply, headers)
+        return
+    responder = Responder(send, headers, can_stream=gate.request.accepts("text/event-stream"))
+    await run_until_done_or_gone(gate, request, envelope, handler, responder)
+
+
+def handler_for(gate, request: Request):
+    method = request.method
+    if method == "tools/call":
+        check_tool_headers(gate, request)
+    handler = dispatch.STATELESS.get(method)
+    if handler is not None:
+        return handler
+    if method in REMOVED_METHODS:
+        raise McpError(
+            errors.METHOD_NOT_FOUND,
+            f"Method not found: {method} is not part of protocol version 2026-07-28",
+            http_status=404,
+        )
+    raise McpError(errors.METHOD_NOT_FOUND, f"Method not found: {method}", http_status=404)
+
+
+async def run_until_done_or_gone(gate, request, envelope, handler, responder: Responder) -> None:
+    """Run the call; a client that closes the connection cancels it (2026-07-28 cancellation)."""
+    started = time.perf_counter()
+    ctx = StatelessContext(
+        protocol_version=envelope.protocol_version,
+        client_capabilities=envelope.capabilities,
+        client_info=envelope.client_info,
+        credential=gate.credential.ident,
+        log_level=envelope.log_level,
+        progress_token=envelope.progress_token,
+        emit=responder.notify,
+        client_headers=gate.request.headers,
+    )
+    call = StatelessCall(gate, request, envelope, ctx)
+    reply = None
+
+    async def run() -> None:
+        nonlocal reply
+        status = 200
+        try:
+            if request.method in MRTR_METHODS:
+                ctx.answers = read_answers(gate, request)
+            result = await handler(call)
+            reply = result_message(request.id, decorate(gate.snapshot, request.method, result))
+        except McpError as exc:
+            reply, status = error_message(request.id, exc), http_status(exc)
+        except Exception:
+            log.exception("Internal error in %s on %s", request.method, gate.snapshot.slug)
+            error = McpError(errors.INTERNAL_ERROR, "Internal error")
+            reply, status = error_message(request.id, error), 500
+        await responder.finish(reply, status)
+
+    task = asyncio.create_task(run())
+    gone = asyncio.create_task(listen.wait_for_disconnect(gate.request.receive))
+    keepalive = settings.MCP_SSE_KEEPALIVE_SECONDS
+    try:
+        while True:
+            done, _ = await asyncio.wait(
+                {task, gone}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
+            )
+            if task in done:
+                task.result()
+                return
+            if gone in done:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                return
+            await responder.keep_alive()
+    finally:
+        gone.cancel()
+        if not task.done():
+            task.cancel()
+        # A call cancelled by its client is logged without a reply, as the session era does.
+        calllog.record(gate, request.method, request.params, reply, started, **_who(envelope))
+
+
+def _who(envelope: Envelope) -> dict:
+    return {"client_info": envelope.client_info}
