@@ -142,7 +142,9 @@ class LiveServer:
         self._wait_ready()
 
     def _wait_ready(self):
-        deadline = time.time() + 30
+        # Generous: on a loaded machine (parallel workers, other jobs) Django's start alone can
+        # take half a minute, and a session fixture that fails here fails every test using it.
+        deadline = time.time() + float(os.environ.get("LIVE_SERVER_START_SECONDS", "120"))
         while time.time() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"server exited: {self.log_path.read_text()}")
