@@ -22,8 +22,9 @@ help:
 	@echo "make run            serve getmcp on http://$(HOST):$(PORT) (SQLite + in-process Redis unless DATABASE_URL/REDIS_URL are set)"
 	@echo "                    with REDIS_URL: the web server, a Celery worker and beat together (Ctrl-C stops all);"
 	@echo "                    WORKERS=N web processes (needs REDIS_URL), HOST=0.0.0.0 to listen on every interface"
-	@echo "make test           run the whole test suite against Postgres and Redis (PYTEST_ARGS=... to narrow)"
-	@echo "make lint           ruff check, ruff format --check and the import contracts (lint-imports)"
+	@echo "make test           run the whole test suite against Postgres and Redis (PYTEST_ARGS=... to narrow;"
+	@echo "                    PYTEST_ARGS='-n 2 --dist loadgroup' runs it on two pytest-xdist workers)"
+	@echo "make lint           ruff check, ruff format --check, mypy (pyproject [tool.mypy]) and the import contracts"
 	@echo "make format         ruff check --fix and ruff format (what make lint checks)"
 	@echo "make lock           regenerate requirements.lock and requirements-dev.lock from pyproject.toml"
 	@echo "make check-install  install without extras into a fresh venv, import everything, call an upstream tool"
@@ -107,6 +108,7 @@ test: install-dev services chromium haproxy assets
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/lint-imports
 
 format: install-dev

@@ -3,7 +3,7 @@ import secrets
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -79,14 +79,40 @@ class Organization(models.Model):
     def __str__(self):
         return self.name
 
+    # Tries before giving up on a free slug; each try is one INSERT, so a race costs a retry.
+    SLUG_TRIES = 20
+
+    @classmethod
+    def create_with_free_slug(cls, *, name: str, base: str, numbered: bool = True):
+        """The one place organization slugs are chosen: `base`, else `base-2`, `base-3`, ...
+        (`numbered`) or `base-<6 hex>`. Race-free: the unique constraint decides, and a taken
+        slug is retried inside a savepoint, so two concurrent creations never both pass a
+        check and then collide. Must run inside a transaction (callers hold one)."""
+        base = base[: cls._meta.get_field("slug").max_length - 7] or "org"
+        for attempt in range(1, cls.SLUG_TRIES + 1):
+            if attempt == 1:
+                slug = base
+            elif numbered:
+                slug = f"{base}-{attempt}"
+            else:
+                slug = f"{base}-{secrets.token_hex(3)}"
+            try:
+                with transaction.atomic():
+                    return cls.objects.create(name=name, slug=slug)
+            except IntegrityError:
+                if not cls.objects.filter(slug=slug).exists():
+                    raise  # another constraint failed: not a slug clash
+        # Numbered slugs all taken this far: fall back to random suffixes, still checked.
+        return cls.create_with_free_slug(name=name, base=f"{base}-{secrets.token_hex(3)}")
+
     @classmethod
     def create_personal(cls, user):
-        base = slugify(user.email.split("@")[0]) or "org"
-        slug = base
-        while cls.objects.filter(slug=slug).exists():
-            slug = f"{base}-{secrets.token_hex(3)}"
         with transaction.atomic():
-            org = cls.objects.create(name=personal_organization_name(user), slug=slug)
+            org = cls.create_with_free_slug(
+                name=personal_organization_name(user),
+                base=slugify(user.email.split("@")[0]) or "org",
+                numbered=False,
+            )
             Membership.objects.create(organization=org, user=user, role=Membership.OWNER)
             user.personal_org = org
             user.save(update_fields=["personal_org"])

@@ -51,13 +51,8 @@ def invitation_link(*, invitation: Invitation, nonce: str) -> str:
 
 
 def organization_create(*, user: User, name: str) -> Membership:
-    base = slugify(name)[:60] or "org"
-    slug, n = base, 1
-    while Organization.objects.filter(slug=slug).exists():
-        n += 1
-        slug = f"{base}-{n}"
     with transaction.atomic():
-        org = Organization.objects.create(name=name, slug=slug)
+        org = Organization.create_with_free_slug(name=name, base=slugify(name)[:60] or "org")
         return Membership.objects.create(organization=org, user=user, role=Membership.OWNER)
 
 

@@ -16,16 +16,16 @@ import logging
 from django.conf import settings
 from redis.exceptions import RedisError
 
+from infra import keys
 from infra.redis import sync_client
 
 log = logging.getLogger(__name__)
-PREFIX = "throttle:"
 
 
 def _key(kind: str, scope: str, value: str) -> str:
     # Digests: the keys would otherwise list the email addresses people typed.
     digest = hashlib.sha256(value.strip().lower().encode()).hexdigest()[:32]
-    return f"{PREFIX}{kind}:{scope}:{digest}"
+    return keys.throttle(kind, scope, digest)
 
 
 def _blocked(limits: list[tuple[str, int]]) -> int:
@@ -115,5 +115,5 @@ def source_address(request) -> str:
 def clear() -> None:
     """Forget every counter (tests; an operator after an incident)."""
     client = sync_client()
-    for key in client.scan_iter(match=f"{PREFIX}*", count=1000):
+    for key in client.scan_iter(match=keys.THROTTLE_PATTERN, count=1000):
         client.delete(key)

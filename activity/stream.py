@@ -20,9 +20,11 @@ import orjson
 import redis
 from django.conf import settings
 
+from infra import keys
+
 log = logging.getLogger(__name__)
 
-STREAM_KEY = "mcp:calllog:stream"
+STREAM_KEY = keys.CALL_LOG_STREAM
 GROUP = "drain"
 # One consumer name for every drain: a drain re-reads what an earlier, failed drain left
 # pending. Two drains running at once may insert the same rows; the uid makes that harmless.

@@ -4,10 +4,10 @@ servers.definition.validate_definition so the API, import and export share one s
 import re
 
 from django.db import IntegrityError, models, transaction
-from django.db.models import Max
 from rest_framework import serializers
 
 from servers import definition as d
+from servers import parts
 from servers.models import Server
 
 from .scoping import DefaultOrganization, MemberOrganizationField
@@ -173,16 +173,24 @@ class PartSerializer(serializers.Serializer):
             raise serializers.ValidationError(errors)
         return attrs
 
-    def _apply(self, row, attrs):
-        _, spec, _, _ = self.part
+    def _apply(self, row, attrs, *, new: bool = False):
+        _, spec, _, related = self.part
         for _wire, attr, default in spec:
             if attr in attrs:
                 setattr(row, attr, _defaulted(attrs[attr], default))
         if "position" in attrs:
             row.position = attrs["position"]
         try:
-            with transaction.atomic():
-                row.save()
+            if new:
+                parts.part_create(
+                    server=self.context["server"],
+                    related=related,
+                    row=row,
+                    position=attrs.get("position"),
+                )
+            else:
+                with transaction.atomic():
+                    row.save()
         except IntegrityError:
             raise serializers.ValidationError(
                 {"non_field_errors": ["another item of this server has the same name or URI"]}
@@ -196,10 +204,7 @@ class PartSerializer(serializers.Serializer):
         for _wire, attr, default in spec:
             if default is not None:
                 setattr(row, attr, default)
-        if "position" not in validated_data:
-            last = getattr(server, related).aggregate(m=Max("position"))["m"]
-            row.position = 0 if last is None else last + 1
-        return self._apply(row, validated_data)
+        return self._apply(row, validated_data, new=True)
 
     def update(self, instance, validated_data):
         return self._apply(instance, validated_data)

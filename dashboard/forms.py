@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.text import format_lazy
 
 from accounts.models import ApiKey
-from servers import documents, kinds
+from servers import documents, kinds, parts
 from servers.definition import validate_definition
 from servers.models import (
     SLUG_RE,
@@ -70,11 +70,14 @@ class StructuredField(forms.CharField):
         if value is None or not str(value).strip():
             return self.empty
         text = str(value)
+        # Strict like the definition loader (servers.documents): a repeated key is refused,
+        # never "the last one wins", so what the editor shows is what is stored.
         try:
-            parsed = documents.load_json(text, unique_keys=False)
+            parsed = documents.load_json(text)
         except documents.DocumentError as json_error:
             if json_error.line is None:
-                raise forms.ValidationError(f"Not accepted: {json_error.problem}.") from None
+                problem = json_error.problem.removeprefix("invalid JSON: ")
+                raise forms.ValidationError(f"Not accepted: {problem}.") from None
             problem = json_error.problem.removeprefix("invalid JSON: ")
             not_json = forms.ValidationError(
                 f"Not valid JSON: {problem} (line {json_error.line}, column {json_error.column})."
@@ -82,9 +85,9 @@ class StructuredField(forms.CharField):
             if not self.allow_yaml:
                 raise not_json from None
             try:
-                parsed = documents.load_yaml(text, unique_keys=False)
+                parsed = documents.load_yaml(text)
             except documents.DocumentError as exc:
-                if exc.line is None or "alias" in exc.problem:
+                if exc.line is None or "alias" in exc.problem or "duplicate key" in exc.problem:
                     # Not a typo in the text: what YAML allows and this platform refuses.
                     raise forms.ValidationError(f"Not accepted: {exc.problem}.") from None
                 raise not_json from None
@@ -198,11 +201,12 @@ class PartForm(forms.ModelForm):
     def save(self, commit=True):
         row = super().save(commit=False)
         row.server = self.server
-        if row.pk is None:
-            last = type(row).objects.filter(server=self.server).order_by("-position").first()
-            row.position = last.position + 1 if last else 0
         if commit:
-            row.save()
+            if row.pk is None:
+                related = type(row)._meta.get_field("server").remote_field.related_name
+                parts.part_create(server=self.server, related=related, row=row)
+            else:
+                row.save()
         return row
 
 

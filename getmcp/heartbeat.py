@@ -21,10 +21,12 @@ import time
 from celery import signals
 from celery.beat import PersistentScheduler
 
+from infra import keys
+
 log = logging.getLogger(__name__)
 
-WORKERS_KEY = "getmcp:heartbeat:workers"
-BEAT_KEY = "getmcp:heartbeat:beat"
+WORKERS_KEY = keys.HEARTBEAT_WORKERS
+BEAT_KEY = keys.HEARTBEAT_BEAT
 WORKER_INTERVAL = 5.0
 WORKER_STALE = 20.0
 BEAT_INTERVAL = 10.0

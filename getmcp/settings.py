@@ -184,6 +184,13 @@ MCP_SSE_KEEPALIVE_SECONDS = float(os.environ.get("MCP_SSE_KEEPALIVE_SECONDS", "1
 MCP_CLIENT_REQUEST_TIMEOUT_SECONDS = float(
     os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT_SECONDS", "300")
 )
+# Per-process caches, least recently used first out: compiled server snapshots (one per server
+# and pinned version served), decrypted vault values (per organization, server and live/test),
+# and bearer-token digests (known and unknown ones, each up to this many).
+SNAPSHOT_CACHE_SIZE = int(os.environ.get("SNAPSHOT_CACHE_SIZE", "2000"))
+VAULT_CACHE_SIZE = int(os.environ.get("VAULT_CACHE_SIZE", "2000"))
+KEY_CACHE_SIZE = int(os.environ.get("KEY_CACHE_SIZE", "100000"))
+
 # Stateless era: cache hints on list/read results, and the sealed MRTR requestState.
 MCP_CACHE_TTL_MS = int(os.environ.get("MCP_CACHE_TTL_MS", "60000"))
 MCP_REQUEST_STATE_SECRET = os.environ.get("MCP_REQUEST_STATE_SECRET", SECRET_KEY)

@@ -52,3 +52,68 @@ def rate_window(server_id: int, credential: str, minute: int) -> str:
 
 KEY_USAGE = "mcp:keys:used"
 GRANT_USAGE = "mcp:grants:used"
+
+
+# -- every other Redis key of the platform: built here only, so a newcomer finds each name once --
+
+
+def throttle(kind: str, scope: str, digest: str) -> str:
+    """A login/reset/invitation throttle window (accounts.throttle); `digest` of the value."""
+    return f"throttle:{kind}:{scope}:{digest}"
+
+
+THROTTLE_PATTERN = "throttle:*"  # every throttle window (SCAN MATCH)
+
+
+CALL_LOG_STREAM = "mcp:calllog:stream"
+
+
+def task_events(task_id: str) -> str:
+    """Pub/sub channel of an MCP task's status and messages (mcptasks.events)."""
+    return f"mcp:task:{task_id}:events"
+
+
+def task_wake(task_id: str) -> str:
+    """List a waiting task's worker blocks on for its input answers (mcptasks.events)."""
+    return f"mcp:task:{task_id}:wake"
+
+
+def oauth_registrations(source: str, minute: int) -> str:
+    """Dynamic client registrations from one address in one wall-clock minute."""
+    return f"oauth:reg:{source}:{minute}"
+
+
+def http_response_cache(server_id: int | None, fingerprint: str, digest: str) -> str:
+    """A cached response of an HTTP tool (per tool version and request)."""
+    return f"mcp:http:cache:{server_id}:{fingerprint}:{digest}"
+
+
+def http_oauth_token(digest: str) -> str:
+    """An HTTP tool's upstream OAuth access token, encrypted (per client credentials)."""
+    return f"mcp:http:oauth:{digest}"
+
+
+def upstream_refresh_scheduled(server_id: int) -> str:
+    """Debounce flag: a refresh of this server's upstream tools is already queued."""
+    return f"mcp:upstream:{server_id}:refresh-scheduled"
+
+
+def upstream_health(server_id: int | None, url_digest: str) -> str:
+    return f"mcp:upstream:{server_id or 0}:{url_digest}:health"
+
+
+def stream_leases_of_session(sid: str) -> str:
+    return f"mcp:streams:s:{sid}"
+
+
+def stream_leases_of_caller(server_id: int, caller: str) -> str:
+    return f"mcp:streams:k:{server_id}:{caller}"
+
+
+def vault_generation(organization_id: int) -> str:
+    """Bumped whenever an organization's secrets change: per-process vault caches compare it."""
+    return f"vault:gen:{organization_id}"
+
+
+HEARTBEAT_WORKERS = "getmcp:heartbeat:workers"
+HEARTBEAT_BEAT = "getmcp:heartbeat:beat"

@@ -5,6 +5,11 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+# Implementation-defined server errors (JSON-RPC reserves -32000..-32099 for them):
+SERVER_ERROR = (
+    -32000
+)  # a refusal with no more specific code (rate limit, stream limit, bad request)
+SESSION_NOT_FOUND = -32001  # session era: an unknown or expired Mcp-Session-Id
 RESOURCE_NOT_FOUND = -32002  # session era only; 2026-07-28 uses INVALID_PARAMS
 HEADER_MISMATCH = -32020
 MISSING_CLIENT_CAPABILITY = -32021

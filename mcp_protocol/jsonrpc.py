@@ -120,7 +120,7 @@ def request_message(request_id, method: str, params: dict) -> dict:
 
 
 def notification_message(method: str, params: dict | None = None) -> dict:
-    message = {"jsonrpc": "2.0", "method": method}
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
     if params is not None:
         message["params"] = params
     return message

@@ -5,6 +5,9 @@ safe once the data is known to be shallow, so the limit is checked once, where d
 with an explicit stack instead of recursion.
 """
 
+from collections.abc import Iterable
+from typing import Any
+
 # Deeper than any MCP message, schema or definition a person writes; shallow enough that every
 # recursive walk over it stays far from Python's recursion limit.
 MAX_JSON_DEPTH = 64
@@ -15,6 +18,7 @@ def depth_exceeds(value, limit: int = MAX_JSON_DEPTH) -> bool:
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, list | tuple):

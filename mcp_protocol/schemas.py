@@ -227,10 +227,10 @@ def _resolve(root, ref: str):
         return None
     node, path = root, []
     for raw in ref[2:].split("/"):
-        part = unquote(raw).replace("~1", "/").replace("~0", "~")
+        part: str | int = unquote(raw).replace("~1", "/").replace("~0", "~")
         if isinstance(node, dict) and part in node:
             node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+        elif isinstance(node, list) and str(part).isdigit() and int(part) < len(node):
             part = int(part)
             node = node[part]
         else:

@@ -83,4 +83,5 @@ def unseal(token: str, *, secret: bytes, bind: dict) -> dict:
     state = orjson.loads(body)
     if state["exp"] <= time.time():
         raise _refused("expired")
-    return state["p"]
+    payload: dict = state["p"]  # sealed from a dict (seal refuses anything else)
+    return payload

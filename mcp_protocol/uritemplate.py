@@ -74,7 +74,7 @@ def _scalar(value) -> str:
 
 def _expand_expression(operator: str, specs, values: dict) -> str:
     first, separator, named, if_empty, reserved = _OPERATORS[operator]
-    pieces = []
+    pieces: list[str] = []
     for name, modifier in specs:
         value = values.get(name)
         if value is None or (isinstance(value, list | dict) and not value):
@@ -182,7 +182,7 @@ def ambiguity(template: str) -> str | None:
 def _matcher(template: str):
     """A linear-time (RE2) regex for the template, and how to read each group into variables."""
     regex = ["^"]
-    readers = []  # one per group: ("value", name) or ("pairs", names)
+    readers: list[tuple] = []  # one per group: ("value", name) or ("pairs", names)
     for part in _parse(template):
         if isinstance(part, str):
             regex.append(re.escape(part))

@@ -19,10 +19,30 @@ def is_supported(version: str) -> bool:
     return version in SUPPORTED
 
 
+# Revision names are dates, so they compare in time order as strings; only this module does so.
+def at_least(version: str, revision: str) -> bool:
+    """Whether `version` is `revision` or a later one."""
+    return version >= revision
+
+
 def allows_batches(version: str) -> bool:
     return version == "2025-03-26"
 
 
 def has_sse_polling(version: str) -> bool:
     """2025-11-25 added priming events and server-initiated disconnects with `retry`."""
-    return version >= "2025-11-25"
+    return at_least(version, "2025-11-25")
+
+
+# The revision that made tasks (tasks/get, tasks/result, ...) part of the core protocol; the
+# stateless revision moved them to an extension with another wire shape.
+TASKS_IN_CORE = "2025-11-25"
+
+
+def has_core_tasks(version: str) -> bool:
+    return at_least(version, TASKS_IN_CORE)
+
+
+def missing_resource_is_invalid_params(version: str) -> bool:
+    """From 2026-07-28 a missing resource is -32602 (invalid params) instead of -32002."""
+    return at_least(version, STATELESS)

@@ -9,20 +9,22 @@ Status events carry the ready notification for each task design, so a listener n
 
 import orjson
 
+from infra import keys
 from infra.redis import sync_client
+from mcp_protocol import versions
 
 from .models import Task
 from .wire import status_notification
 
-CORE_ERA, EXTENSION_ERA = "2025-11-25", "2026-07-28"
+CORE_ERA, EXTENSION_ERA = versions.TASKS_IN_CORE, versions.STATELESS
 
 
 def events_channel(task_id: str) -> str:
-    return f"mcp:task:{task_id}:events"
+    return keys.task_events(task_id)
 
 
 def wake_list(task_id: str) -> str:
-    return f"mcp:task:{task_id}:wake"
+    return keys.task_wake(task_id)
 
 
 def status_event(task: Task) -> bytes:

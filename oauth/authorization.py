@@ -17,6 +17,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from servers.models import Server, accepts_oauth
+from servers.slugs import is_slug
 
 from . import metadata, redirects
 from .clients import client_resolve
@@ -25,7 +26,6 @@ from .models import SCOPE_MCP, SCOPES, AuthorizationCode, Client, Grant, digest_
 
 CODE_PREFIX = "gmcp_ac_"
 PKCE_RE = re.compile(r"^[A-Za-z0-9._~-]{43,128}$")
-SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 
 
 class RedirectError(OAuthError):
@@ -84,7 +84,7 @@ def server_for_resource(resource: str | None) -> Server | None:
     if not candidate.startswith(prefix):
         return None
     slug = candidate[len(prefix) :]
-    if not SLUG_RE.match(slug):
+    if not is_slug(slug):
         return None
     server = Server.objects.select_related("organization").filter(slug=slug).first()
     if server is None or server.status == Server.DRAFT or not accepts_oauth(server.auth_mode):

@@ -13,6 +13,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from infra import keys
 from infra.redis import sync_client
 
 from . import cimd
@@ -30,7 +31,7 @@ def registration_retry_after(*, source_ip: str | None) -> int | None:
     if not limit:
         return None
     now = time.time()
-    key = f"oauth:reg:{source_ip or '-'}:{int(now // 60)}"
+    key = keys.oauth_registrations(source_ip or "-", int(now // 60))
     pipe = sync_client().pipeline(transaction=False)
     pipe.incr(key)
     pipe.expire(key, 120)

@@ -4,6 +4,7 @@ Results are plain dicts ready for orjson. List entries are the snapshot's own wi
 between requests: callers may add keys to a result, never change what is inside it.
 """
 
+from mcp_protocol import errors, versions
 from mcp_protocol.errors import (
     INVALID_PARAMS,
     RESOURCE_NOT_FOUND,
@@ -21,8 +22,6 @@ from .templating import render_text
 
 PAGE_SIZE = 50
 MAX_COMPLETIONS = 100
-# The first revision where a missing resource is -32602 instead of -32002.
-RESOURCE_NOT_FOUND_IS_INVALID_PARAMS = "2026-07-28"
 
 
 def _invalid(message: str, data=None) -> McpError:
@@ -123,7 +122,11 @@ async def resources_templates_list(snapshot, params, ctx) -> dict:
 
 def _not_found(uri: str, ctx) -> McpError:
     version = getattr(ctx, "protocol_version", "") or ""
-    code = INVALID_PARAMS if version >= RESOURCE_NOT_FOUND_IS_INVALID_PARAMS else RESOURCE_NOT_FOUND
+    code = (
+        INVALID_PARAMS
+        if versions.missing_resource_is_invalid_params(version)
+        else RESOURCE_NOT_FOUND
+    )
     return McpError(code, "Resource not found", {"uri": uri})
 
 
@@ -148,7 +151,9 @@ async def resources_read(snapshot, params, ctx) -> dict:
             try:
                 contents["text"] = render_text(template.render_text(variables))
             except ToolError as exc:
-                raise McpError(-32603, f"Resource template failed: {exc.message}") from None
+                raise McpError(
+                    errors.INTERNAL_ERROR, f"Resource template failed: {exc.message}"
+                ) from None
         return {"contents": [contents]}
     raise _not_found(uri, ctx)
 
@@ -183,7 +188,7 @@ async def prompts_get(snapshot, params, ctx) -> dict:
             await run_steps(prompt.steps, variables, ctx)
         messages = prompt.render_messages(variables)
     except ToolError as exc:
-        raise McpError(-32603, f"Prompt failed: {exc.message}") from None
+        raise McpError(errors.INTERNAL_ERROR, f"Prompt failed: {exc.message}") from None
     normalize_content([message.get("content") for message in messages if isinstance(message, dict)])
     result = {"messages": messages}
     if prompt.description:

@@ -1,7 +1,8 @@
 from django.core.validators import RegexValidator
 from django.db import models
 
-SLUG_RE = r"^[a-z0-9][a-z0-9-]{1,62}$"
+from .slugs import SLUG_RE
+
 TOOL_NAME_RE = r"^[A-Za-z0-9_./-]{1,64}$"
 
 

@@ -4,10 +4,14 @@ A warm request finds its snapshot by slug and generation without touching Postgr
 reads the generation from Redis (infra.keys.server_generation) in its one pipeline.
 """
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
+
+from cachetools import LRUCache
+from django.conf import settings
 
 from mcp_protocol import uritemplate
 from mcp_protocol.schemas import BoundedValidator, external_refs, schema_problems, validator_for
@@ -467,13 +471,19 @@ def _load(slug: str, generation: str, version: str | None = None) -> Snapshot | 
 
 
 # slug -> (generation, snapshot or None for an unknown slug, or the DefinitionError a broken
-# definition raised). Entries are replaced whole, never changed in place, so a reader on another
-# thread sees an old entry or a new one; a broken definition costs no SQL until it changes either.
-_cache: dict[str, tuple[str, Snapshot | None, DefinitionError | None]] = {}
+# definition raised). Entries are replaced whole, never changed in place; a broken definition
+# costs no SQL until it changes either. At most SNAPSHOT_CACHE_SIZE entries, the least recently
+# used dropped first (it is compiled again on its next call). The lock: loads fill the cache from
+# worker threads while the event loop reads it, and a read reorders the LRU.
+_cache: LRUCache[str, tuple[str, Snapshot | None, DefinitionError | None]] = LRUCache(
+    settings.SNAPSHOT_CACHE_SIZE
+)
+_lock = threading.Lock()
 
 
 def _cached(key: str, generation: str):
-    entry = _cache.get(key)
+    with _lock:
+        entry = _cache.get(key)
     if entry is None or entry[0] != generation:
         return False, None
     if entry[2] is not None:
@@ -490,10 +500,12 @@ def _load_into_cache(slug: str, generation: str, version: str | None = None) -> 
         snapshot = _load(slug, generation, version)
     except DefinitionError as exc:
         if invalidation.still_current(epoch):
-            _cache[key] = (generation, None, exc)
+            with _lock:
+                _cache[key] = (generation, None, exc)
         raise
     if invalidation.still_current(epoch):
-        _cache[key] = (generation, snapshot, None)
+        with _lock:
+            _cache[key] = (generation, snapshot, None)
     return snapshot
 
 
@@ -529,13 +541,15 @@ def load_snapshot(slug: str, version: str | None = None) -> Snapshot | None:
 
 
 def clear_cache() -> None:
-    _cache.clear()
+    with _lock:
+        _cache.clear()
 
 
 def drop_server(slug: str) -> None:
     """Forget every cached snapshot of `slug` (its draft and each pinned version)."""
-    for key in [k for k in list(_cache) if k == slug or k.startswith(slug + "@")]:
-        _cache.pop(key, None)
+    with _lock:
+        for key in [k for k in list(_cache) if k == slug or k.startswith(slug + "@")]:
+            _cache.pop(key, None)
 
 
 invalidation.watch("server", drop=drop_server, clear=clear_cache)  # Change.SERVER

@@ -6,6 +6,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 import pytest
@@ -13,6 +14,7 @@ from django.conf import settings
 from django.db import connection
 
 from accounts.models import User
+from tests.clock import clock  # noqa: F401 (a fixture every test may ask for)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,7 +40,26 @@ def outsider_org(outsider):
     return outsider.personal_organization()
 
 
+def worker_redis_url(url: str, worker: str | None) -> str:
+    """The Redis URL of one pytest-xdist worker: the run's database number plus the worker's
+    index plus one (gw0 -> +1), so parallel workers never flush or read each other's keys.
+    A serial run (no worker) keeps the URL as given."""
+    if not url or not worker or not worker.startswith("gw"):
+        return url
+    parts = urlsplit(url)
+    base = int(parts.path.strip("/") or 0)
+    database = (base + int(worker[2:]) + 1) % 16
+    return urlunsplit(parts._replace(path=f"/{database}"))
+
+
 def pytest_configure(config):
+    # Each xdist worker has its own Redis database; its live servers and Celery workers inherit
+    # it through the environment. (pytest-django gives each its own Postgres test database.)
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and settings.REDIS_URL:
+        url = worker_redis_url(settings.REDIS_URL, worker)
+        os.environ["REDIS_URL"] = settings.REDIS_URL = url
+        settings.CELERY_BROKER_URL = url
     # Password hashing is deliberately slow; tests create many users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # No change-log thread in the test process: it would hold a connection to the test database
@@ -124,7 +145,9 @@ class LiveServer:
         self._wait_ready()
 
     def _wait_ready(self):
-        deadline = time.time() + 30
+        # Generous: on a loaded machine (parallel workers, other jobs) Django's start alone can
+        # take half a minute, and a session fixture that fails here fails every test using it.
+        deadline = time.time() + float(os.environ.get("LIVE_SERVER_START_SECONDS", "120"))
         while time.time() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"server exited: {self.log_path.read_text()}")

@@ -5,13 +5,17 @@ when the organization's vault generation in Redis moves (every save or delete of
 secrets bumps it), so a warm call costs one Redis GET and no SQL.
 """
 
+import threading
 from collections.abc import Iterator, Mapping
 
+from cachetools import LRUCache
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
+from infra import keys
 from infra.redis import async_client, sync_client
 from servers import invalidation
 from servers.db import run as run_db
@@ -43,7 +47,7 @@ class SecretValues(Mapping):
 
 
 def generation_key(organization_id: int) -> str:
-    return f"vault:gen:{organization_id}"
+    return keys.vault_generation(organization_id)
 
 
 def secrets_for(organization_id: int, server_id: int | None, *, test: bool = False) -> SecretValues:
@@ -59,7 +63,11 @@ def secrets_for(organization_id: int, server_id: int | None, *, test: bool = Fal
     return SecretValues(values)
 
 
-_cache: dict[tuple, tuple[bytes | None, SecretValues]] = {}
+# (organization, server, test) -> (generation, values); at most VAULT_CACHE_SIZE entries, the
+# least recently used dropped first. The lock: signal handlers drop entries from other threads
+# while requests read them, and a read reorders the LRU.
+_cache: LRUCache[tuple, tuple[bytes | None, SecretValues]] = LRUCache(settings.VAULT_CACHE_SIZE)
+_lock = threading.Lock()
 
 
 async def asecrets_for(
@@ -67,7 +75,8 @@ async def asecrets_for(
 ) -> SecretValues:
     generation = await async_client().get(generation_key(organization_id))
     key = (organization_id, server_id, test)
-    cached = _cache.get(key)
+    with _lock:
+        cached = _cache.get(key)
     if cached is not None and cached[0] == generation and generation is not None:
         return cached[1]
     epoch = invalidation.epoch()
@@ -77,7 +86,8 @@ async def asecrets_for(
         await async_client().set(generation_key(organization_id), 0, nx=True)
         generation = await async_client().get(generation_key(organization_id))
     if invalidation.still_current(epoch):
-        _cache[key] = (generation, values)
+        with _lock:
+            _cache[key] = (generation, values)
     return values
 
 
@@ -87,12 +97,14 @@ def _secrets_watched(organization_id, server_id, *, test):
 
 
 def drop_organization(organization_id: int) -> None:
-    for key in [k for k in list(_cache) if k[0] == organization_id]:
-        _cache.pop(key, None)
+    with _lock:
+        for key in [k for k in list(_cache) if k[0] == organization_id]:
+            _cache.pop(key, None)
 
 
 def clear_cache() -> None:
-    _cache.clear()
+    with _lock:
+        _cache.clear()
 
 
 invalidation.watch(

@@ -11,6 +11,7 @@ from activity import queries
 from servers import publishing
 from servers.definition import DefinitionError, export_definition, import_definition
 from servers.models import Server
+from servers.slugs import SLUG_PATTERN
 
 from ..base import OrganizationCreateMixin, ScopedViewSet
 from ..definition_fields import ServerSerializer, field_errors
@@ -25,7 +26,6 @@ from ..serializers import (
 from ..text import check_json, query_text
 from .filters import ANALYTICS_PARAMETERS, analytics_filters
 
-SLUG_PATTERN = r"[a-z0-9][a-z0-9-]*"
 SERVER_SLUG = OpenApiParameter(
     "server_slug", str, OpenApiParameter.PATH, description="The server's slug."
 )

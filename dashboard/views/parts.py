@@ -4,14 +4,13 @@
 from dataclasses import dataclass
 
 from django.contrib import messages
-from django.db import transaction
 from django.forms import ModelForm
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.policy import Action
-from servers import kinds
+from servers import kinds, parts
 from servers.models import Prompt, Resource, ResourceTemplate, Tool
 
 from ..forms import PromptForm, ResourceForm, ResourceTemplateForm, ToolForm
@@ -169,9 +168,7 @@ def part_delete(request, slug, part, pk):
 def tool_toggle(request, slug, pk):
     server = server_or_404(request, slug)
     authorize(request, Action.SERVER_EDIT, org=server.organization)
-    tool = get_object_or_404(server.tools, pk=pk)
-    tool.enabled = not tool.enabled
-    tool.save(update_fields=["enabled"])
+    tool = parts.tool_toggle(tool=get_object_or_404(server.tools, pk=pk))
     state = "enabled" if tool.enabled else "disabled"
     _changed(request, server, f"Tool “{tool.name}” {state}.")
     return _back(server, PART_TYPES["tools"])
@@ -184,16 +181,7 @@ def part_move(request, slug, part, pk):
     server = server_or_404(request, slug)
     authorize(request, Action.SERVER_EDIT, org=server.organization)
     part_type = _part_type(part)
-    rows = list(getattr(server, part_type.related).order_by("position", "id"))
-    index = next((i for i, r in enumerate(rows) if r.pk == pk), None)
-    if index is None:
+    direction = request.POST.get("direction")
+    if not parts.part_move(server=server, related=part_type.related, pk=pk, direction=direction):
         raise Http404("No such item.")
-    target = index - 1 if request.POST.get("direction") == "up" else index + 1
-    if 0 <= target < len(rows):
-        rows[index], rows[target] = rows[target], rows[index]
-        with transaction.atomic():
-            for position, row in enumerate(rows):
-                if row.position != position:
-                    row.position = position
-                    row.save(update_fields=["position"])
     return _back(server, part_type)

@@ -10,9 +10,11 @@ from django.conf import settings
 from activity import recorder
 from infra.redis import is_embedded
 from inspector import publish as inspector
+from mcp_protocol import errors
 from observability.asgi import observed
 
 from ..outages import RETRY_AFTER_SECONDS, outage_message, outage_of
+from ..slugs import SLUG_PATTERN
 from . import legacy_sse, streamable, surfaces
 from .gate import CORS_ALLOW_HEADERS, Gate, Refused
 from .http import BodyTimeout, HttpRequest, respond, respond_json, rpc_error
@@ -20,9 +22,9 @@ from .http import BodyTimeout, HttpRequest, respond, respond_json, rpc_error
 log = logging.getLogger(__name__)
 
 MCP_PATH = re.compile(
-    r"^/mcp/(?P<slug>[a-z0-9][a-z0-9-]{0,62})(?:@(?P<version>\d+\.\d+\.\d+))?(?P<rest>/.*)?$"
+    rf"^/mcp/(?P<slug>{SLUG_PATTERN})(?:@(?P<version>\d+\.\d+\.\d+))?(?P<rest>/.*)?$"
 )
-WEBTOOLS_PATH = re.compile(r"^/webtools/(?P<slug>[a-z0-9][a-z0-9-]{0,62})/(?P<version>[^/]+)?$")
+WEBTOOLS_PATH = re.compile(rf"^/webtools/(?P<slug>{SLUG_PATTERN})/(?P<version>[^/]+)?$")
 TOOL_REST = "/tools/"
 # Protected resource metadata appended to the server's path (clients that do not insert it):
 # served by Django (oauth/urls.py) like the path-inserted form.
@@ -132,7 +134,9 @@ class McpApp:
         except BodyTimeout:
             if not started:
                 await respond_json(
-                    send, 408, rpc_error(-32600, "Request body not received in time")
+                    send,
+                    408,
+                    rpc_error(errors.INVALID_REQUEST, "Request body not received in time"),
                 )
         except Exception as exc:
             service = outage_of(exc)
@@ -143,7 +147,7 @@ class McpApp:
                     await respond_json(
                         send,
                         503,
-                        rpc_error(-32603, outage_message(service)),
+                        rpc_error(errors.INTERNAL_ERROR, outage_message(service)),
                         [("retry-after", str(RETRY_AFTER_SECONDS))],
                     )
                 return
@@ -155,7 +159,7 @@ class McpApp:
                     {
                         "jsonrpc": "2.0",
                         "id": None,
-                        "error": {"code": -32603, "message": "Internal error"},
+                        "error": {"code": errors.INTERNAL_ERROR, "message": "Internal error"},
                     },
                 )
         finally:

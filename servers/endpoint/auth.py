@@ -7,10 +7,13 @@ whenever a grant (and so its access tokens) is revoked, and `servers.invalidatio
 that bump was missed (Redis down, or back with old data).
 """
 
+import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from types import MappingProxyType
+
+from cachetools import LRUCache
+from django.conf import settings
 
 from accounts.models import ApiKey, Membership, digest_key
 from infra import keys as rkeys
@@ -20,7 +23,6 @@ from ..access import key_access
 from ..db import run as run_db
 from ..quotas import NO_LIMITS, Limits, limits_of
 
-CACHE_SIZE = 100_000
 OAUTH_TOKEN_PREFIX = "gmcp_at_"
 # Never a hex digit: the cache and loader tell an access token's digest from a key's by it.
 OAUTH_DIGEST_MARK = "oauth:"
@@ -66,31 +68,45 @@ ANONYMOUS = Credential(None, None, "anonymous", frozenset(), None, False, "0")
 
 
 class KeyCache:
-    def __init__(self, size: int = CACHE_SIZE):
-        self.size = size
-        self._known: OrderedDict[str, Credential] = OrderedDict()
+    """Credentials by digest, least recently used first out, `KEY_CACHE_SIZE` of each kind.
+
+    A lock, because `servers.invalidation` drops entries from its own thread while requests
+    read them (a read reorders the LRU; uncontended, the lock costs well under a microsecond)."""
+
+    def __init__(self, size: int | None = None):
+        self.size = size or settings.KEY_CACHE_SIZE
+        self._lock = threading.Lock()
+        self._known: LRUCache[str, Credential] = LRUCache(self.size)
         # Keys are random, so a digest that matched no key can only match one issued later,
         # which no client can have presented before: unknown digests may be cached for good.
-        self._unknown: OrderedDict[str, None] = OrderedDict()
+        self._unknown: LRUCache[str, None] = LRUCache(self.size)
 
-    def get(self, digest: str):
-        return self._known.get(digest)
+    def get(self, digest: str) -> Credential | None:
+        with self._lock:
+            return self._known.get(digest)
 
     def is_unknown(self, digest: str) -> bool:
-        return digest in self._unknown
+        with self._lock:
+            return self._unknown.get(digest, False) is None
 
     def put(self, digest: str, credential: Credential | None) -> None:
-        target = self._known if credential else self._unknown
-        target[digest] = credential
-        if len(target) > self.size:
-            target.popitem(last=False)
+        with self._lock:
+            if credential:
+                self._known[digest] = credential
+            else:
+                self._unknown[digest] = None
 
     def drop(self, digest: str) -> None:
-        self._known.pop(digest, None)
+        with self._lock:
+            self._known.pop(digest, None)
 
     def clear(self) -> None:
-        self._known.clear()
-        self._unknown.clear()
+        with self._lock:
+            self._known.clear()
+            self._unknown.clear()
+
+    def __len__(self) -> int:
+        return len(self._known) + len(self._unknown)
 
 
 cache = KeyCache()

@@ -11,7 +11,7 @@ from django.http.request import split_domain_port, validate_host
 
 from infra import keys as rkeys
 from infra.redis import async_client
-from mcp_protocol import versions
+from mcp_protocol import errors, versions
 from mcp_protocol.errors import McpError
 
 from .. import access, quotas
@@ -125,7 +125,7 @@ class Gate:
         req = self.request
         host = req.header("host", "")
         if not host_allowed(host):
-            raise Refused(400, -32600, "Invalid Host header", reason="host_refused")
+            raise Refused(400, errors.INVALID_REQUEST, "Invalid Host header", reason="host_refused")
 
         token = auth.bearer_token(req.header("authorization"))
         digest = auth.digest(token) if token else None
@@ -152,17 +152,24 @@ class Gate:
             ):
                 return
             raise Refused(
-                503, -32603, "This MCP server's definition is invalid", reason="broken_definition"
+                503,
+                errors.INTERNAL_ERROR,
+                "This MCP server's definition is invalid",
+                reason="broken_definition",
             ) from None
         if snapshot is None or snapshot.status == "draft":
             if await self._refuse_as_protected(
                 token, digest, cached, key_generation, host, preflight
             ):
                 return
-            raise Refused(404, -32600, "Unknown MCP server", reason="unknown_server")
+            raise Refused(
+                404, errors.INVALID_REQUEST, "Unknown MCP server", reason="unknown_server"
+            )
         self.snapshot = snapshot  # before the Origin check: its refusal is the server's to see
         if self.origin and not origin_allowed(self.origin, host, snapshot.allowed_origins):
-            raise Refused(403, -32600, "Origin not allowed", reason="origin_refused")
+            raise Refused(
+                403, errors.INVALID_REQUEST, "Origin not allowed", reason="origin_refused"
+            )
         self.origin_ok = True
         if preflight:
             return
@@ -172,7 +179,11 @@ class Gate:
             self.credential = await self._authenticate(token, digest, cached, key_generation)
         if snapshot.status == "paused":
             raise Refused(
-                503, -32603, "This MCP server is paused", [("retry-after", "60")], reason="paused"
+                503,
+                errors.INTERNAL_ERROR,
+                "This MCP server is paused",
+                [("retry-after", "60")],
+                reason="paused",
             )
         self.snapshot = access.scoped(snapshot, self.credential)
 
@@ -194,7 +205,7 @@ class Gate:
         if header_version and not versions.is_supported(header_version):
             raise Refused(
                 400,
-                -32600,
+                errors.INVALID_REQUEST,
                 f"Unsupported MCP-Protocol-Version: {header_version}",
                 reason="unsupported_protocol_version",
             )
@@ -226,7 +237,7 @@ class Gate:
             retry_after = str(60 - int(now % 60))
             raise Refused(
                 429,
-                -32000,
+                errors.SERVER_ERROR,
                 f"Rate limit of {limit} calls per minute reached; retry in {retry_after} s",
                 [("retry-after", retry_after)],
                 reason="rate_limited",
@@ -241,7 +252,9 @@ class Gate:
         (answered 204 like any), False for a caller with a valid key (who then learns what is
         wrong); raises the refusal for everyone else."""
         if self.origin and not origin_allowed(self.origin, host, ()):
-            raise Refused(403, -32600, "Origin not allowed", reason="origin_refused")
+            raise Refused(
+                403, errors.INVALID_REQUEST, "Origin not allowed", reason="origin_refused"
+            )
         self.origin_ok = True
         if preflight:
             return True
@@ -302,11 +315,16 @@ class Gate:
             )
         if credential.organization_id != snapshot.organization_id:
             # Another organization's key learns nothing, not even that the server exists.
-            raise Refused(404, -32600, "Unknown MCP server", reason="key_of_other_organization")
+            raise Refused(
+                404,
+                errors.INVALID_REQUEST,
+                "Unknown MCP server",
+                reason="key_of_other_organization",
+            )
         if credential.server_ids and snapshot.server_id not in credential.server_ids:
             raise Refused(
                 403,
-                -32600,
+                errors.INVALID_REQUEST,
                 "This API key is not allowed to use this server",
                 reason="key_limited_to_other_servers",
             )
@@ -321,7 +339,7 @@ class Gate:
         if any(method in FULL_SCOPE_METHODS for method in methods):
             raise Refused(
                 403,
-                -32600,
+                errors.INVALID_REQUEST,
                 f"This access token lacks the {SCOPE_FULL!r} scope needed to call tools",
                 [
                     (
@@ -356,7 +374,11 @@ def unauthorized(
         params.append(f'resource_metadata="{resource_metadata_url(snapshot.slug)}"')
         params.append(f'scope="{SCOPE_FULL}"')
     return Refused(
-        401, -32600, message, [("www-authenticate", "Bearer " + ", ".join(params))], reason=reason
+        401,
+        errors.INVALID_REQUEST,
+        message,
+        [("www-authenticate", "Bearer " + ", ".join(params))],
+        reason=reason,
     )
 
 

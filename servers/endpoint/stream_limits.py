@@ -25,9 +25,12 @@ from contextlib import asynccontextmanager, suppress
 
 from django.conf import settings
 
+from infra import keys
+from mcp_protocol import errors
+
 from .gate import Refused
 
-TOO_MANY = -32000
+TOO_MANY = errors.SERVER_ERROR
 RETRY_AFTER_SECONDS = 5
 _open_in_process = 0
 
@@ -38,11 +41,11 @@ def lease_seconds() -> float:
 
 
 def session_key(sid: str) -> str:
-    return f"mcp:streams:s:{sid}"
+    return keys.stream_leases_of_session(sid)
 
 
 def caller_key(server_id: int, caller: str) -> str:
-    return f"mcp:streams:k:{server_id}:{caller}"
+    return keys.stream_leases_of_caller(server_id, caller)
 
 
 def _caller(gate) -> str:

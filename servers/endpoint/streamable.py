@@ -114,13 +114,18 @@ async def handle_post(gate: Gate, send) -> None:
     if session is None:
         if gate.session_id:
             await respond_json(
-                send, 404, error_body(McpError(-32001, "Session not found")), gate.cors_headers()
+                send,
+                404,
+                error_body(McpError(errors.SESSION_NOT_FOUND, "Session not found")),
+                gate.cors_headers(),
             )
         else:
             await respond_json(
                 send,
                 400,
-                error_body(McpError(-32000, "Bad Request: Mcp-Session-Id header is required")),
+                error_body(
+                    McpError(errors.SERVER_ERROR, "Bad Request: Mcp-Session-Id header is required")
+                ),
                 gate.cors_headers(),
             )
         return
@@ -343,9 +348,9 @@ async def handle_get(gate: Gate, send) -> None:
     session = gate.session
     if session is None:
         status, code, text = (
-            (404, -32001, "Session not found")
+            (404, errors.SESSION_NOT_FOUND, "Session not found")
             if gate.session_id
-            else (400, -32000, "Bad Request: Mcp-Session-Id header is required")
+            else (400, errors.SERVER_ERROR, "Bad Request: Mcp-Session-Id header is required")
         )
         await respond_json(send, status, error_body(McpError(code, text)), gate.cors_headers())
         return
@@ -391,7 +396,10 @@ async def handle_delete(gate: Gate, send) -> None:
     if session is None:
         status = 404 if gate.session_id else 400
         await respond_json(
-            send, status, error_body(McpError(-32001, "Session not found")), gate.cors_headers()
+            send,
+            status,
+            error_body(McpError(errors.SESSION_NOT_FOUND, "Session not found")),
+            gate.cors_headers(),
         )
         return
     await sessions.end(gate.redis, session)

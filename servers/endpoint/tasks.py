@@ -19,7 +19,7 @@ from django.conf import settings
 from infra import keys as rkeys
 from infra import session_streams
 from infra.hub import hub
-from mcp_protocol import errors
+from mcp_protocol import errors, versions
 from mcp_protocol.errors import MISSING_CLIENT_CAPABILITY, McpError
 from mcptasks import lifecycle
 from mcptasks.core import core_task_result
@@ -40,7 +40,6 @@ from .gate import start_background
 from .stateless.core import run_mrtr
 from .stateless.envelope import META_CAPABILITIES
 
-CORE_TASKS_VERSION = "2025-11-25"
 SESSION_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
 TASK_IDS_LIMIT = 100
 # A session hears of a task's status changes on its GET stream for at most this long.
@@ -90,7 +89,7 @@ def session_capabilities(snapshot, protocol_version: str) -> dict:
     """initialize's capabilities: the snapshot's, plus `tasks` for a 2025-11-25 session when a
     tool of this server may run as a task."""
     capabilities = dict(snapshot.capabilities)
-    if protocol_version >= CORE_TASKS_VERSION and uses_tasks(snapshot):
+    if versions.has_core_tasks(protocol_version) and uses_tasks(snapshot):
         capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
     return capabilities
 
@@ -106,7 +105,7 @@ async def session_call(gate, request, ctx) -> dict | None:
     params = request.params
     if request.method == "tools/call":
         return await _session_tools_call(gate, params)
-    if gate.session.protocol_version < CORE_TASKS_VERSION:
+    if not versions.has_core_tasks(gate.session.protocol_version):
         raise errors.method_not_found(request.method)
     task_id = params.get("taskId")
     if request.method == "tasks/list":
@@ -120,14 +119,14 @@ async def session_call(gate, request, ctx) -> dict | None:
             cursor,
             server_id=gate.snapshot.server_id,
         )
-        page["tasks"] = [task_wire(task, CORE_TASKS_VERSION) for task in page["tasks"]]
+        page["tasks"] = [task_wire(task, CORE_ERA) for task in page["tasks"]]
         return page
     task = await run_db(_find, gate, task_id)
     if request.method == "tasks/get":
-        return task_wire(task, CORE_TASKS_VERSION)
+        return task_wire(task, CORE_ERA)
     if request.method == "tasks/cancel":
-        task = await run_db(lifecycle.cancel_task, task, CORE_TASKS_VERSION)
-        return {**task_wire(task, CORE_TASKS_VERSION), "_meta": _related(task)}
+        task = await run_db(lifecycle.cancel_task, task, CORE_ERA)
+        return {**task_wire(task, CORE_ERA), "_meta": _related(task)}
     return await core_task_result(
         task.id, gate.snapshot.organization_id, gate.credential.ident, ctx
     )
@@ -141,7 +140,7 @@ async def _session_tools_call(gate, params: dict) -> dict | None:
     tool = _tool(gate.snapshot, params)
     if tool is None:
         return None
-    augmented = gate.session.protocol_version >= CORE_TASKS_VERSION and "task" in params
+    augmented = versions.has_core_tasks(gate.session.protocol_version) and "task" in params
     if not augmented:
         if tool.task_support == "required":
             raise McpError(
@@ -168,7 +167,7 @@ async def _session_tools_call(gate, params: dict) -> dict | None:
     start_background(
         relay_status(gate.redis, gate.session.sid, task.id, progress_token=_token_or_none(token))
     )
-    return {**create_task_result(task, CORE_TASKS_VERSION), "_meta": _related(task)}
+    return {**create_task_result(task, CORE_ERA), "_meta": _related(task)}
 
 
 def _token_or_none(token):

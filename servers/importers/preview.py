@@ -9,8 +9,8 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from django.db import transaction
-from django.db.models import Max
 
+from .. import parts
 from ..models import TOOL_NAME_RE, Tool
 
 MAX_NAME = 64
@@ -255,9 +255,9 @@ def commit_import(server, preview: ImportPreview, selected: list[str] | None = N
     created = []
     with transaction.atomic():
         # Lock the server row: two imports into one server must not pick the same names.
-        type(server).objects.select_for_update().filter(pk=server.pk).first()
+        parts.server_lock(server=server)
         taken = set(server.tools.values_list("name", flat=True))
-        position = (server.tools.aggregate(top=Max("position"))["top"] or 0) + 1
+        positions = parts.part_positions(server=server, related="tools")
         for op in chosen:
             name = unique(op.name, taken)
             if not re.match(TOOL_NAME_RE, name):  # parsers sanitise names; this is the backstop
@@ -273,8 +273,7 @@ def commit_import(server, preview: ImportPreview, selected: list[str] | None = N
                     kind="http",
                     config=op.config,
                     enabled=False,
-                    position=position,
+                    position=next(positions),
                 )
             )
-            position += 1
     return created

@@ -7,6 +7,7 @@ process (and the dashboard) sees the same state without SQL.
 import hashlib
 import time
 
+from infra import keys
 from infra.redis import async_client, sync_client
 
 HEALTH_TTL = 30 * 24 * 3600
@@ -14,7 +15,7 @@ HEALTH_TTL = 30 * 24 * 3600
 
 def health_key(server_id: int | None, url: str) -> str:
     digest = hashlib.sha256(url.encode()).hexdigest()[:16]
-    return f"mcp:upstream:{server_id or 0}:{digest}:health"
+    return keys.upstream_health(server_id, digest)
 
 
 def _fields(url: str, ok: bool, error: str | None) -> dict:

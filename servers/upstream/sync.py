@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import orjson
 from asgiref.sync import async_to_sync
 from django.db import transaction
-from django.db.models import Max
 
+from .. import parts
 from ..models import TOOL_NAME_RE, Prompt, Resource, Server, Tool
 from . import health, pinning
 from .config import SECRET_REFERENCE, validate_connection
@@ -158,9 +158,9 @@ def add_upstream_tools(
         raise UpstreamError(f"overrides: {', '.join(map(repr, unknown))} is not selected")
     created = []
     with transaction.atomic():
-        Server.objects.select_for_update().filter(pk=server.pk).first()
+        parts.server_lock(server=server)
         taken = set(server.tools.values_list("name", flat=True))
-        position = (server.tools.aggregate(top=Max("position"))["top"] or 0) + 1
+        positions = parts.part_positions(server=server, related="tools")
         for upstream_name in names:
             tool = offered[upstream_name]
             override = overrides.get(upstream_name, {})
@@ -196,10 +196,9 @@ def add_upstream_tools(
                     kind="upstream",
                     config=config,
                     enabled=enabled,
-                    position=position,
+                    position=next(positions),
                 )
             )
-            position += 1
         pinning.remember(server, url, offered)  # what a person saw and chose from: the baseline
     return created
 
@@ -237,17 +236,16 @@ def _add_rows(server: Server, related: str, key: str, names, offered, overrides,
     position)` makes the row."""
     created = []
     with transaction.atomic():
-        Server.objects.select_for_update().filter(pk=server.pk).first()
+        parts.server_lock(server=server)
         rows = getattr(server, related)
         taken = set(rows.values_list(key, flat=True))
-        position = (rows.aggregate(top=Max("position"))["top"] or 0) + 1
+        positions = parts.part_positions(server=server, related=related)
         for upstream_key in names:
             item, override = offered[upstream_key], overrides.get(upstream_key, {})
             new_key = override.get(key, upstream_key)
             check(upstream_key, new_key, taken)
             taken.add(new_key)
-            created.append(build(item, override, upstream_key, new_key, position))
-            position += 1
+            created.append(build(item, override, upstream_key, new_key, next(positions)))
     return created
 
 

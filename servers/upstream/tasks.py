@@ -8,6 +8,7 @@ from celery import shared_task
 from django.db import connections
 
 import getmcp.celery  # noqa: F401 - the configured app must be current before anything is queued
+from infra import keys
 from infra.redis import sync_client
 
 from ..models import Server
@@ -43,7 +44,7 @@ def schedule_refresh(server_id: int | None) -> None:
     a burst of notifications costs one refresh."""
     if server_id is None:
         return
-    key = f"mcp:upstream:{server_id}:refresh-scheduled"
+    key = keys.upstream_refresh_scheduled(server_id)
 
     def enqueue():
         try:

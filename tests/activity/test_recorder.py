@@ -8,14 +8,13 @@ from redis.retry import Retry
 from activity import recorder, stream
 from activity.drain import drain_call_log
 from activity.models import CallLog
+from tests.waiting import becomes
 
 from .conftest import queued
 
 
 def wait_for_queue(client, length, seconds=3.0):
-    deadline = time.monotonic() + seconds
-    while stream.waiting(client) < length and time.monotonic() < deadline:
-        time.sleep(0.05)
+    becomes(lambda: stream.waiting(client) >= length, timeout=seconds)
     return stream.waiting(client)
 
 

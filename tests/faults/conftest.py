@@ -42,6 +42,9 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if Path(str(item.fspath)).resolve().is_relative_to(HERE):
             item.add_marker(pytest.mark.faults)
+            # One xdist worker runs them all (`--dist loadgroup`): they share a session's
+            # private Postgres cluster and seeded tenants, which are slow to start.
+            item.add_marker(pytest.mark.xdist_group("faults"))
 
 
 @pytest.fixture(scope="session")

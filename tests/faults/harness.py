@@ -32,27 +32,16 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import httpx2
 
 from tests.conftest import LiveServer, free_port
+from tests.waiting import wait_until  # noqa: F401 (the fault tests import it from here)
 
 ROOT = Path(__file__).resolve().parents[2]
 PG_BIN = Path(os.environ.get("FAULTS_PG_BIN", "/usr/lib/postgresql/15/bin"))
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
-
-
-def wait_until(predicate, timeout: float = 10.0, interval: float = 0.05, what: str = "condition"):
-    """Poll `predicate` until it returns something truthy; that value is returned."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def _port_open(port: int) -> bool:

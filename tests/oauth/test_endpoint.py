@@ -18,6 +18,7 @@ from servers.definition import import_definition
 from tests.conftest import LiveServer
 from tests.servers.endpoint.conftest import server_definition
 from tests.servers.endpoint.mcp_http import RawMcp
+from tests.waiting import wait_until
 
 CALLBACK = "https://claude.ai/api/mcp/auth_callback"
 
@@ -189,11 +190,7 @@ def test_the_call_log_names_the_user_and_the_client(asgi_server, world, committe
         drain_call_log()
         return list(CallLog.objects.filter(server_id=server.pk, method="tools/call"))
 
-    deadline = time.time() + 10
-    logged = committed(rows)
-    while not logged and time.time() < deadline:
-        time.sleep(0.3)
-        logged = committed(rows)
+    logged = wait_until(lambda: committed(rows), interval=0.3, what="the call's log row")
     assert logged[0].user_id == world.user.pk
     assert logged[0].oauth_client == "Claude"
     assert logged[0].oauth_grant_id == world.grant.pk

@@ -409,3 +409,33 @@ def test_kinds_see_the_server_they_belong_to(monkeypatch):
         "http": {"baseUrl": "https://api.example.com"},
         "code": {},
     }
+
+
+def test_the_cache_holds_at_most_its_size_in_settings(settings):
+    from servers import snapshot
+
+    assert snapshot._cache.maxsize == settings.SNAPSHOT_CACHE_SIZE
+
+
+def test_the_least_recently_used_snapshot_is_compiled_again_and_served_the_same(
+    org, monkeypatch, django_assert_num_queries
+):
+    from cachetools import LRUCache
+
+    from servers import snapshot
+
+    monkeypatch.setattr(snapshot, "_cache", LRUCache(2))
+    for slug in ("lru-a", "lru-b", "lru-c"):
+        server = Server.objects.create(organization=org, slug=slug, name=slug, auth_mode="none")
+        Tool.objects.create(server=server, name="echo", description="E.", config={"content": []})
+    first_a = async_to_sync(get_snapshot)("lru-a", "1")
+    async_to_sync(get_snapshot)("lru-b", "1")
+    with django_assert_num_queries(0):
+        assert async_to_sync(get_snapshot)("lru-a", "1") is first_a  # now the most recent
+    async_to_sync(get_snapshot)("lru-c", "1")  # evicts lru-b, the least recently used
+    assert set(snapshot._cache) == {"lru-a", "lru-c"}
+    with django_assert_num_queries(0):
+        assert async_to_sync(get_snapshot)("lru-a", "1") is first_a
+    again_b = async_to_sync(get_snapshot)("lru-b", "1")  # compiled again, from the rows
+    assert [tool["name"] for tool in again_b.tool_list] == ["echo"]
+    assert len(snapshot._cache) == 2

@@ -67,3 +67,27 @@ def test_the_masker_walks_structures_and_leaves_short_values_alone():
     data = {"h": ["x longer-secret y"], "longer-secret": 1, "n": 5, "ab": "ab"}
     assert masker.mask_data(data) == {"h": [f"x {MASK} y"], MASK: 1, "n": 5, "ab": "ab"}
     assert masker.add("about").mask("about it") == f"{MASK} it"
+
+
+def test_the_cache_keeps_the_most_recently_used_values_within_its_size(
+    org, monkeypatch, settings, django_assert_num_queries
+):
+    from cachetools import LRUCache
+
+    from vault import resolve
+
+    assert resolve._cache.maxsize == settings.VAULT_CACHE_SIZE
+    monkeypatch.setattr(resolve, "_cache", LRUCache(2))
+    servers = [
+        Server.objects.create(organization=org, slug=f"vault-lru-{n}", name=f"s{n}")
+        for n in range(3)
+    ]
+    Secret.store(org, "TOKEN", "one")
+    for server in servers:
+        assert async_to_sync(asecrets_for)(org.pk, server.pk)["TOKEN"] == "one"
+    assert len(resolve._cache) == 2
+    with django_assert_num_queries(0):  # the two most recent are still cached
+        assert async_to_sync(asecrets_for)(org.pk, servers[2].pk)["TOKEN"] == "one"
+    # The first was evicted: read again from the database, with the same value.
+    with django_assert_num_queries(1):
+        assert async_to_sync(asecrets_for)(org.pk, servers[0].pk)["TOKEN"] == "one"

@@ -6,6 +6,7 @@ import hashlib
 
 import orjson
 
+from infra import keys
 from mcp_protocol.errors import ToolError
 from servers.outbound import OutboundError, guarded_request
 
@@ -57,7 +58,7 @@ def _oauth_cache_key(tool: HttpTool, auth: dict, test: bool) -> str:
             test,
         ]
     )
-    return f"mcp:http:oauth:{hashlib.sha256(material).hexdigest()}"
+    return keys.http_oauth_token(hashlib.sha256(material).hexdigest())
 
 
 async def oauth_token(tool: HttpTool, auth: dict, *, test: bool, refresh: bool = False) -> str:

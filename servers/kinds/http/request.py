@@ -7,6 +7,7 @@ from urllib.parse import quote
 
 import orjson
 
+from infra import keys
 from mcp_protocol.errors import ToolError
 
 from ...templating import render_text
@@ -46,7 +47,7 @@ class Outbound:
             default=str,
         )
         digest = hashlib.sha256(material).hexdigest()
-        return f"mcp:http:cache:{tool.server_id}:{tool.fingerprint}:{digest}"
+        return keys.http_response_cache(tool.server_id, tool.fingerprint, digest)
 
 
 def _set_path(target: dict, path: tuple[str, ...], value) -> None:

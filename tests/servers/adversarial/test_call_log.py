@@ -2,12 +2,12 @@
 dropped: a NUL in clientInfo.name no longer makes every row of the session vanish."""
 
 import json
-import time
 
 from activity.drain import drain_call_log
 from activity.models import CallLog
 from tests.servers.endpoint.conftest import server_definition
 from tests.servers.endpoint.mcp_http import RawMcp
+from tests.waiting import becomes
 
 
 def logged_rows(committed, server_id, expected: int) -> list:
@@ -15,11 +15,13 @@ def logged_rows(committed, server_id, expected: int) -> list:
         drain_call_log()
         return list(CallLog.objects.filter(server_id=server_id).order_by("at"))
 
-    deadline = time.time() + 15
-    found = committed(rows)
-    while len(found) < expected and time.time() < deadline:
-        time.sleep(0.3)
-        found = committed(rows)
+    found: list = []
+
+    def enough():
+        found[:] = committed(rows)
+        return len(found) >= expected
+
+    becomes(enough, timeout=15, interval=0.3)  # the caller's assertion names what is missing
     return found
 
 

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from accounts.models import ApiKey
 from tests.servers.endpoint.mcp_http import RawMcp
+from tests.waiting import wait_until
 
 
 def list_tools(url, key):
@@ -97,17 +98,14 @@ def test_it_keeps_an_outsiders_session_out_of_another_server(asgi_server, tenant
 
 
 def test_it_records_when_a_key_was_last_used(committed, asgi_server, tenant):
-    import time
-
     from accounts.tasks import flush_key_usage
     from servers.endpoint import usage
 
     client = RawMcp(asgi_server.mcp_url(tenant.slug), key=tenant.raw)
     client.initialize()
-    deadline = time.time() + usage.FLUSH_SECONDS + 5
-    while time.time() < deadline:
+
+    def flushed():
         committed(flush_key_usage)
-        if committed(lambda: ApiKey.objects.get(pk=tenant.key.pk).last_used_at):
-            break
-        time.sleep(0.5)
-    assert committed(lambda: ApiKey.objects.get(pk=tenant.key.pk).last_used_at) is not None
+        return committed(lambda: ApiKey.objects.get(pk=tenant.key.pk).last_used_at)
+
+    wait_until(flushed, timeout=usage.FLUSH_SECONDS + 5, interval=0.5, what="last_used_at")

@@ -1,10 +1,9 @@
 """Every MCP call lands in the call log, batched off the hot path, with arguments redacted."""
 
-import time
-
 from activity.drain import drain_call_log
 from activity.models import CallLog
 from tests.servers.endpoint.mcp_http import RawMcp
+from tests.waiting import wait_until
 
 
 def test_it_logs_each_call_with_its_outcome_and_key(committed, asgi_server, tenant):
@@ -20,11 +19,11 @@ def test_it_logs_each_call_with_its_outcome_and_key(committed, asgi_server, tena
             CallLog.objects.filter(server_id=tenant.server.pk, method="tools/call").order_by("at")
         )
 
-    deadline = time.time() + 10
-    logged = committed(rows)
-    while len(logged) < 3 and time.time() < deadline:
-        time.sleep(0.3)
-        logged = committed(rows)
+    def three_rows():
+        found = committed(rows)
+        return found if len(found) >= 3 else None
+
+    logged = wait_until(three_rows, interval=0.3, what="three log rows")
     assert [(r.tool, r.outcome) for r in logged] == [
         ("echo", "ok"),
         ("echo", "tool_error"),

@@ -2,7 +2,6 @@
 
 import json
 import threading
-import time
 
 import httpx2
 import mcp_types as types
@@ -36,38 +35,49 @@ async def test_it_serves_the_official_sdk_sse_client(asgi_server, tenant):
 
 
 class StreamReader:
-    """Reads an SSE stream in a thread so the test can POST while it stays open."""
+    """Reads an SSE stream in a thread so the test can POST while it stays open.
+
+    `close` ends the stream and joins the thread, so no reader outlives its test (and none
+    reports a late error against the next one)."""
 
     def __init__(self, url, key):
         self.text = ""
         self.http = httpx2.Client(timeout=20)
-        self._opened = threading.Event()
+        self._changed = threading.Condition()
         self._thread = threading.Thread(target=self._run, args=(url, key), daemon=True)
         self._thread.start()
 
     def _run(self, url, key):
         headers = {"accept": "text/event-stream", "authorization": f"Bearer {key}"}
-        with self.http.stream("GET", url, headers=headers) as response:
-            for chunk in response.iter_text():
-                self.text += chunk
-                if "endpoint" in self.text:
-                    self._opened.set()
+        try:
+            with self.http.stream("GET", url, headers=headers) as response:
+                for chunk in response.iter_text():
+                    with self._changed:
+                        self.text += chunk
+                        self._changed.notify_all()
+        except Exception:  # noqa: BLE001 - closed by the test, whatever the client raises
+            pass
+        finally:
+            with self._changed:
+                self._changed.notify_all()
 
     def wait_for(self, needle, seconds=10):
-        deadline = time.time() + seconds
-        while needle not in self.text and time.time() < deadline:
-            time.sleep(0.05)
-        return needle in self.text
+        with self._changed:
+            return self._changed.wait_for(
+                lambda: needle in self.text or not self._thread.is_alive(), timeout=seconds
+            ) and (needle in self.text)
 
     @property
     def endpoint(self):
-        self._opened.wait(10)
+        self.wait_for("endpoint")
         return next(
             e["data"] for e in parse_sse(self.text) if isinstance(e["data"], str) and e["data"]
         )
 
     def close(self):
         self.http.close()
+        self._thread.join(10)
+        assert not self._thread.is_alive(), "the SSE reader thread outlived its test"
 
 
 def test_it_answers_in_the_post_body_and_on_that_sessions_stream_only(asgi_server, tenant):

@@ -24,6 +24,7 @@ from servers.endpoint.stateless import request_state
 from servers.models import Tool
 from tests.servers.endpoint.conftest import server_definition
 from tests.servers.endpoint.mcp_http import ACCEPT_BOTH, RawMcp, messages_of, parse_sse
+from tests.waiting import becomes
 
 MODERN = "2026-07-28"
 NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
@@ -528,8 +529,11 @@ def test_it_refuses_a_tampered_or_foreign_request_state(mrtr, modern):
     assert error["code"] == -32602
 
 
-def test_it_refuses_an_expired_request_state(mrtr, tenant):
+def test_it_refuses_an_expired_request_state(mrtr, tenant, clock):
     request = Request(1, "tools/call", {"name": "ask_name", "arguments": {}})
+    # Sealed two seconds ago with a one-second life: expired when the server opens it.
+    clock.install(sealed_state)
+    clock.advance(-2)
     state = sealed_state.seal(
         {"answers": {}, "request": request_state._request_digest(request)},
         secret=request_state._state_secret(),
@@ -540,7 +544,6 @@ def test_it_refuses_an_expired_request_state(mrtr, tenant):
         },
         ttl_seconds=1,
     )
-    time.sleep(1.1)
     _, error = mrtr.error(
         "tools/call",
         {"name": "ask_name", "arguments": {}, "requestState": state},
@@ -692,12 +695,7 @@ class Listener:
 
 
 def wait_for(predicate, seconds=5.0):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+    return becomes(predicate, timeout=seconds)
 
 
 def test_a_listener_gets_the_acknowledgement_first_then_only_what_it_asked_for(

@@ -208,3 +208,8 @@ def test_an_imported_multipart_operation_sends_its_parts(
     assert seen["args"] == {"api_key": "bk-1"}
     assert seen["form"] == {"credit": "J. Doe"}
     assert seen["files"] == {"image": ("image", b"PNGDATA")}
+
+
+def test_imported_tools_on_an_empty_server_are_numbered_from_zero(server, petstore):
+    tools = commit_import(server, petstore, ["getPetById", "POST /pets"])
+    assert [t.position for t in tools] == [0, 1]  # servers.parts: one 0-based convention

@@ -17,6 +17,7 @@ from mcp_protocol.errors import ToolError
 from servers.kinds import http
 from servers.kinds.http import sending as http_sending
 from servers.models import Server
+from tests.waiting import becomes
 from vault.models import Secret
 
 
@@ -798,9 +799,7 @@ def test_a_timeout_is_a_tool_error(httpserver):
 
 
 def _wait_for_requests(httpserver, count, seconds=5.0):
-    deadline = time.monotonic() + seconds
-    while len(httpserver.log) < count and time.monotonic() < deadline:
-        time.sleep(0.05)
+    becomes(lambda: len(httpserver.log) >= count, timeout=seconds)
 
 
 def _sequence(httpserver, path, *responses, method="GET"):

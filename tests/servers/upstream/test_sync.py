@@ -1,7 +1,5 @@
 """Exposing a chosen subset of a real upstream's tools, and refreshing them."""
 
-import time
-
 import pytest
 from asgiref.sync import async_to_sync
 
@@ -18,6 +16,7 @@ from servers.upstream.sync import (
     server_upstreams,
 )
 from servers.upstream.tasks import refresh_all_upstreams
+from tests.waiting import wait_until
 
 from .fixtures import RecordingContext, UpstreamProcess, free_port
 
@@ -172,10 +171,7 @@ def test_a_list_changed_notification_schedules_a_refresh(
     key = f"mcp:upstream:{server.pk}:refresh-scheduled"
     sync_client().delete(key)
     run(grow, {})
-    deadline = time.monotonic() + 10
-    while not sync_client().exists(key) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert sync_client().exists(key)
+    assert wait_until(lambda: sync_client().exists(key), what="a scheduled refresh")
 
 
 def test_exposed_tools_are_served_through_a_snapshot(

@@ -1,0 +1,38 @@
+"""Waiting in tests: for a condition, with a deadline, never for a fixed time.
+
+A fixed sleep is either too short on a loaded machine (a flaky test) or too long on a quiet one
+(a slow suite); polling a condition ends as soon as it holds and fails loudly when it never does.
+"""
+
+import time
+
+
+def wait_until(predicate, timeout: float = 10.0, interval: float = 0.05, what: str = "condition"):
+    """Poll `predicate` until it returns something truthy; that value is returned."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def stays(predicate, duration: float, interval: float = 0.05, what: str = "condition") -> None:
+    """Check that `predicate` holds on every poll for `duration` seconds (something that must
+    NOT happen cannot be waited for; it is watched for a bounded time instead)."""
+    deadline = time.monotonic() + duration
+    while True:
+        assert predicate(), f"{what} stopped holding"
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(interval)
+
+
+def becomes(predicate, timeout: float = 10.0, interval: float = 0.05) -> bool:
+    """Whether `predicate` holds within `timeout` (for callers that assert with more context)."""
+    try:
+        wait_until(predicate, timeout=timeout, interval=interval)
+    except AssertionError:
+        return False
+    return True
