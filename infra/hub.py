@@ -25,6 +25,7 @@ from collections.abc import Callable
 from contextlib import suppress
 
 import redis
+from redis.asyncio.client import PubSub
 
 from .redis import async_client
 
@@ -60,7 +61,7 @@ class Hub:
     def __init__(self) -> None:
         self._listeners: dict[str, set[Subscription]] = {}
         self._confirmed: dict[str, asyncio.Future] = {}
-        self._pubsub = None
+        self._pubsub: PubSub | None = None
         self._runner: asyncio.Task | None = None
         self._connected = asyncio.Event()
 
@@ -126,9 +127,9 @@ class Hub:
         attempt = 0
         while self._listeners:
             try:
-                await self._connect()
+                pubsub = await self._connect()
                 attempt = 0
-                await self._read()
+                await self._read(pubsub)
             except asyncio.CancelledError:
                 raise
             except (redis.RedisError, OSError):
@@ -141,23 +142,25 @@ class Hub:
             await asyncio.sleep(RECONNECT_SECONDS[min(attempt, len(RECONNECT_SECONDS) - 1)])
             attempt += 1
 
-    async def _connect(self) -> None:
-        self._pubsub = async_client().pubsub()
+    async def _connect(self) -> PubSub:
+        pubsub = self._pubsub = async_client().pubsub()
         channels = list(self._listeners)
         if channels:
-            await self._pubsub.subscribe(*channels)
+            await pubsub.subscribe(*channels)
         else:
-            await self._pubsub.connect()
+            await pubsub.connect()
         self._connected.set()
         # Whatever was published while no connection was subscribed would be missed: every
         # listener re-reads (session streams are durable; the rest is best effort anyway).
         for channel in channels:
             for subscription in list(self._listeners.get(channel, ())):
                 subscription.deliver(channel, None)
+        return pubsub
 
-    async def _read(self) -> None:
+    async def _read(self, pubsub: PubSub) -> None:
+        # `pubsub` is self._pubsub: only this runner replaces it, after _read returns.
         while self._listeners:
-            message = await self._pubsub.get_message(timeout=1.0)
+            message = await pubsub.get_message(timeout=1.0)
             if message is None:
                 continue
             channel = message["channel"]

@@ -61,7 +61,12 @@ def _grant_digests(grants) -> list[str]:
 def _bump_digests(digests, using: str) -> None:
     for digest in digests:
         invalidation.record(Change.KEY, digest, using)
-    transaction.on_commit(lambda: [changes.bump_key(d) for d in digests])
+
+    def bump() -> None:
+        for digest in digests:
+            changes.bump_key(digest)
+
+    transaction.on_commit(bump)
 
 
 @receiver(post_save, sender=ApiKey)

@@ -139,7 +139,7 @@ async def apply(redis, snapshot, tool, params: dict, result: dict, *, credential
             for block in result.get("content") or []
             if not (isinstance(block, dict) and block.get("type") == "text")
         ]
-    cut_result = {"content": content}
+    cut_result: dict[str, object] = {"content": content}
     if result.get("isError"):
         cut_result["isError"] = True
     meta = dict(result.get("_meta") or {})

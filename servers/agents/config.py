@@ -50,6 +50,12 @@ def _whole(value, low: int, high: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
+def _mapping(value: dict, key: str) -> dict:
+    """value[key] when it is a mapping; {} when it is missing or anything else."""
+    item = value.get(key)
+    return item if isinstance(item, dict) else {}
+
+
 def validate_server(value, path: str = "agents") -> list[str]:
     if not isinstance(value, dict):
         return [f"{path}: must be a mapping"]
@@ -62,20 +68,20 @@ def validate_server(value, path: str = "agents") -> list[str]:
             errors.append(f"{path}.{key}: must be a mapping")
             continue
         errors += [f"{path}.{key}.{k}: unknown field" for k in item if k not in SERVER_KEYS[key]]
-    discovery = value.get("discovery") if isinstance(value.get("discovery"), dict) else {}
+    discovery = _mapping(value, "discovery")
     if "mode" in discovery and discovery["mode"] not in DISCOVERY_MODES:
         errors.append(f"{path}.discovery.mode: must be one of auto, on, off")
     if "threshold" in discovery and not _whole(discovery["threshold"], 1, MAX_THRESHOLD):
         errors.append(
             f"{path}.discovery.threshold: must be a whole number from 1 to {MAX_THRESHOLD}"
         )
-    budget = value.get("outputBudget") if isinstance(value.get("outputBudget"), dict) else {}
+    budget = _mapping(value, "outputBudget")
     errors += _budget_errors(budget, f"{path}.outputBudget")
     if "ttlSeconds" in budget and not _whole(budget["ttlSeconds"], 60, MAX_TTL_SECONDS):
         errors.append(
             f"{path}.outputBudget.ttlSeconds: must be a whole number from 60 to {MAX_TTL_SECONDS}"
         )
-    calls = value.get("longCalls") if isinstance(value.get("longCalls"), dict) else {}
+    calls = _mapping(value, "longCalls")
     if "waitSeconds" in calls and not _whole(calls["waitSeconds"], 0, MAX_WAIT_SECONDS):
         errors.append(
             f"{path}.longCalls.waitSeconds: must be a whole number from 0 to {MAX_WAIT_SECONDS}"

@@ -112,7 +112,7 @@ async def maybe_call(gate, request, ctx) -> dict | None:
     params = request.params
     name = params.get("name")
     tool = snapshot.tools.get(name) if isinstance(name, str) else None
-    if not eligible(snapshot, tool) or client_has_tasks(ctx, params):
+    if tool is None or not eligible(snapshot, tool) or client_has_tasks(ctx, params):
         return None
     arguments = params.get("arguments")
     if arguments is not None and isinstance(arguments, dict):

@@ -111,7 +111,7 @@ async def read_page(redis, uri: str, *, server_id: int, credential: str) -> dict
         return None
     text = entry[b"text"].decode()
     chunk = text[(page - 1) * page_chars : page * page_chars]
-    meta = {"getmcp/page": page, "getmcp/pages": pages}
+    meta: dict[str, int | str] = {"getmcp/page": page, "getmcp/pages": pages}
     if page < pages:
         meta["getmcp/nextPage"] = page_uri(result_id, page + 1)
     return {

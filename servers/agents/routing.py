@@ -102,10 +102,10 @@ async def before(gate, request, ctx) -> dict | None:
         except ToolError as exc:
             return {"content": [{"type": "text", "text": exc.message}], "isError": True}
         return await after(gate, request, result, tool=None)
-    result = await longcalls.maybe_call(gate, request, ctx)
-    if result is None:
+    long_result = await longcalls.maybe_call(gate, request, ctx)
+    if long_result is None:
         return None
-    return await after(gate, request, result)
+    return await after(gate, request, long_result)
 
 
 async def _provided_call(gate, snapshot, name: str, arguments, ctx) -> dict:

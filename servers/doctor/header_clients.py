@@ -157,7 +157,8 @@ async def initialize(probe: Probe, url: str, credential, revision: str) -> Excha
 async def _negotiate(report: Report, probe: Probe, url: str, credential) -> None:
     """Each revision a client may offer is answered with that revision (older clients do not
     retry with another one when the answer differs)."""
-    answered, refused = [], []
+    answered: list[str] = []
+    refused: list[str] = []
     last = None
     for revision in versions.SESSION_ERA:
         exchange = await initialize(probe, url, credential, revision)

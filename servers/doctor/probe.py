@@ -55,7 +55,7 @@ class Exchange:
             return None
 
     def header(self, name: str) -> str:
-        return (self.headers or {}).get(name, "")
+        return self.headers.get(name, "") if self.headers else ""
 
 
 @dataclass

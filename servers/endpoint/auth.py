@@ -132,7 +132,10 @@ def _load(digest: str, generation: str) -> Credential | None:
     if key is None:
         return None
     role = (
-        Membership.objects.filter(user_id=key.created_by_id, organization_id=key.organization_id)
+        # django-stubs types the user_id lookup as str | int, but Django takes None (IS NULL).
+        Membership.objects.filter(  # type: ignore[misc]
+            user_id=key.created_by_id, organization_id=key.organization_id
+        )
         .values_list("role", flat=True)
         .first()
     )

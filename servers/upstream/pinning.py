@@ -237,7 +237,8 @@ def approve(review: UpstreamReview, *, user=None) -> Tool:
             tool = expose_new(server, review.connection, review.upstream_name, review.pending)
             remember(server, review.url, [review.upstream_name])
         else:
-            tool = Tool.objects.select_for_update().get(pk=review.tool_id)
+            # django-stubs types the pk lookup as str | int, but Django takes None (IS NULL).
+            tool = Tool.objects.select_for_update().get(pk=review.tool_id)  # type: ignore[misc]
             follow(tool, review.pending)
         _decide(review, UpstreamReview.APPROVED, user)
         _audit(
