@@ -117,3 +117,33 @@ def vault_generation(organization_id: int) -> str:
 
 HEARTBEAT_WORKERS = "getmcp:heartbeat:workers"
 HEARTBEAT_BEAT = "getmcp:heartbeat:beat"
+
+
+def inspector_watched(slug: str) -> str:
+    """Set while someone has the server's live inspector open (inspector/watch.py)."""
+    return f"mcp:inspect:{slug}"
+
+
+def stored_result(result_id: str) -> str:
+    """A whole tool result cut by an output budget, read in pages (servers/agents/results.py)."""
+    return f"mcp:results:{result_id}"
+
+
+def stored_results_of_org(org_id: int) -> str:
+    return f"mcp:results:org:{org_id}"
+
+
+def quota_month(organization_id: int, month: str) -> str:
+    """An organization's calls in one month (servers/quotas.py)."""
+    return f"mcp:q:org:{organization_id}:{month}"
+
+
+def quota_minute(server_id: int, ident: str, minute: int, tool: str | None = None) -> str:
+    """A key's or grant's calls to a server (or one tool of it) in one minute."""
+    tail = f":t:{tool}" if tool is not None else ""
+    return f"mcp:q:min:{server_id}:{ident}:{minute}{tail}"
+
+
+# Scan patterns for the metrics scrape (observability/scrape.py).
+SESSIONS_PATTERN = "mcp:s:*"
+UPSTREAM_HEALTH_PATTERN = "mcp:upstream:*:health"

@@ -8,12 +8,14 @@ disconnect (another tab may still watch), it just lapses, so at most TTL_SECONDS
 to nobody after the last watcher leaves.
 """
 
+from infra import keys
+
 TTL_SECONDS = 10
 REFRESH_SECONDS = 3
 
 
 def flag_key(slug: str) -> str:
-    return f"mcp:inspect:{slug}"
+    return keys.inspector_watched(slug)
 
 
 def group_name(server_id: int) -> str:

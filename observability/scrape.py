@@ -12,6 +12,8 @@ import time
 from django.conf import settings
 from prometheus_client.core import GaugeMetricFamily
 
+from infra import keys
+
 log = logging.getLogger(__name__)
 
 SCAN_LIMIT = 200_000
@@ -42,7 +44,7 @@ def _scan_count(client, pattern: str, type_: str | None = None) -> tuple[int, bo
 
 def _sessions():
     # A session is one hash mcp:s:<sid> (keys.session); its streams and lists are other types.
-    count, partial = _scan_count(_redis(), "mcp:s:*", "hash")
+    count, partial = _scan_count(_redis(), keys.SESSIONS_PATTERN, "hash")
     yield GaugeMetricFamily(
         "getmcp_sessions_open", "MCP sessions (2025-era) alive in Redis.", value=count
     )
@@ -107,7 +109,7 @@ def _queues():
 def _upstreams():
     client = _redis()
     keys = []
-    for key in client.scan_iter(match="mcp:upstream:*:health", count=SCAN_BATCH, _type="hash"):
+    for key in client.scan_iter(match=keys.UPSTREAM_HEALTH_PATTERN, count=SCAN_BATCH, _type="hash"):
         keys.append(key)
         if len(keys) >= SCAN_LIMIT // 20:
             break

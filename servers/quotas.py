@@ -21,6 +21,7 @@ from types import MappingProxyType
 
 from django.conf import settings
 
+from infra import keys
 from infra.redis import is_embedded
 from mcp_protocol.jsonrpc import Request
 
@@ -118,13 +119,8 @@ def month_of(now: float) -> str:
     return _month[1]
 
 
-def org_month_key(organization_id: int, month: str) -> str:
-    return f"mcp:q:org:{organization_id}:{month}"
-
-
-def minute_key(server_id: int, ident: str, minute: int, tool: str | None = None) -> str:
-    tail = f":t:{tool}" if tool is not None else ""
-    return f"mcp:q:min:{server_id}:{ident}:{minute}{tail}"
+org_month_key = keys.quota_month
+minute_key = keys.quota_minute
 
 
 def seconds_to_next_month(now: float) -> int:

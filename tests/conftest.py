@@ -236,3 +236,11 @@ def _fresh_throttles():
 
     throttle.clear()
     yield
+
+
+@pytest.fixture(scope="session")
+def httpserver_listen_address():
+    """pytest-httpserver's one server of the session listens on an address, not "localhost":
+    the module that happens to start it first must not decide what every other module sees
+    (the SSRF guard judges every address a name resolves to)."""
+    return ("127.0.0.1", 0)

@@ -13,16 +13,18 @@ import time
 
 from django.conf import settings
 
+from infra import keys
+
 URI_PREFIX = "getmcp://results/"
 MIME_TYPE = "text/plain"
 
 
 def _key(result_id: str) -> str:
-    return f"mcp:results:{result_id}"
+    return keys.stored_result(result_id)
 
 
 def _org_key(org_id: int) -> str:
-    return f"mcp:results:org:{org_id}"
+    return keys.stored_results_of_org(org_id)
 
 
 def org_cap() -> int:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ["accounts", "activity", "api", "dashboard", "getmcp", "infra", "mcptasks", "oauth"]
-PRODUCT += ["servers", "vault"]
+PRODUCT += ["servers", "vault", "audit", "inspector", "observability"]
 # The prefixes every key of ours starts with.
 KEY_LITERAL = re.compile(r"""f?["'](mcp|vault|throttle|getmcp|oauth):[a-z{]""")
 # An OAuth scope and URL names ("oauth:connected_apps") share the look of a key.
-NOT_KEYS = {"mcp:read", "redirect(", "reverse(", "reverse_lazy("}
+NOT_KEYS = {"mcp:read", "redirect(", "reverse(", "reverse_lazy(", '"back": "oauth:'}
 
 
 def test_no_module_but_infra_keys_spells_a_redis_key():

@@ -3,6 +3,7 @@ complete the browser flow against a live server, headless Chromium signing in an
 The npm packages are installed into .node-clients/ on first use (pinned versions)."""
 
 import asyncio
+import fcntl
 import json
 import re
 import shutil
@@ -32,13 +33,17 @@ def node_clients():
         "sdk": CLIENTS / "node_modules/@modelcontextprotocol/sdk/package.json",
         "mcp-remote": CLIENTS / "node_modules/mcp-remote/package.json",
     }
-    if not all(path.exists() for path in wanted.values()):
-        subprocess.run(
-            ["npm", "install", "--prefix", str(CLIENTS), "--no-audit", "--no-fund", *PACKAGES],
-            check=True,
-            capture_output=True,
-            timeout=300,
-        )
+    CLIENTS.mkdir(exist_ok=True)
+    # Parallel test workers (xdist) share the folder: one installs while the others wait.
+    with open(CLIENTS / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not all(path.exists() for path in wanted.values()):
+            subprocess.run(
+                ["npm", "install", "--prefix", str(CLIENTS), "--no-audit", "--no-fund", *PACKAGES],
+                check=True,
+                capture_output=True,
+                timeout=300,
+            )
     # ESM resolves packages from the script's own directory.
     shutil.copy(Path(__file__).with_name("ts_client.mjs"), CLIENTS / "ts_client.mjs")
     return node
