@@ -12,7 +12,7 @@ import time
 from django.conf import settings
 from prometheus_client.core import GaugeMetricFamily
 
-from infra import keys
+from infra import keys as rkeys
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ def _scan_count(client, pattern: str, type_: str | None = None) -> tuple[int, bo
 
 def _sessions():
     # A session is one hash mcp:s:<sid> (keys.session); its streams and lists are other types.
-    count, partial = _scan_count(_redis(), keys.SESSIONS_PATTERN, "hash")
+    count, partial = _scan_count(_redis(), rkeys.SESSIONS_PATTERN, "hash")
     yield GaugeMetricFamily(
         "getmcp_sessions_open", "MCP sessions (2025-era) alive in Redis.", value=count
     )
@@ -109,7 +109,9 @@ def _queues():
 def _upstreams():
     client = _redis()
     keys = []
-    for key in client.scan_iter(match=keys.UPSTREAM_HEALTH_PATTERN, count=SCAN_BATCH, _type="hash"):
+    for key in client.scan_iter(
+        match=rkeys.UPSTREAM_HEALTH_PATTERN, count=SCAN_BATCH, _type="hash"
+    ):
         keys.append(key)
         if len(keys) >= SCAN_LIMIT // 20:
             break
