@@ -202,8 +202,7 @@ async def wait(gate, task_id: str, ctx, *, tool=None, owns_task: bool = True) ->
         task = await _row(gate, task_id)
         next_poll = loop.time() + POLL_SECONDS
         while not task.is_terminal and loop.time() < deadline:
-            if watcher is not None and watcher.done():
-                watcher.result()  # raises Cancelled when the client cancelled
+            _raise_if_cancelled(watcher)
             if task.status == Task.INPUT_REQUIRED and not _stateless(ctx):
                 await _ask_client(task, ctx)
                 task = await _row(gate, task_id)
@@ -221,8 +220,7 @@ async def wait(gate, task_id: str, ctx, *, tool=None, owns_task: bool = True) ->
             if loop.time() >= next_poll:
                 task = await _row(gate, task_id)
                 next_poll = loop.time() + POLL_SECONDS
-        if watcher is not None and watcher.done():
-            watcher.result()
+        _raise_if_cancelled(watcher)
         if task.is_terminal:
             return _outcome(task)
         return handoff(task, loop.time() - started, tool)
@@ -275,3 +273,13 @@ async def call_provided(gate, name: str, arguments: dict, ctx) -> dict:
             "structuredContent": {"handle": handle, "status": task.status},
         }
     return await wait(gate, handle, ctx, owns_task=False)
+
+
+def _raise_if_cancelled(watcher) -> None:
+    """Raise Cancelled when the client cancelled the call. The watcher only listens for that:
+    its other endings (its wait ran out, Redis timed out under load) are no cancellation and
+    must not fail the call."""
+    if watcher is None or not watcher.done() or watcher.cancelled():
+        return
+    if isinstance(watcher.exception(), Cancelled):
+        raise watcher.exception()
