@@ -5,6 +5,7 @@ from .views import upstream as views
 app_name = "upstream"
 
 urlpatterns = [
+    path("servers/<slug:slug>/upstream-tools/", views.add_tools, name="add_tools"),
     path("servers/<slug:slug>/upstream-changes/", views.reviews, name="reviews"),
     path(
         "servers/<slug:slug>/upstream-changes/<int:pk>/approve/",

@@ -14,6 +14,7 @@ from ..definition_fields import (
 from ..scoping import server_of
 from .servers import SERVER_SLUG
 from .tooling import ToolActions
+from .upstream import UpstreamActions
 
 
 class PartViewSet(
@@ -35,6 +36,8 @@ class PartViewSet(
         "import_api_preview": Action.SERVER_EDIT,
         "import_api_commit": Action.SERVER_EDIT,
         "test": Action.SERVER_EDIT,  # runs with the server's test secrets
+        "from_upstream_preview": Action.SERVER_EDIT,  # reaches out with the server's secrets
+        "from_upstream": Action.SERVER_EDIT,
     }
 
     @property
@@ -68,12 +71,12 @@ class PartViewSet(
 
 
 @extend_schema(parameters=[SERVER_SLUG])
-class ToolViewSet(ToolActions, PartViewSet):
+class ToolViewSet(ToolActions, UpstreamActions, PartViewSet):
     serializer_class = ToolSerializer
 
 
 @extend_schema(parameters=[SERVER_SLUG])
-class ResourceViewSet(PartViewSet):
+class ResourceViewSet(UpstreamActions, PartViewSet):
     serializer_class = ResourceSerializer
 
 
@@ -83,5 +86,5 @@ class ResourceTemplateViewSet(PartViewSet):
 
 
 @extend_schema(parameters=[SERVER_SLUG])
-class PromptViewSet(PartViewSet):
+class PromptViewSet(UpstreamActions, PartViewSet):
     serializer_class = PromptSerializer

@@ -4,7 +4,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.policy import Action
 
-from ..forms import ApiKeyForm
+from ..forms.keys import ApiKeyForm
 from .base import authorize, dashboard_view, page
 
 

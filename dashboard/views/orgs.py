@@ -14,7 +14,7 @@ from accounts.models import Invitation, Membership
 from accounts.policy import Action, grantable_roles
 from activity import retention
 
-from ..forms import OrganizationCreateForm
+from ..forms.organizations import OrganizationCreateForm
 from ..scoping import SESSION_KEY, membership_or_404, switch_to
 from .base import authorize, dashboard_view, page
 

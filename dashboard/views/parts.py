@@ -13,7 +13,8 @@ from accounts.policy import Action
 from servers import kinds, parts
 from servers.models import Prompt, Resource, ResourceTemplate, Tool
 
-from ..forms import PromptForm, ResourceForm, ResourceTemplateForm, ToolForm
+from ..forms.parts import PromptForm, ResourceForm, ResourceTemplateForm
+from ..forms.tools import ToolForm
 from ..scoping import server_or_404
 from .base import authorize, dashboard_view, page
 

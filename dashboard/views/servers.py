@@ -9,7 +9,7 @@ from accounts.policy import Action
 from servers.models import Server
 
 from .. import stats
-from ..forms import ServerForm
+from ..forms.servers import ServerForm
 from ..scoping import server_or_404
 from .base import authorize, dashboard_view, page
 from .versions import pending_changes

@@ -1,17 +1,54 @@
-"""The dashboard's Upstream changes tab: held upstream changes with their diff, approve and
-reject (SERVER_PUBLISH: what a server serves is a member's to decide, like publishing), and the
-server's auto-approve setting (SERVER_SETTINGS)."""
+"""The dashboard's upstream pages: adding tools from an upstream MCP server (SERVER_EDIT, like
+any draft tool: list what it offers, pick, create), and the Upstream changes tab: held upstream
+changes with their diff, approve and reject (SERVER_PUBLISH: what a server serves is a member's
+to decide, like publishing), and the server's auto-approve setting (SERVER_SETTINGS)."""
 
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.policy import Action
 from servers.models import Server, UpstreamReview
 from servers.upstream import pinning
+from servers.upstream.adding import add_upstream_tools, discover
+from servers.upstream.connection import UpstreamUnreachable
+from servers.upstream.sync import server_upstreams
+from servers.upstream.target import UpstreamError
 
+from ..forms.upstream import UpstreamForm
 from ..scoping import server_or_404
 from .base import authorize, dashboard_view, page
+
+
+@dashboard_view
+@require_http_methods(["GET", "POST"])
+def add_tools(request, slug):
+    """Step "list" shows what the upstream offers; step "add" creates the ticked tools."""
+    server = server_or_404(request, slug)
+    authorize(request, Action.SERVER_EDIT, org=server.organization)
+    form = UpstreamForm(request.POST or None, initial=request.GET.dict())
+    context = {"server": server, "form": form, "upstreams": server_upstreams(server)}
+    if request.method == "GET" or not form.is_valid():
+        status = 400 if form.is_bound else 200
+        return page(request, "upstream/add_tools.html", context, status=status)
+    connection = form.connection()
+    try:
+        if request.POST.get("step") == "add":
+            selected = request.POST.getlist("tool")
+            if not selected:
+                raise UpstreamError("Tick at least one tool.")
+            tools = add_upstream_tools(server, **connection, selected=selected)
+            names = ", ".join(tool.name for tool in tools)
+            messages.success(request, f"Added {len(tools)} upstream tool(s): {names}.")
+            return redirect(f"/servers/{server.slug}/#tools")
+        context["offered"] = discover(server, **connection)
+        context["taken"] = set(server.tools.values_list("name", flat=True))
+    except UpstreamUnreachable as exc:
+        context["error"] = f"The upstream cannot be reached: {exc.reason}"
+    except UpstreamError as exc:
+        context["error"] = str(exc)
+    status = 400 if "error" in context else 200
+    return page(request, "upstream/add_tools.html", context, status=status)
 
 
 @require_GET

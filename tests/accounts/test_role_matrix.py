@@ -158,6 +158,7 @@ EXPECTED = [
     R("dashboard:call_log", {"GET": VIEWER}, CURRENT),
     R("dashboard:call_log_csv", {"GET": VIEWER}, CURRENT),
     R("audit:log", {"GET": ADMIN}, CURRENT),
+    R("upstream:add_tools", {"GET": MEMBER, "POST": MEMBER}, kwargs=SRV),
     R("upstream:reviews", {"GET": VIEWER}, kwargs=SRV),
     R(
         "upstream:review_approve",
@@ -278,6 +279,11 @@ EXPECTED = [
         kwargs={**API_SRV, "pk": "tool_pk"},
     ),
     R("server-tool-test", {"POST": MEMBER}, kwargs={**API_SRV, "pk": "tool_pk"}),
+    *(
+        R(f"server-{part}-from-upstream{step}", {"POST": MEMBER}, kwargs=API_SRV)
+        for part in ("tool", "prompt", "resource")
+        for step in ("", "-preview")
+    ),
     R("server-resource-list", {"GET": VIEWER, "POST": MEMBER}, kwargs=API_SRV),
     R(
         "server-resource-detail",

@@ -4,7 +4,7 @@ a repeated key is refused instead of the last one silently winning."""
 import pytest
 from django import forms
 
-from dashboard.forms import StructuredField
+from dashboard.forms.structured import StructuredField
 
 
 def test_a_json_object_with_a_repeated_key_is_refused():

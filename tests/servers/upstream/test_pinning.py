@@ -9,7 +9,8 @@ from servers import kinds, methods
 from servers.kinds import upstream as kind
 from servers.models import Tool, UpstreamReview
 from servers.upstream import pinning
-from servers.upstream.sync import add_upstream_tools, refresh_server
+from servers.upstream.adding import add_upstream_tools
+from servers.upstream.sync import refresh_server
 
 from .fixtures import RecordingContext, UpstreamProcess
 from .test_sync import _served, run

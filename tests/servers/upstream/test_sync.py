@@ -6,15 +6,14 @@ from asgiref.sync import async_to_sync
 from infra.redis import sync_client
 from servers.kinds import upstream as kind
 from servers.upstream import health
-from servers.upstream.sync import (
-    UpstreamError,
+from servers.upstream.adding import (
     add_upstream_prompts,
     add_upstream_resources,
     add_upstream_tools,
     discover,
-    refresh_server,
-    server_upstreams,
 )
+from servers.upstream.sync import refresh_server, server_upstreams
+from servers.upstream.target import UpstreamError
 from servers.upstream.tasks import refresh_all_upstreams
 from tests.waiting import wait_until
 
