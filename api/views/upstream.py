@@ -2,6 +2,7 @@
 expose the chosen ones as `upstream` rows of the server (servers/upstream/adding.py)."""
 
 from contextlib import contextmanager
+from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -49,6 +50,8 @@ class AddFromUpstreamSerializer(UpstreamSerializer):
 
 class UpstreamActions:
     """Mixed into the tool, prompt and resource viewsets; the part is the viewset's list key."""
+
+    serializer_class: Any  # the viewset's
 
     @extend_schema(request=UpstreamSerializer, responses={200: OpenApiTypes.OBJECT})
     @action(detail=False, methods=["post"], url_path="from-upstream/preview")

@@ -36,6 +36,21 @@ def validate_definition(data: dict) -> list[str]:
         return ["<root>: must be a mapping"]
     allowed = {key for key, _, _ in SERVER_FIELDS} | set(LISTS)
     c.keys("", data, allowed, ["slug", "name"])
+    _validate_identity(c, data)
+    _validate_serving(c, data)
+    _validate_sections(c, data)
+    for key in LISTS:
+        if key in data and data[key] is not None and not isinstance(data[key], list):
+            c.add(key, f"must be a list, not {_type_name(data[key])}")
+    _validate_tools(c, data.get("tools") or [])
+    _validate_resources(c, data.get("resources") or [])
+    _validate_templates(c, data.get("resourceTemplates") or [])
+    _validate_prompts(c, data.get("prompts") or [])
+    return c.errors
+
+
+def _validate_identity(c: _Checker, data: dict) -> None:
+    """What the server is called: slug, name, title, version, instructions."""
     if c.string("", data, "slug") and not _SLUG.match(data["slug"]):
         c.add(
             "slug", "must be 2-63 characters of a-z, 0-9 and '-', starting with a letter or digit"
@@ -47,6 +62,10 @@ def validate_definition(data: dict) -> list[str]:
     if c.string("", data, "version") and not 0 < len(data["version"]) <= 40:
         c.add("version", "must be 1-40 characters")
     c.string("", data, "instructions")
+
+
+def _validate_serving(c: _Checker, data: dict) -> None:
+    """How it is served: auth mode, status, icons, origins, argument logging, rate limit."""
     auth_modes = [mode for mode, _label in Server.AUTH_MODES]
     if "auth" in data and data["auth"] not in auth_modes:
         c.add("auth", f"must be one of {', '.join(auth_modes)}, not {data['auth']!r}")
@@ -66,6 +85,10 @@ def validate_definition(data: dict) -> list[str]:
     limit = data.get("rateLimitPerMinute", 0)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= 1_000_000:
         c.add("rateLimitPerMinute", "must be a whole number from 0 (no limit) to 1000000")
+
+
+def _validate_sections(c: _Checker, data: dict) -> None:
+    """The sections other modules own, each checked by its owner."""
     if "roleAccess" in data:
         from ..access import role_access_problems
 
@@ -82,14 +105,6 @@ def validate_definition(data: dict) -> list[str]:
         from ..kinds.code.limits import validate_server_settings as validate_code_settings
 
         c.errors.extend(validate_code_settings(data["code"], "code"))
-    for key in LISTS:
-        if key in data and data[key] is not None and not isinstance(data[key], list):
-            c.add(key, f"must be a list, not {_type_name(data[key])}")
-    _validate_tools(c, data.get("tools") or [])
-    _validate_resources(c, data.get("resources") or [])
-    _validate_templates(c, data.get("resourceTemplates") or [])
-    _validate_prompts(c, data.get("prompts") or [])
-    return c.errors
 
 
 def _validate_tools(c: _Checker, tools) -> None:
@@ -280,37 +295,47 @@ def _validate_prompts(c: _Checker, prompts) -> None:
             _unique(c, names, f"{path}.name", prompt["name"], "prompt name")
         for key in ("title", "description"):
             c.string(path, prompt, key)
-        arg_names: dict = {}
-        arguments = prompt.get("arguments", [])
-        if c.kind_of(f"{path}.arguments", arguments, list, "a list"):
-            for i, arg in enumerate(arguments):
-                p = f"{path}.arguments[{i}]"
-                if not c.kind_of(p, arg, dict, "a mapping"):
-                    continue
-                c.keys(p, arg, {"name", "title", "description", "required"}, ["name"])
-                if c.string(p, arg, "name"):
-                    _unique(c, arg_names, f"{p}.name", arg["name"], "argument name")
-                if "required" in arg:
-                    c.kind_of(f"{p}.required", arg["required"], bool, "true or false")
+        arg_names = _validate_prompt_arguments(c, path, prompt.get("arguments", []))
         messages = prompt.get("messages", [])
         if _validate_prompt_kind(c, path, prompt) and c.kind_of(
             f"{path}.messages", messages, list, "a list"
         ):
-            if not messages:
-                c.add(f"{path}.messages", "needs at least one message")
-            for i, msg in enumerate(messages):
-                p = f"{path}.messages[{i}]"
-                if not c.kind_of(p, msg, dict, "a mapping"):
-                    continue
-                c.keys(p, msg, {"role", "content"}, ["role", "content"])
-                if "role" in msg and msg["role"] not in ROLES:
-                    c.add(f"{p}.role", f"must be user or assistant, not {msg['role']!r}")
-                if msg.get("content") is not None:
-                    validate_content_block(c, f"{p}.content", msg["content"])
-                    _templates(c, f"{p}.content", msg["content"])
+            _validate_prompt_messages(c, path, messages)
         if "completions" in prompt:
             _completions(c, f"{path}.completions", prompt["completions"], set(arg_names))
         if "_meta" in prompt:
             c.kind_of(f"{path}._meta", prompt["_meta"], dict, "a mapping")
         if "icons" in prompt:
             c.icons(f"{path}.icons", prompt["icons"])
+
+
+def _validate_prompt_arguments(c: _Checker, path: str, arguments) -> dict:
+    """Checks a prompt's arguments; returns their names (for its completions)."""
+    arg_names: dict = {}
+    if not c.kind_of(f"{path}.arguments", arguments, list, "a list"):
+        return arg_names
+    for i, arg in enumerate(arguments):
+        p = f"{path}.arguments[{i}]"
+        if not c.kind_of(p, arg, dict, "a mapping"):
+            continue
+        c.keys(p, arg, {"name", "title", "description", "required"}, ["name"])
+        if c.string(p, arg, "name"):
+            _unique(c, arg_names, f"{p}.name", arg["name"], "argument name")
+        if "required" in arg:
+            c.kind_of(f"{p}.required", arg["required"], bool, "true or false")
+    return arg_names
+
+
+def _validate_prompt_messages(c: _Checker, path: str, messages: list) -> None:
+    if not messages:
+        c.add(f"{path}.messages", "needs at least one message")
+    for i, msg in enumerate(messages):
+        p = f"{path}.messages[{i}]"
+        if not c.kind_of(p, msg, dict, "a mapping"):
+            continue
+        c.keys(p, msg, {"role", "content"}, ["role", "content"])
+        if "role" in msg and msg["role"] not in ROLES:
+            c.add(f"{p}.role", f"must be user or assistant, not {msg['role']!r}")
+        if msg.get("content") is not None:
+            validate_content_block(c, f"{p}.content", msg["content"])
+            _templates(c, f"{p}.content", msg["content"])

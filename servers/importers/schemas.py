@@ -96,65 +96,71 @@ class Resolver:
     def _convert(self, node, stack: list[str], request: bool) -> dict:
         if isinstance(node, bool):
             return {} if node else {"not": {}}
-        if not isinstance(node, dict):
-            return {}
-        if len(stack) > MAX_DEPTH:
+        if not isinstance(node, dict) or len(stack) > MAX_DEPTH:
             return {}
         if "$ref" in node:
-            ref = node["$ref"]
-            try:
-                self.lookup(ref)
-            except RefError as exc:
-                self._problems.append(f"{self._where}: {exc}; that part accepts any value")
-                return {}
-            if ref in stack:
-                name = self._def_name(ref)
-                if name not in self.defs:
-                    self.defs[name] = {}  # placeholder: stops the recursion below re-entering
-                    self.defs[name] = self._convert(self.lookup(ref), [*stack, ref], request)
-                return {"$ref": f"#/$defs/{name}"}
-            target = self._convert(self.lookup(ref), [*stack, ref], request)
-            siblings = {k: v for k, v in node.items() if k != "$ref"}
-            if siblings and self.dialect == "3.1":
-                # 3.1 allows keywords beside $ref (description, default): they refine the target.
-                target = {**target, **self._convert(siblings, stack, request)}
-            return target
-        out = {}
+            return self._convert_ref(node, stack, request)
+        out: dict = {}
         for key, value in node.items():
             if key in _DROPPED or key.startswith("x-"):
                 continue
-            if key in _SUBSCHEMA_MAPS and isinstance(value, dict):
-                out["$defs" if key == "definitions" else key] = {
-                    name: self._convert(sub, stack, request) for name, sub in value.items()
-                }
-            elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
-                out[key] = [self._convert(sub, stack, request) for sub in value]
-            elif key == "items":
-                out[key] = (
-                    [self._convert(sub, stack, request) for sub in value]
-                    if isinstance(value, list)
-                    else self._convert(value, stack, request)
-                )
-                if isinstance(value, list):  # draft-4 tuple form, as Swagger 2.0 may write it
-                    out["prefixItems"] = out.pop("items")
-            elif key in _SUBSCHEMAS and isinstance(value, dict | bool):
-                out[key] = self._convert(value, stack, request)
-            else:
-                out[key] = copy.deepcopy(value)
+            self._convert_keyword(out, key, value, stack, request)
         self._dialect_fixes(node, out)
-        if request and isinstance(out.get("properties"), dict):
-            read_only = [
-                name
-                for name, sub in node.get("properties", {}).items()
-                if isinstance(sub, dict) and self._resolved_flag(sub, "readOnly")
-            ]
-            for name in read_only:
-                out["properties"].pop(name, None)
-            if read_only and isinstance(out.get("required"), list):
-                out["required"] = [r for r in out["required"] if r not in read_only]
-                if not out["required"]:
-                    del out["required"]
+        if request:
+            self._drop_read_only(node, out)
         return out
+
+    def _convert_ref(self, node: dict, stack: list[str], request: bool) -> dict:
+        ref = node["$ref"]
+        try:
+            self.lookup(ref)
+        except RefError as exc:
+            self._problems.append(f"{self._where}: {exc}; that part accepts any value")
+            return {}
+        if ref in stack:
+            name = self._def_name(ref)
+            if name not in self.defs:
+                self.defs[name] = {}  # placeholder: stops the recursion below re-entering
+                self.defs[name] = self._convert(self.lookup(ref), [*stack, ref], request)
+            return {"$ref": f"#/$defs/{name}"}
+        target = self._convert(self.lookup(ref), [*stack, ref], request)
+        siblings = {k: v for k, v in node.items() if k != "$ref"}
+        if siblings and self.dialect == "3.1":
+            # 3.1 allows keywords beside $ref (description, default): they refine the target.
+            target = {**target, **self._convert(siblings, stack, request)}
+        return target
+
+    def _convert_keyword(self, out: dict, key: str, value, stack: list[str], request: bool):
+        """Sets out[key] (or what JSON Schema 2020-12 calls it) from one keyword of the node."""
+        if key in _SUBSCHEMA_MAPS and isinstance(value, dict):
+            out["$defs" if key == "definitions" else key] = {
+                name: self._convert(sub, stack, request) for name, sub in value.items()
+            }
+        elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
+            out[key] = [self._convert(sub, stack, request) for sub in value]
+        elif key == "items" and isinstance(value, list):
+            # The draft-4 tuple form, as Swagger 2.0 may write it.
+            out["prefixItems"] = [self._convert(sub, stack, request) for sub in value]
+        elif key == "items" or (key in _SUBSCHEMAS and isinstance(value, dict | bool)):
+            out[key] = self._convert(value, stack, request)
+        else:
+            out[key] = copy.deepcopy(value)
+
+    def _drop_read_only(self, node: dict, out: dict) -> None:
+        """A request body leaves out the properties the API marks readOnly."""
+        if not isinstance(out.get("properties"), dict):
+            return
+        read_only = [
+            name
+            for name, sub in node.get("properties", {}).items()
+            if isinstance(sub, dict) and self._resolved_flag(sub, "readOnly")
+        ]
+        for name in read_only:
+            out["properties"].pop(name, None)
+        if read_only and isinstance(out.get("required"), list):
+            out["required"] = [r for r in out["required"] if r not in read_only]
+            if not out["required"]:
+                del out["required"]
 
     def _resolved_flag(self, node: dict, flag: str) -> bool:
         try:

@@ -5,6 +5,7 @@ Adding rows (adding.py) and refreshing them (sync.py) both start here.
 """
 
 import asyncio
+from typing import Any
 
 import orjson
 from asgiref.sync import async_to_sync
@@ -96,7 +97,7 @@ def synced_fields(tool: dict) -> dict:
 
 def connection_config(url: str, transport: str, headers) -> dict:
     """The connection fields of an upstream row's config."""
-    config = {"url": url, "transport": transport}
+    config: dict[str, Any] = {"url": url, "transport": transport}
     if headers:
         config["headers"] = dict(headers)
     return config
