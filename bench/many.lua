@@ -1,17 +1,10 @@
 -- wrk script: stateless (2026-07-28) tools/call `echo` across many servers, each request to the
 -- next server of the list in BENCH_TARGETS (a file of "path key" lines), round robin.
--- A response counts as an error unless it is HTTP 200 with a JSON-RPC result that is no tool error.
--- done() prints one line "BENCH_RESULT {json}" like call.lua.
+-- Errors and the BENCH_RESULT line: bench/result.lua, as for call.lua.
 
 local targets_file = os.getenv("BENCH_TARGETS")
-local threads = {}
-local next_thread = 0
-
-function setup(thread)
-  next_thread = next_thread + 1
-  thread:set("thread_no", next_thread)
-  table.insert(threads, thread)
-end
+-- setup(), response() and done(): bench/result.lua, found beside this script.
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "result.lua")
 
 function init(args)
   counter = 0
@@ -40,26 +33,4 @@ function request()
     ["Authorization"] = "Bearer " .. target[2],
   }
   return wrk.format("POST", target[1], headers, body_head .. counter .. body_tail)
-end
-
-function response(status, headers, body)
-  if status ~= 200 or not string.find(body, '"result"', 1, true)
-      or string.find(body, '"isError"%s*:%s*true') then
-    errors = errors + 1
-  end
-end
-
-function done(summary, latency, requests)
-  local bad = 0
-  for _, thread in ipairs(threads) do
-    bad = bad + thread:get("errors")
-  end
-  local socket = summary.errors
-  io.write(string.format(
-    'BENCH_RESULT {"requests":%d,"duration_us":%d,"bad_responses":%d,' ..
-    '"socket_errors":%d,"p50_us":%d,"p95_us":%d,"p99_us":%d,"mean_us":%.1f,"max_us":%d}\n',
-    summary.requests, summary.duration, bad,
-    socket.connect + socket.read + socket.write + socket.timeout,
-    latency:percentile(50), latency:percentile(95), latency:percentile(99),
-    latency.mean, latency.max))
 end

@@ -119,10 +119,6 @@ def month_of(now: float) -> str:
     return _month[1]
 
 
-org_month_key = keys.quota_month
-minute_key = keys.quota_minute
-
-
 def seconds_to_next_month(now: float) -> int:
     moment = datetime.fromtimestamp(now, UTC)
     year, month = (moment.year + 1, 1) if moment.month == 12 else (moment.year, moment.month + 1)
@@ -172,15 +168,15 @@ def counters(snapshot, credential, names, now: float) -> list[tuple[str, int, in
         if name not in snapshot.tools:
             continue  # answered as unknown, never counted
         if quota:
-            key = org_month_key(snapshot.organization_id, month_of(now))
+            key = keys.quota_month(snapshot.organization_id, month_of(now))
             found.append((key, quota, MONTH_TTL, f"monthly quota of {quota} tool calls"))
         if limits.per_minute:
-            key = minute_key(snapshot.server_id, credential.ident, minute)
+            key = keys.quota_minute(snapshot.server_id, credential.ident, minute)
             what = f"limit of {limits.per_minute} calls per minute"
             found.append((key, limits.per_minute, MINUTE_TTL, what))
         per_tool = limits.tools.get(name)
         if per_tool:
-            key = minute_key(snapshot.server_id, credential.ident, minute, name)
+            key = keys.quota_minute(snapshot.server_id, credential.ident, minute, name)
             found.append(
                 (key, per_tool, MINUTE_TTL, f"limit of {per_tool} calls per minute of {name}")
             )
@@ -195,31 +191,50 @@ async def charge(redis, snapshot, credential, names) -> None:
     found = counters(snapshot, credential, names, now)
     if not found:
         return
-    keys = [key for key, *_ in found]
+    counted = [key for key, *_ in found]
     args = [part for _, limit, ttl, _ in found for part in (limit, ttl)]
-    broken = await _run(redis, keys, args)
+    broken = await _run(redis, counted, args)
     if broken:
         _key, _limit, ttl, what = found[broken - 1]
         retry_after = seconds_to_next_month(now) if ttl == MONTH_TTL else 60 - int(now % 60)
         raise OverLimit(f"Over the {what}; retry in {retry_after} s", retry_after)
 
 
-async def _run(redis, keys, args) -> int:
+async def charge_request(redis, snapshot, credential) -> None:
+    """The server's own limit (rateLimitPerMinute): every request to it counts, per credential,
+    in a fixed one-minute window; the same script as the limits on tool calls, one round trip.
+    Raises OverLimit (the refused request is not counted)."""
+    limit = snapshot.rate_limit_per_minute
+    if not limit:
+        return
+    now = time.time()
+    window = keys.rate_window(snapshot.server_id, credential.ident, int(now // 60))
+    if await _run(redis, [window], [limit, MINUTE_TTL]):
+        retry_after = 60 - int(now % 60)
+        raise OverLimit(
+            f"Rate limit of {limit} calls per minute reached; retry in {retry_after} s",
+            retry_after,
+        )
+
+
+async def _run(redis, counted: list[str], args: list[int]) -> int:
+    """Counts one call on every counter; returns the 1-based index of the first one that went
+    over (all taken back then), 0 when none did."""
     if is_embedded():
         # fakeredis has no Lua without an extra package: the same steps, one at a time.
-        for index, key in enumerate(keys):
+        for index, key in enumerate(counted):
             count = await redis.incr(key)
             if count == 1:
                 await redis.expire(key, args[2 * index + 1])
             if count > args[2 * index]:
-                for undo in keys[: index + 1]:
+                for undo in counted[: index + 1]:
                     await redis.decr(undo)
                 return index + 1
         return 0
     script = _scripts.get(id(redis))
     if script is None:
         script = _scripts[id(redis)] = redis.register_script(CHARGE)
-    return int(await script(keys=keys, args=args))
+    return int(await script(keys=counted, args=args))
 
 
 # -- reading usage (dashboard, API) -------------------------------------------------------------
@@ -230,7 +245,7 @@ def usage(organization, now: float | None = None) -> dict:
 
     now = time.time() if now is None else now
     month = month_of(now)
-    raw = sync_client().get(org_month_key(organization.pk, month))
+    raw = sync_client().get(keys.quota_month(organization.pk, month))
     quota = monthly_quota(organization)
     used = int(raw) if raw else 0
     return {

@@ -17,6 +17,7 @@ import asyncio
 
 import orjson
 
+from infra.hub import hub
 from mcp_protocol.errors import Cancelled, McpError, ToolError
 from mcptasks import lifecycle
 from mcptasks.events import events_channel
@@ -194,8 +195,11 @@ async def wait(gate, task_id: str, ctx, *, tool=None, owns_task: bool = True) ->
     loop = asyncio.get_running_loop()
     started = loop.time()
     deadline = started + seconds
-    pubsub = gate.redis.pubsub(ignore_subscribe_messages=True)
-    await pubsub.subscribe(events_channel(task_id))
+    inbox: asyncio.Queue = asyncio.Queue()
+    # On the process's one subscriber (infra/hub.py), not a connection of its own.
+    subscription = await hub().listen(
+        [events_channel(task_id)], lambda _channel, data: inbox.put_nowait(data)
+    )
     # The session era hears of a cancellation through Redis; ctx.sleep raises Cancelled on it.
     watcher = None if _stateless(ctx) else asyncio.ensure_future(ctx.sleep(seconds + 1))
     try:
@@ -208,15 +212,8 @@ async def wait(gate, task_id: str, ctx, *, tool=None, owns_task: bool = True) ->
                 task = await _row(gate, task_id)
                 continue
             timeout = max(0.0, min(0.25, deadline - loop.time()))
-            message = await pubsub.get_message(timeout=timeout)
-            if message is not None:
-                event = orjson.loads(message["data"])
-                if event.get("type") == "progress":
-                    await ctx.progress(
-                        event.get("progress"), event.get("total"), event.get("message")
-                    )
-                elif event.get("type") == "status":
-                    next_poll = 0
+            if await _take_event(inbox, timeout, ctx):
+                next_poll = 0
             if loop.time() >= next_poll:
                 task = await _row(gate, task_id)
                 next_poll = loop.time() + POLL_SECONDS
@@ -231,7 +228,28 @@ async def wait(gate, task_id: str, ctx, *, tool=None, owns_task: bool = True) ->
     finally:
         if watcher is not None:
             watcher.cancel()
-        await pubsub.aclose()
+        await asyncio.shield(subscription.close())
+
+
+async def _take_event(inbox: asyncio.Queue, timeout: float, ctx) -> bool:
+    """Relay the task's next event, if one comes within `timeout`, to the client as progress.
+    True when the task's row must be read again now: its status changed, or the hub reconnected
+    and events may have been missed."""
+    try:
+        data = (
+            inbox.get_nowait()
+            if not inbox.empty()
+            else await asyncio.wait_for(inbox.get(), timeout)
+        )
+    except TimeoutError:
+        return False
+    if data is None:
+        return True
+    event = orjson.loads(data)
+    if event.get("type") == "progress":
+        await ctx.progress(event.get("progress"), event.get("total"), event.get("message"))
+        return False
+    return event.get("type") == "status"
 
 
 async def _ask_client(task: Task, ctx) -> None:

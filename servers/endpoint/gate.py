@@ -188,7 +188,7 @@ class Gate:
         self.snapshot = access.scoped(snapshot, self.credential)
 
         if snapshot.rate_limit_per_minute:
-            await self._count_against_limit(snapshot.rate_limit_per_minute)
+            await self._count_against_limit()
 
         if session_data:
             session = Session.from_hash(self.session_id, session_data)
@@ -224,24 +224,19 @@ class Gate:
                 429, quotas.RATE_LIMITED, over.message, retry, request_id, reason="rate_limited"
             ) from None
 
-    async def _count_against_limit(self, limit: int) -> None:
-        """A fixed one-minute window per server and credential, kept in Redis, so neither a
-        reconnect nor another worker resets it."""
-        now = time.time()
-        window = rkeys.rate_window(self.snapshot.server_id, self.credential.ident, int(now // 60))
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.incr(window)
-        pipe.expire(window, 120)
-        count, _ = await pipe.execute()
-        if count > limit:
-            retry_after = str(60 - int(now % 60))
+    async def _count_against_limit(self) -> None:
+        """The server's rate limit: a window per server and credential in Redis, so neither a
+        reconnect nor another worker resets it (the rule and its counter: servers/quotas.py)."""
+        try:
+            await quotas.charge_request(self.redis, self.snapshot, self.credential)
+        except quotas.OverLimit as over:
             raise Refused(
                 429,
                 errors.SERVER_ERROR,
-                f"Rate limit of {limit} calls per minute reached; retry in {retry_after} s",
-                [("retry-after", retry_after)],
+                over.message,
+                [("retry-after", str(over.retry_after))],
                 reason="rate_limited",
-            )
+            ) from None
 
     async def _refuse_as_protected(
         self, token, digest, cached, key_generation, host: str, preflight: bool

@@ -6,8 +6,9 @@ import time
 from django.test import Client
 
 from accounts.models import ApiKey, Membership
+from infra import keys
 from infra.redis import sync_client
-from servers.quotas import month_of, org_month_key
+from servers.quotas import month_of
 from tests.dashboard.views.test_role_controls import as_role
 
 
@@ -43,7 +44,7 @@ def test_the_access_page_shows_and_changes_what_a_key_may_use(
 def test_the_usage_page_shows_calls_against_the_quota_and_only_owners_change_it(member_client, org):
     org.monthly_call_quota = 200
     org.save()
-    sync_client().set(org_month_key(org.pk, month_of(time.time())), 50)
+    sync_client().set(keys.quota_month(org.pk, month_of(time.time())), 50)
     page = member_client.get("/usage/").content.decode()
     assert "50 of 200" in page and "150 left" in page
 
