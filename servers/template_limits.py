@@ -258,26 +258,57 @@ def _check_call(obj, args, kwargs) -> None:
     if name in ("format", "format_map", "join"):
         for value in (*args, *kwargs.values()):
             check_weight(value)
-    if name == "join" and args and isinstance(args[0], list | tuple):
-        if len(owner) * len(args[0]) > MAX_STRING_CHARS:
+    check = _STR_METHOD_CHECKS.get(name)
+    if check is not None:
+        check(owner, args, kwargs)
+
+
+# What each str method called on `owner` would make, checked before it is made.
+
+
+def _check_join(owner: str, args, kwargs) -> None:
+    joined = args[0] if args and isinstance(args[0], list | tuple) else ()
+    if len(owner) * len(joined) > MAX_STRING_CHARS:
+        raise _too_big("a string", MAX_STRING_CHARS)
+
+
+def _check_format(owner: str, args, kwargs) -> None:
+    _check_brace_format(owner)
+
+
+def _check_split(owner: str, args, kwargs) -> None:
+    separator = args[0] if args and isinstance(args[0], str) else None
+    pieces = owner.count(separator) + 1 if separator else len(owner) // 2 + 1
+    if pieces > MAX_LIST_ITEMS:
+        raise _too_big("a collection", MAX_LIST_ITEMS)
+
+
+def _check_replace(owner: str, args, kwargs) -> None:
+    if len(args) < 2:
+        return
+    old, new = args[0], args[1]
+    if isinstance(old, str) and isinstance(new, str):
+        grows = owner.count(old) if old else len(owner) + 1
+        if len(owner) + grows * max(len(new) - len(old), 0) > MAX_STRING_CHARS:
             raise _too_big("a string", MAX_STRING_CHARS)
-    elif name in ("format", "format_map"):
-        _check_brace_format(owner)
-    elif name in ("split", "rsplit", "splitlines"):
-        separator = args[0] if args and isinstance(args[0], str) else None
-        pieces = owner.count(separator) + 1 if separator else len(owner) // 2 + 1
-        if pieces > MAX_LIST_ITEMS:
-            raise _too_big("a collection", MAX_LIST_ITEMS)
-    elif name == "replace" and len(args) >= 2:
-        old, new = args[0], args[1]
-        if isinstance(old, str) and isinstance(new, str):
-            grows = owner.count(old) if old else len(owner) + 1
-            if len(owner) + grows * max(len(new) - len(old), 0) > MAX_STRING_CHARS:
-                raise _too_big("a string", MAX_STRING_CHARS)
-    elif name == "expandtabs":
-        size = args[0] if args else kwargs.get("tabsize", 8)
-        if isinstance(size, int) and owner.count("\t") * size > MAX_STRING_CHARS:
-            raise _too_big("a string", MAX_STRING_CHARS)
+
+
+def _check_expandtabs(owner: str, args, kwargs) -> None:
+    size = args[0] if args else kwargs.get("tabsize", 8)
+    if isinstance(size, int) and owner.count("\t") * size > MAX_STRING_CHARS:
+        raise _too_big("a string", MAX_STRING_CHARS)
+
+
+_STR_METHOD_CHECKS = {
+    "join": _check_join,
+    "format": _check_format,
+    "format_map": _check_format,
+    "split": _check_split,
+    "rsplit": _check_split,
+    "splitlines": _check_split,
+    "replace": _check_replace,
+    "expandtabs": _check_expandtabs,
+}
 
 
 def _counted(iterable):

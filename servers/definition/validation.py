@@ -134,16 +134,20 @@ def _validate_tools(c: _Checker, tools) -> None:
             from ..agents.config import validate_tool_budget
 
             c.errors.extend(validate_tool_budget(tool["outputBudget"], f"{path}.outputBudget"))
-        execution = tool.get("execution")
-        if execution is not None and c.kind_of(f"{path}.execution", execution, dict, "a mapping"):
-            c.keys(f"{path}.execution", execution, {"taskSupport"})
-            support = execution.get("taskSupport")
-            if "taskSupport" in execution and support not in TASK_SUPPORT:
-                c.add(
-                    f"{path}.execution.taskSupport",
-                    f"must be one of forbidden, optional, required, not {support!r}",
-                )
+        _validate_execution(c, path, tool.get("execution"))
         _validate_kind(c, path, tool)
+
+
+def _validate_execution(c: _Checker, path: str, execution) -> None:
+    if execution is None or not c.kind_of(f"{path}.execution", execution, dict, "a mapping"):
+        return
+    c.keys(f"{path}.execution", execution, {"taskSupport"})
+    support = execution.get("taskSupport")
+    if "taskSupport" in execution and support not in TASK_SUPPORT:
+        c.add(
+            f"{path}.execution.taskSupport",
+            f"must be one of forbidden, optional, required, not {support!r}",
+        )
 
 
 def _validate_kind(c: _Checker, path: str, tool: dict) -> None:
@@ -228,17 +232,7 @@ def _validate_templates(c: _Checker, templates) -> None:
         c.keys(path, tpl, {k for k, _, _ in TEMPLATE_FIELDS}, ["uriTemplate", "name"])
         variables: set = set()
         if c.string(path, tpl, "uriTemplate"):
-            for group in _TEMPLATE_VAR.findall(tpl["uriTemplate"]):
-                variables.update(v.strip().rstrip("*").split(":")[0] for v in group.split(","))
-            if not variables:
-                c.add(f"{path}.uriTemplate", "has no {variable}")
-            else:
-                try:
-                    problem = uritemplate.ambiguity(tpl["uriTemplate"])
-                except uritemplate.UriTemplateError as exc:
-                    problem = str(exc)
-                if problem:
-                    c.add(f"{path}.uriTemplate", f"is refused: {problem}")
+            variables = _template_variables(c, path, tpl["uriTemplate"])
         for key in ("name", "title", "description", "mimeType"):
             c.string(path, tpl, key)
         _validate_contents(c, path, tpl, template_ok=True)
@@ -251,6 +245,24 @@ def _validate_templates(c: _Checker, templates) -> None:
                 c.kind_of(f"{path}.{key}", tpl[key], dict, "a mapping")
         if "icons" in tpl:
             c.icons(f"{path}.icons", tpl["icons"])
+
+
+def _template_variables(c: _Checker, path: str, uri_template: str) -> set:
+    """The variables of a resource template's uriTemplate; one with none, or one whose
+    variables could match a URI in two ways, is refused."""
+    variables: set = set()
+    for group in _TEMPLATE_VAR.findall(uri_template):
+        variables.update(v.strip().rstrip("*").split(":")[0] for v in group.split(","))
+    if not variables:
+        c.add(f"{path}.uriTemplate", "has no {variable}")
+        return variables
+    try:
+        problem = uritemplate.ambiguity(uri_template)
+    except uritemplate.UriTemplateError as exc:
+        problem = str(exc)
+    if problem:
+        c.add(f"{path}.uriTemplate", f"is refused: {problem}")
+    return variables
 
 
 def _validate_prompt_kind(c: _Checker, path: str, prompt: dict) -> bool:

@@ -69,21 +69,36 @@ def build_result(tool: HttpTool, response: GuardedResponse, arguments: dict, mas
     text = response.text
     if response.truncated:
         return {"content": [{"type": "text", "text": masker.mask(text) + _truncation_note(tool)}]}
-    data: Any = text
-    parsed = False
-    if _is_json(content_type) or (not content_type and text.lstrip()[:1] in ("{", "[")):
-        try:
-            data = orjson.loads(response.content) if response.content else None
-            parsed = True
-        except orjson.JSONDecodeError:
-            if _is_json(content_type):
-                raise ToolError("The upstream API sent invalid JSON.") from None
-    if parsed and tool.select is not None:
+    parsed, data = _parsed(tool, response, content_type, text)
+    text_out = _text_out(tool, response, arguments, parsed, data, text)
+    result: dict = {"content": [{"type": "text", "text": masker.mask(text_out)}]}
+    if tool.structured and parsed:
+        result["structuredContent"] = _structured(tool, data, masker)
+    return result
+
+
+def _parsed(tool: HttpTool, response: GuardedResponse, content_type: str, text: str):
+    """(True, the JSON body, through the tool's selector) or (False, the text)."""
+    if not (_is_json(content_type) or (not content_type and text.lstrip()[:1] in ("{", "["))):
+        return False, text
+    try:
+        data = orjson.loads(response.content) if response.content else None
+    except orjson.JSONDecodeError:
+        if _is_json(content_type):
+            raise ToolError("The upstream API sent invalid JSON.") from None
+        return False, text
+    if tool.select is not None:
         try:
             data = tool.select.search(data)
         except jmespath.exceptions.JMESPathError as exc:
             raise ToolError(f"The response selector failed: {exc}") from None
-    result: dict = {}
+    return True, data
+
+
+def _text_out(
+    tool: HttpTool, response: GuardedResponse, arguments, parsed: bool, data, text
+) -> str:
+    """The result's text: the tool's template rendered, else the JSON, else the body as sent."""
     if tool.render_template is not None:
         rendered = tool.render_template(
             {
@@ -100,19 +115,20 @@ def build_result(tool: HttpTool, response: GuardedResponse, arguments: dict, mas
         text_out = text
     if not text_out and response.status_code == 204:
         text_out = "(no content: the upstream API answered 204)"
-    result["content"] = [{"type": "text", "text": masker.mask(text_out)}]
-    if tool.structured and parsed:
-        structured = masker.mask_data(data if isinstance(data, dict) else {"result": data})
-        if tool.output_validator is not None:
-            error = next(iter(tool.output_validator.iter_errors(structured)), None)
-            if error is not None:
-                where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-                raise ToolError(
-                    f"The upstream response does not match the tool's outputSchema at {where}: "
-                    f"{error.message}"
-                )
-        result["structuredContent"] = structured
-    return result
+    return text_out
+
+
+def _structured(tool: HttpTool, data: Any, masker) -> dict:
+    structured = masker.mask_data(data if isinstance(data, dict) else {"result": data})
+    if tool.output_validator is not None:
+        error = next(iter(tool.output_validator.iter_errors(structured)), None)
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+            raise ToolError(
+                f"The upstream response does not match the tool's outputSchema at {where}: "
+                f"{error.message}"
+            )
+    return structured
 
 
 HEAD_HEADERS = ("content-type", "content-length", "last-modified", "etag", "cache-control")
