@@ -84,14 +84,9 @@ def requested_version(body) -> str | None:
     return None
 
 
-def _format_errors(errors: list[dict]) -> str:
-    return "; ".join(
-        f"request{e['path'] if e['path'] != '/' else ''}: {e['message']}" for e in errors
-    )
-
-
-async def execute(snapshot, body, ctx) -> tuple[int, dict]:
-    """Run `body.action` with `body.request` on this snapshot (already the requested version)."""
+def _check_body(snapshot, body) -> tuple[int, dict] | None:
+    """The error answer for a body that names no action of this snapshot, or sends a request
+    its action does not take; None for a body to run."""
     if not isinstance(body, dict):
         return error(SCHEMA_ERROR, "The request body must be a JSON object")
     version = requested_version(body)
@@ -106,6 +101,10 @@ async def execute(snapshot, body, ctx) -> tuple[int, dict]:
     if tool is None:
         known = ", ".join(snapshot.tools) or "none"
         return error(SCHEMA_ERROR, f"action: unknown action {action!r} (actions: {known})")
+    return _check_request(tool, body)
+
+
+def _check_request(tool, body: dict) -> tuple[int, dict] | None:
     config = body.get("config", {})
     config_errors = sorted(_config_validator.iter_errors(config), key=lambda e: list(e.path))
     if config_errors:
@@ -118,6 +117,22 @@ async def execute(snapshot, body, ctx) -> tuple[int, dict]:
     problems = input_errors(tool, request)
     if problems:
         return error(SCHEMA_ERROR, _format_errors(problems))
+    return None
+
+
+def _format_errors(errors: list[dict]) -> str:
+    return "; ".join(
+        f"request{e['path'] if e['path'] != '/' else ''}: {e['message']}" for e in errors
+    )
+
+
+async def execute(snapshot, body, ctx) -> tuple[int, dict]:
+    """Run `body.action` with `body.request` on this snapshot (already the requested version)."""
+    refusal = _check_body(snapshot, body)
+    if refusal is not None:
+        return refusal
+    action, request = body["action"], body["request"]
+    tool = snapshot.tools[action]
     try:
         result = await call_method(
             snapshot, "tools/call", {"name": action, "arguments": request}, ctx
