@@ -114,3 +114,17 @@ class RecordingContext:
         import asyncio
 
         await asyncio.sleep(seconds)
+
+
+def run_upstream_tool(row, arguments, ctx=None):
+    """Call an `upstream` tool row through its kind, as a snapshot would."""
+    from asgiref.sync import async_to_sync
+
+    from servers.kinds import upstream as kind
+
+    tool_def = {
+        "name": row.name,
+        "config": row.config,
+        "_server": {"id": row.server_id, "organizationId": row.server.organization_id},
+    }
+    return async_to_sync(kind.call)(kind.compile(tool_def), arguments, ctx or RecordingContext())
