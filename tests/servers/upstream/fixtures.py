@@ -128,3 +128,15 @@ def run_upstream_tool(row, arguments, ctx=None):
         "_server": {"id": row.server_id, "organizationId": row.server.organization_id},
     }
     return async_to_sync(kind.call)(kind.compile(tool_def), arguments, ctx or RecordingContext())
+
+
+def served_snapshot(server):
+    """The server's definition compiled, as its endpoint would serve it."""
+    from servers.snapshot import compile_definition, definition_for
+
+    return compile_definition(
+        definition_for(server),
+        server_id=server.pk,
+        organization_id=server.organization_id,
+        generation="1",
+    )

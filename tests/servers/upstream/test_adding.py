@@ -15,6 +15,7 @@ from servers.upstream.target import UpstreamError
 
 from .fixtures import RecordingContext, free_port
 from .fixtures import run_upstream_tool as run
+from .fixtures import served_snapshot as _served
 
 
 def test_discover_lists_what_the_upstream_offers(server, upstream, loopback_allowed):
@@ -108,17 +109,6 @@ def test_exposed_tools_are_served_through_a_snapshot(
     )
     assert counted["content"][0]["text"] == "counted to 2"
     assert len(ctx.progress_events) == 2
-
-
-def _served(server):
-    from servers.snapshot import compile_definition, definition_for
-
-    return compile_definition(
-        definition_for(server),
-        server_id=server.pk,
-        organization_id=server.organization_id,
-        generation="1",
-    )
 
 
 def test_chosen_prompts_are_exposed_renamed_and_served(server, upstream, loopback_allowed):
