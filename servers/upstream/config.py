@@ -41,23 +41,7 @@ def validate_connection(config: dict, path: str = "config") -> list[str]:
     transport = config.get("transport", "streamable-http")
     if transport not in TRANSPORTS:
         errors.append(f"{path}.transport: must be one of {', '.join(TRANSPORTS)}")
-    headers = config.get("headers", {})
-    if not isinstance(headers, dict):
-        errors.append(f"{path}.headers: must be a mapping of header -> value")
-    else:
-        for name, value in headers.items():
-            where = f"{path}.headers.{name}"
-            if not HEADER_NAME.match(str(name)):
-                errors.append(f"{where}: not a valid header name")
-            elif str(name).lower() in RESERVED_HEADERS:
-                errors.append(f"{where}: set by the MCP transport itself")
-            if not isinstance(value, str):
-                errors.append(f"{where}: must be a string")
-                continue
-            try:
-                compile_value(value)
-            except TemplateCompileError as exc:
-                errors.append(f"{where}: {exc}")
+    errors += _header_problems(config.get("headers", {}), f"{path}.headers")
     timeout = config.get("timeoutSeconds", DEFAULT_TIMEOUT)
     if (
         not isinstance(timeout, int | float)
@@ -67,6 +51,26 @@ def validate_connection(config: dict, path: str = "config") -> list[str]:
         errors.append(
             f"{path}.timeoutSeconds: must be a number of seconds, at most {MAX_TIMEOUT:g}"
         )
+    return errors
+
+
+def _header_problems(headers, path: str) -> list[str]:
+    if not isinstance(headers, dict):
+        return [f"{path}: must be a mapping of header -> value"]
+    errors = []
+    for name, value in headers.items():
+        where = f"{path}.{name}"
+        if not HEADER_NAME.match(str(name)):
+            errors.append(f"{where}: not a valid header name")
+        elif str(name).lower() in RESERVED_HEADERS:
+            errors.append(f"{where}: set by the MCP transport itself")
+        if not isinstance(value, str):
+            errors.append(f"{where}: must be a string")
+            continue
+        try:
+            compile_value(value)
+        except TemplateCompileError as exc:
+            errors.append(f"{where}: {exc}")
     return errors
 
 
