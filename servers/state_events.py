@@ -20,7 +20,7 @@ from collections.abc import Callable
 from infra import keys as rkeys
 from infra.redis import sync_client
 
-from .outages import best_effort
+from .outages import REDIS_UNAVAILABLE, best_effort
 
 SERVER = "s"
 KEY = "k"
@@ -71,6 +71,16 @@ def bump(generation_key: str, kind: str, subject: str) -> None:
 
     try:
         best_effort(send)
+    finally:
+        forget_locally(kind, subject)
+
+
+async def announce_async(redis, kind: str, subject: str) -> None:
+    """`announce` from async code, on its async client."""
+    try:
+        await redis.publish(rkeys.state_changes(), message(kind, subject))
+    except REDIS_UNAVAILABLE:
+        pass  # the mirrors' bound covers a lost announcement
     finally:
         forget_locally(kind, subject)
 

@@ -35,7 +35,7 @@ import weakref
 from django.conf import settings
 
 from infra import keys as rkeys
-from infra.hub import hub
+from infra.hub import Hub, hub
 from infra.redis import async_client
 
 from .. import invalidation, state_events
@@ -64,7 +64,7 @@ class Mirror:
         self.sessions: dict[str, Entry] = {}  # sid -> hash ({} when it does not exist)
         self.epoch = 0  # moves on every drop: a read that saw it move keeps nothing
         self.subscribed = False
-        self._hub = None
+        self._hub: Hub | None = None
         self._tasks: list[asyncio.Task] = []
 
     # -- the request path ---------------------------------------------------------------------
@@ -75,7 +75,7 @@ class Mirror:
                 return False
             self._start()
             return False
-        return self._hub.connected()
+        return self._hub is not None and self._hub.connected()
 
     def lookup(self, slug: str, digest: str | None, sid: str | None) -> State | None:
         """The state from memory, or None when any part of it must be read from Redis."""
@@ -109,7 +109,7 @@ class Mirror:
         live = self.live()
         sent = time.monotonic()
         found = await read_many(redis, [slug], [digest] if digest else [], [sid] if sid else [])
-        if live and epoch == self.epoch and self._hub.connected():
+        if live and epoch == self.epoch and self.live():
             self._keep(self.servers, slug, found.servers[slug], sent)
             if digest:
                 self._keep(self.keys, digest, found.keys[digest], sent)

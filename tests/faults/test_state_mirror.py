@@ -107,7 +107,9 @@ def _description(server, tenant) -> str | None:
 def test_a_revoked_key_is_refused_by_every_warm_process_within_the_bound(pair):
     servers, tenant, _redis, django = pair
     _warm(servers, tenant)
-    django(f"from accounts.models import ApiKey\nApiKey.objects.get(pk={tenant['key_id']}).revoke()")
+    django(
+        f"from accounts.models import ApiKey\nApiKey.objects.get(pk={tenant['key_id']}).revoke()"
+    )
     for server in servers:
         elapsed = _until(lambda s=server: _status(s, tenant) == 401, "the revoked key refused")
         print(f"\nannounced revocation refused after {elapsed:.3f} s")
@@ -163,7 +165,9 @@ def test_a_definition_change_is_served_by_every_process_within_the_bound(pair):
         "from servers.models import Server, Tool\n"
         f"server = Server.objects.get(slug={tenant['slug']!r})\n"
     )
-    django(edit + "tool = server.tools.get(name='echo')\ntool.description = 'Announced.'\ntool.save()")
+    django(
+        edit + "tool = server.tools.get(name='echo')\ntool.description = 'Announced.'\ntool.save()"
+    )
     for server in servers:
         elapsed = _until(lambda s=server: _description(s, tenant) == "Announced.", "the edit")
         print(f"\nannounced definition change served after {elapsed:.3f} s")
@@ -201,6 +205,8 @@ def test_while_the_subscriber_is_down_every_request_reads_redis(pair):
     finally:
         client.execute_command("ACL", "SETUSER", "default", "allchannels")
     # The subscribers come back and the mirror serves again.
-    wait_until(lambda: len(client.client_list(_type="pubsub")) == 2, timeout=10, what="resubscribed")
+    wait_until(
+        lambda: len(client.client_list(_type="pubsub")) == 2, timeout=10, what="resubscribed"
+    )
     for server in servers:
         assert _status(server, tenant) == 401

@@ -61,8 +61,9 @@ def test_a_hung_redis_is_answered_with_a_json_rpc_error_within_the_timeout(stack
         # mirror's bound (MCP_STATE_MAX_STALE_SECONDS) passes without a successful re-read.
         frozen = time.monotonic()
         wait_until(
-            lambda: mcp_call(server.url, tenant["slug"], tenant["key"], timeout=30).status_code
-            == 503,
+            lambda: (
+                mcp_call(server.url, tenant["slug"], tenant["key"], timeout=30).status_code == 503
+            ),
             timeout=MIRROR_BOUND + REDIS_TIMEOUT + 3,
             interval=0.05,
             what="calls no longer served from memory",
