@@ -123,7 +123,9 @@ class Server:
         self.log = ROOT / "results" / "bench" / f"{name}.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         if side in GETMCP_SIDES:
+            # As deployed (scripts/run.py, the gunicorn worker): getmcp's HTTP protocol.
             command = peers.uvicorn(PYTHON, "getmcp.asgi:application", self.port)
+            command += ["--http", "getmcp.http_protocol:HttpProtocol"]
         else:
             command, extra = peers.command(side, PYTHON, self.port)
             env = env | extra

@@ -135,6 +135,11 @@ REDIS_HEALTH_CHECK_SECONDS = int(os.environ.get("REDIS_HEALTH_CHECK_SECONDS", "1
 # process re-reads them this often, so they take effect within this bound even when Redis was
 # down when they happened or came back with old data (servers/invalidation.py). 0 disables.
 SECURITY_RECHECK_SECONDS = float(os.environ.get("SECURITY_RECHECK_SECONDS", "2"))
+# A warm request reads no Redis: each process mirrors the state it checks (generations, sessions,
+# inspector flags), told of changes by pub/sub at once and re-reading what it serves at least
+# this often, so a change Redis saw is enforced everywhere within this bound even when its
+# announcement was lost (servers/endpoint/mirror.py, docs/scaling.md). 0 turns the mirror off.
+MCP_STATE_MAX_STALE_SECONDS = float(os.environ.get("MCP_STATE_MAX_STALE_SECONDS", "1"))
 CHANGE_LOG_RETENTION_HOURS = int(os.environ.get("CHANGE_LOG_RETENTION_HOURS", "24"))
 
 AUTH_USER_MODEL = "accounts.User"

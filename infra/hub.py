@@ -68,6 +68,11 @@ class Hub:
     def channel_count(self) -> int:
         return len(self._listeners)
 
+    def connected(self) -> bool:
+        """Whether the subscriber connection is up now (cleared as soon as the runner sees it
+        break; listeners hear `deliver(channel, None)` once it is back)."""
+        return self._connected.is_set() and self._pubsub is not None
+
     async def listen(self, channels: list[str], deliver: Deliver) -> Subscription:
         """Register `deliver` for `channels`; returns once Redis confirmed the new channels
         (or CONFIRM_SECONDS passed), so a message published after this returns is delivered."""

@@ -9,6 +9,13 @@ def key_generation(digest: str) -> str:
     return f"mcp:gen:key:{digest}"
 
 
+def state_changes() -> str:
+    """The pub/sub channel on which a change of hot-path state (a server's or key's generation,
+    a session ended or changed, a server's inspector opened) is announced to every web process's
+    state mirror (servers/state_events.py, servers/endpoint/mirror.py)."""
+    return "mcp:state"
+
+
 def session(sid: str) -> str:
     return f"mcp:s:{sid}"
 

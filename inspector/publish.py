@@ -1,8 +1,8 @@
 """The hot path's hook: keep what a watched request said and answered, and send its event to the
 server's inspector group once it is answered.
 
-Cost when nobody watches: `gate.watched` comes from the round trip the gate already makes
-(servers/endpoint/state_read.py), so an unwatched request pays one attribute check per ASGI
+Cost when nobody watches: `gate.watched` comes from the gate's state mirror
+(servers/endpoint/mirror.py), so an unwatched request pays one attribute check per ASGI
 message and nothing else. When watched, the event is built and sent in a background task after
 the response went out (fire and forget: a failed send loses an event, never a request).
 

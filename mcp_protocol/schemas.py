@@ -40,9 +40,15 @@ class ValidationBudgetExceeded(Exception):
     pass
 
 
-_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
-    "schema_deadline", default=None
+# The running validation's budget: [keywords since the last clock read, CPU deadline or None].
+_DEADLINE: contextvars.ContextVar[list | None] = contextvars.ContextVar(
+    "schema_validation_deadline", default=None
 )
+# Reading the thread's CPU clock costs microseconds (far more than a small validation), so it
+# is read every CLOCK_EVERY keywords, and the first read starts the budget: a validation of
+# fewer keywords (most tool calls) never reads it, and a long one overshoots by at most
+# 2 x CLOCK_EVERY keywords (each itself bounded: RE2, depth, sizes).
+CLOCK_EVERY = 8
 
 
 @functools.lru_cache(maxsize=4096)
@@ -124,9 +130,16 @@ def _is_regex(instance) -> bool:
 def _budgeted(keyword):
     @functools.wraps(keyword)
     def checked(validator, value, instance, schema):
-        deadline = _DEADLINE.get()
-        if deadline is not None and time.thread_time() > deadline:
-            raise ValidationBudgetExceeded
+        budget = _DEADLINE.get()
+        if budget is not None:
+            budget[0] += 1
+            if budget[0] >= CLOCK_EVERY:
+                budget[0] = 0
+                now = time.thread_time()
+                if budget[1] is None:
+                    budget[1] = now + VALIDATION_BUDGET_SECONDS
+                elif now > budget[1]:
+                    raise ValidationBudgetExceeded
         result = keyword(validator, value, instance, schema)
         if result is not None:
             yield from result
@@ -165,7 +178,7 @@ class BoundedValidator:
             return [ValidationError(f"nested deeper than {MAX_JSON_DEPTH} levels")]
         # The budget is CPU time of this thread, not wall time: a tenant's schema is stopped
         # for the work it makes, never because the process was waiting for a busy core.
-        token = _DEADLINE.set(time.thread_time() + VALIDATION_BUDGET_SECONDS)
+        token = _DEADLINE.set([0, None])
         errors = []
         try:
             for error in self._validator.iter_errors(instance):

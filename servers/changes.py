@@ -17,7 +17,7 @@ from infra import keys as rkeys
 from infra import session_streams
 from infra.redis import sync_client
 
-from . import invalidation
+from . import invalidation, state_events
 from .models import Change, Prompt, Resource, ResourceTemplate, Server, ServerVersion, Tool
 from .outages import best_effort
 
@@ -35,11 +35,11 @@ LIST_CHANGED = {
 
 
 def bump_server(slug: str) -> None:
-    best_effort(sync_client().incr, rkeys.server_generation(slug))
+    state_events.bump(rkeys.server_generation(slug), state_events.SERVER, slug)
 
 
 def bump_key(digest: str) -> None:
-    best_effort(sync_client().incr, rkeys.key_generation(digest))
+    state_events.bump(rkeys.key_generation(digest), state_events.KEY, digest)
 
 
 def _live_sessions(client, members_key: str) -> list[str]:
@@ -126,8 +126,13 @@ def end_sessions(server_id: int) -> None:
     pipe = client.pipeline(transaction=False)
     for sid in sids:
         pipe.delete(rkeys.session(sid))
+        state_events.publish(pipe, state_events.SESSION, sid)
     pipe.delete(members)
-    pipe.execute()
+    try:
+        pipe.execute()
+    finally:
+        for sid in sids:
+            state_events.forget_locally(state_events.SESSION, sid)
 
 
 @receiver(post_save, sender=Server)

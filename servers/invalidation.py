@@ -1,8 +1,8 @@
 """Security state that survives any Redis fault: revocations, pauses, deletions and definition
 changes reach every process within SECURITY_RECHECK_SECONDS, whether or not Redis saw them.
 
-The fast path is unchanged: a change bumps a generation in Redis after commit, and the next
-request of any process sees it in its one Redis round trip. That bump fails while Redis is down,
+The fast path is unchanged: a change bumps a generation in Redis after commit and announces it,
+and every process's state mirror (servers/endpoint/mirror.py) sees it at once or within its bound. That bump fails while Redis is down,
 and a Redis that returns with old (append-only) data brings old generations back, under which a
 process's cached key or snapshot looks current again. So each change is also written to
 Postgres, as a `Change` row in the very transaction that made it (`record`), and every process

@@ -43,7 +43,10 @@ class TemplateLimitError(ToolError):
 
 @dataclass
 class Budget:
-    deadline: float
+    # Set by the first tick(): reading the thread's CPU clock costs microseconds, more than a
+    # plain render ("{{ text }}", which never ticks), and nothing runs before the first tick
+    # but output of plain values.
+    deadline: float | None = None
     iterations: int = 0
     output: int = 0
     extra: dict = field(default_factory=dict)
@@ -62,7 +65,7 @@ class budget:  # noqa: N801 - used as `with budget():`
         if _BUDGET.get() is None:
             # CPU time of this thread, not wall time: a render is stopped for the work it makes,
             # never because the process was waiting for a busy core.
-            self._token = _BUDGET.set(Budget(deadline=time.thread_time() + TIME_BUDGET_SECONDS))
+            self._token = _BUDGET.set(Budget())
         return _BUDGET.get()
 
     def __exit__(self, *exc):
@@ -73,7 +76,11 @@ class budget:  # noqa: N801 - used as `with budget():`
 
 def tick() -> None:
     current = _BUDGET.get()
-    if current is not None and time.thread_time() > current.deadline:
+    if current is None:
+        return
+    if current.deadline is None:
+        current.deadline = time.thread_time() + TIME_BUDGET_SECONDS
+    elif time.thread_time() > current.deadline:
         raise TemplateLimitError(
             f"Template stopped: it ran longer than {int(TIME_BUDGET_SECONDS * 1000)} ms"
         )

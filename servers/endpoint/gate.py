@@ -1,6 +1,6 @@
 """Everything a request to /mcp/<slug> must pass before a method runs, in one place: Host,
 server status, Origin, the API key and its organization, the protocol version header and the
-session binding. One Redis round trip on a warm path, and no SQL."""
+session binding. No Redis round trip on a warm path (servers/endpoint/mirror.py), and no SQL."""
 
 import asyncio
 import time
@@ -20,8 +20,8 @@ from ..snapshot import DefinitionError, get_snapshot
 from . import auth, usage
 from .context import SessionContext
 from .http import respond_json
+from .mirror import mirror
 from .sessions import Session
-from .state_read import read_state
 
 CORS_ALLOW_HEADERS = (
     "content-type, authorization, mcp-session-id, mcp-protocol-version, last-event-id, "
@@ -130,12 +130,12 @@ class Gate:
         token = auth.bearer_token(req.header("authorization"))
         digest = auth.digest(token) if token else None
         cached = auth.cache.get(digest) if digest else None
-        state = await read_state(
-            self.redis,
-            self.slug,
-            auth.generation_digest(digest) if cached is not None else None,
-            self.session_id if not preflight else None,
-        )
+        key_digest = auth.generation_digest(digest) if cached is not None else None
+        sid = self.session_id if not preflight else None
+        states = mirror()
+        state = states.lookup(self.slug, key_digest, sid)
+        if state is None:
+            state = await states.read(self.redis, self.slug, key_digest, sid)
         server_generation = state.server_generation
         key_generation = state.key_generation
         session_data = state.session

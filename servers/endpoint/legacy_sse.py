@@ -148,5 +148,5 @@ async def initialize(gate: Gate, request: Request) -> dict:
     mapping = {"v": version, "caps": orjson.dumps(capabilities)}
     if client_info:
         mapping["ci"] = orjson.dumps(client_info)
-    await gate.redis.hset(rkeys.session(gate.session.sid), mapping=mapping)
+    await sessions.update(gate.redis, gate.session.sid, mapping)
     return result_message(request.id, streamable.initialize_result(gate.snapshot, version))

@@ -8,6 +8,8 @@ from django.conf import settings
 
 from infra import keys as rkeys
 
+from .. import state_events
+
 
 @dataclass(slots=True)
 class Session:
@@ -70,7 +72,18 @@ async def create(
 
 
 async def set_log_level(redis, sid: str, level: str) -> None:
-    await redis.hset(rkeys.session(sid), "lvl", level)
+    await update(redis, sid, {"lvl": level})
+
+
+async def update(redis, sid: str, mapping: dict) -> None:
+    """Change fields of a session; every process's mirror forgets its copy."""
+    pipe = redis.pipeline(transaction=False)
+    pipe.hset(rkeys.session(sid), mapping=mapping)
+    state_events.publish(pipe, state_events.SESSION, sid)
+    try:
+        await pipe.execute()
+    finally:
+        state_events.forget_locally(state_events.SESSION, sid)
 
 
 async def subscribe(redis, session: Session, uri: str) -> None:
@@ -96,4 +109,9 @@ async def end(redis, session: Session) -> None:
         pipe.srem(rkeys.resource_subscribers(session.server_id, uri.decode()), session.sid)
     pipe.srem(rkeys.server_sessions(session.server_id), session.sid)
     pipe.delete(rkeys.session(session.sid), rkeys.session_subscriptions(session.sid))
-    await pipe.execute()
+    # Every process's mirror forgets it (servers/endpoint/mirror.py).
+    state_events.publish(pipe, state_events.SESSION, session.sid)
+    try:
+        await pipe.execute()
+    finally:
+        state_events.forget_locally(state_events.SESSION, session.sid)

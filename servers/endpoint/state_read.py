@@ -1,10 +1,15 @@
-"""The one Redis round trip a request to /mcp/<slug> makes before it runs: the server's
-definition generation, the key's generation, the session (whose idle expiry it refreshes) and
-whether someone has the server's live inspector open (inspector/watch.py).
+"""Reading, in one Redis round trip, the state a request to /mcp/<slug> needs before it runs:
+the server's definition generation, the key's generation, the session (whose idle expiry it
+refreshes) and whether someone has the server's live inspector open (inspector/watch.py).
 
-On Redis it is a Lua script, one command, which costs the client about a third less CPU than
-a pipeline of four; fakeredis (embedded mode) has no Lua without an extra package, so there
-the same reads go through a pipeline.
+A warm request does not come here: servers/endpoint/mirror.py serves it from memory and reads
+the state it serves through `read_many` in the background. A request comes here when its state
+is not in the mirror (first use, or not used for a while) or the mirror cannot be trusted (its
+subscriber is down).
+
+On Redis it is one Lua script, one command, which costs the client far less CPU than a pipeline;
+fakeredis (embedded mode) has no Lua without an extra package, so there the same reads go
+through a pipeline.
 """
 
 from dataclasses import dataclass
@@ -15,12 +20,21 @@ from infra import keys as rkeys
 from infra.redis import is_embedded
 from inspector.watch import flag_key
 
-READ_STATE = """
-local out = {redis.call('GET', KEYS[1]) or false, false, false, redis.call('EXISTS', KEYS[4])}
-if KEYS[2] ~= '' then out[2] = redis.call('GET', KEYS[2]) or false end
-if KEYS[3] ~= '' then
-  out[3] = redis.call('HGETALL', KEYS[3])
-  redis.call('EXPIRE', KEYS[3], ARGV[1])
+# KEYS: the servers' generation keys, then their inspector flags, then key generations, then
+# sessions. ARGV: idle seconds, number of servers, number of keys.
+READ_MANY = """
+local ns, nk = tonumber(ARGV[2]), tonumber(ARGV[3])
+local out = {}
+for i = 1, ns do
+  out[#out + 1] = redis.call('GET', KEYS[i]) or false
+  out[#out + 1] = redis.call('EXISTS', KEYS[ns + i])
+end
+for i = 2 * ns + 1, 2 * ns + nk do
+  out[#out + 1] = redis.call('GET', KEYS[i]) or false
+end
+for i = 2 * ns + nk + 1, #KEYS do
+  out[#out + 1] = redis.call('HGETALL', KEYS[i])
+  redis.call('EXPIRE', KEYS[i], ARGV[1])
 end
 return out
 """
@@ -35,39 +49,69 @@ class State:
     watched: bool = False  # someone has this server's live inspector open
 
 
+@dataclass(slots=True)
+class Read:
+    """What `read_many` found: slug -> (generation, watched), digest -> generation ("0" when
+    never bumped), session id -> its hash ({} when it does not exist)."""
+
+    servers: dict
+    keys: dict
+    sessions: dict
+
+
 def _decode(value) -> str | None:
     return value.decode() if value else None
 
 
-async def read_state(redis, slug: str, digest: str | None, session_id: str | None) -> State:
-    server_key = rkeys.server_generation(slug)
-    key_key = rkeys.key_generation(digest) if digest else ""
-    session_key = rkeys.session(session_id) if session_id else ""
+async def read_many(redis, slugs, digests, session_ids) -> Read:
+    slugs, digests, session_ids = list(slugs), list(digests), list(session_ids)
     idle = settings.MCP_SESSION_IDLE_SECONDS
     if is_embedded():
         pipe = redis.pipeline(transaction=False)
-        pipe.get(server_key)
-        pipe.exists(flag_key(slug))
-        if key_key:
-            pipe.get(key_key)
-        if session_key:
-            pipe.hgetall(session_key)
-            pipe.expire(session_key, idle)
+        for slug in slugs:
+            pipe.get(rkeys.server_generation(slug))
+            pipe.exists(flag_key(slug))
+        for digest in digests:
+            pipe.get(rkeys.key_generation(digest))
+        for sid in session_ids:
+            pipe.hgetall(rkeys.session(sid))
+            pipe.expire(rkeys.session(sid), idle)
         replies = await pipe.execute()
-        server_gen, watched = replies[0], replies[1]
-        key_gen = replies[2] if key_key else None
-        session = replies[3 if key_key else 2] if session_key else None
+        # Drop the EXPIRE replies so the layout matches the script's.
+        head = 2 * len(slugs) + len(digests)
+        replies = replies[:head] + replies[head::2]
     else:
         script = _scripts.get(id(redis))
         if script is None:
-            script = _scripts[id(redis)] = redis.register_script(READ_STATE)
-        server_gen, key_gen, flat, watched = await script(
-            keys=[server_key, key_key, session_key, flag_key(slug)], args=[idle]
+            script = _scripts[id(redis)] = redis.register_script(READ_MANY)
+        keys = [rkeys.server_generation(slug) for slug in slugs]
+        keys += [flag_key(slug) for slug in slugs]
+        keys += [rkeys.key_generation(digest) for digest in digests]
+        keys += [rkeys.session(sid) for sid in session_ids]
+        replies = await script(keys=keys, args=[idle, len(slugs), len(digests)])
+    servers = {
+        slug: (_decode(replies[2 * i]), bool(replies[2 * i + 1])) for i, slug in enumerate(slugs)
+    }
+    at = 2 * len(slugs)
+    keys_found = {digest: _decode(replies[at + i]) or "0" for i, digest in enumerate(digests)}
+    at += len(digests)
+    sessions = {}
+    for i, sid in enumerate(session_ids):
+        flat = replies[at + i]
+        sessions[sid] = (
+            flat if isinstance(flat, dict) else dict(zip(flat[::2], flat[1::2], strict=True))
         )
-        session = dict(zip(flat[::2], flat[1::2], strict=True)) if session_key else None
+    return Read(servers, keys_found, sessions)
+
+
+async def read_state(redis, slug: str, digest: str | None, session_id: str | None) -> State:
+    found = await read_many(
+        redis, [slug], [digest] if digest else [], [session_id] if session_id else []
+    )
+    generation, watched = found.servers[slug]
     return State(
-        server_generation=_decode(server_gen),
-        key_generation=(_decode(key_gen) or "0") if key_key else None,
-        session=session,
-        watched=bool(watched),
+        server_generation=generation,
+        key_generation=found.keys[digest] if digest else None,
+        session=found.sessions[session_id] if session_id else None,
+        watched=watched,
     )

@@ -96,3 +96,58 @@ async def _warm_calls_run_no_sql(tenant, raw, django_db_blocker):
             with count_queries() as executed:
                 await http.post(url, json=CALL, headers=headers)
             assert executed
+
+
+@contextmanager
+def redis_commands_of_this_task():
+    """Every command this task sends to Redis (the refresher, the hub and the flushers run in
+    tasks and threads of their own)."""
+    from redis.asyncio.connection import AbstractConnection
+
+    sent = []
+    task = asyncio.current_task()
+    original = AbstractConnection.send_packed_command
+
+    async def counting(self, command, *args, **kwargs):
+        if asyncio.current_task() is task:
+            sent.append(command)
+        return await original(self, command, *args, **kwargs)
+
+    AbstractConnection.send_packed_command = counting
+    try:
+        yield sent
+    finally:
+        AbstractConnection.send_packed_command = original
+
+
+async def test_a_warm_call_sends_nothing_to_redis(tenant, django_db_blocker):
+    """The server's and key's generations and the session come from the process's mirror
+    (servers/endpoint/mirror.py) once its subscriber listens; a cold call still reads Redis."""
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "authorization": f"Bearer {tenant.raw}",
+        "host": "localhost",
+    }
+    transport = httpx2.ASGITransport(app=application)
+    with django_db_blocker.unblock():
+        async with httpx2.AsyncClient(transport=transport, base_url="http://localhost") as http:
+            url = f"/mcp/{tenant.slug}"
+            started = await http.post(url, json=INIT, headers=headers)
+            headers["mcp-session-id"] = started.headers["mcp-session-id"]
+            headers["mcp-protocol-version"] = "2025-11-25"
+            with redis_commands_of_this_task() as cold:
+                await http.post(url, json=CALL, headers=headers)
+            assert cold  # the session was never read by this process: one round trip
+
+            for _ in range(100):  # until the mirror's subscriber listens
+                with redis_commands_of_this_task() as sent:
+                    await http.post(url, json=CALL, headers=headers)
+                if not sent:
+                    break
+                await asyncio.sleep(0.05)
+            with redis_commands_of_this_task() as sent:
+                for _ in range(5):
+                    warm = await http.post(url, json=CALL, headers=headers)
+                    assert warm.json()["result"]["content"][0]["text"] == "You said warm"
+            assert sent == []
