@@ -11,7 +11,10 @@ from .conftest import watching
 
 
 async def test_a_task_calls_progress_and_end_arrive_live(
-    asgi_server, tasks_tenant, worker, owner_cookie
+    asgi_server,
+    tasks_tenant,  # noqa: F811
+    worker,  # noqa: F811
+    owner_cookie,
 ):
     slug = tasks_tenant.tasks_slug
     async with watching(asgi_server, slug, owner_cookie) as watch:
