@@ -8,8 +8,8 @@ socket keeps the server's watch flag alive (inspector/watch.py) so the hot path 
 to the server's events channel through the process's one Redis subscriber (infra/hub.py; every
 web process publishes there, one message per batch) and forwards each batch as it was published;
 for a call that became a task it relays the task's progress and status (mcptasks/events.py) too.
-Events do not ride the Channels layer: its per-message cost (a msgpack envelope, a queue per
-consumer, a polling reader) is what the watched hot path's budget could not afford.
+Events do not ride the Channels layer: a batch is published once, already encoded, and sent on
+as it is, with no per-message envelope, per-consumer queue or polling reader in between.
 
 Client messages: {"type": "pause"} / {"type": "resume"} (a paused socket drops events and
 keeps no backlog; the page says so).

@@ -176,7 +176,14 @@ def masked(data, masker: Masker | None):
     return orjson.loads(text)
 
 
+# Every credential scrub_error hides starts with one of these: a text without any (nearly every
+# event) skips its regular expression, which costs a fifth of a millisecond per event.
+CREDENTIAL_MARKERS = ("gmcp_", "gpat_", "Bearer", "Basic")
+
+
 def scrub_error_unbounded(text: str) -> str:
+    if not any(marker in text for marker in CREDENTIAL_MARKERS):
+        return text
     # scrub_error cuts long texts; scrub in pieces that keep each credential whole.
     if len(text) < 1900:
         return scrub_error(text)
