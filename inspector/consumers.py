@@ -3,7 +3,8 @@
 Who may connect is decided as for the server's pages: the dashboard session's user must be a
 member of the server's organization with a role that may VIEW it (accounts.policy); for anyone
 else the handshake is refused (HTTP 403) before joining anything, exactly as for a slug with no
-server, so nobody learns whether a server exists. While open, the
+server, so nobody learns whether a server exists; and checked again every REFRESH_SECONDS while
+the socket is open (a removed member or a sign-out stops watching within seconds). The
 socket keeps the server's watch flag alive (inspector/watch.py) so the hot path publishes, listens
 to the server's events channel through the process's one Redis subscriber (infra/hub.py; every
 web process publishes there, one message per batch) and forwards each batch as it was published;
@@ -24,6 +25,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from accounts import policy
+from accounts.models import User
 from infra.hub import hub
 from infra.redis import async_client
 from servers.models import Server
@@ -52,6 +54,25 @@ def _server_for(user, slug: str):
     if not policy.can(user=user, org=server.organization, action=policy.Action.VIEW):
         return None
     return {"id": server.pk, "slug": server.slug}
+
+
+@database_sync_to_async
+def _still_allowed(scope, server: dict) -> bool:
+    """Whether the socket's person may still watch, as a page request would find it now: the
+    session still exists (not signed out), the user is still active and still a member whose
+    role may view the server."""
+    session = scope.get("session")
+    if session is None or not session.session_key or not session.exists(session.session_key):
+        return False
+    user = User.objects.filter(pk=getattr(scope.get("user"), "pk", None), is_active=True).first()
+    if user is None:
+        return False
+    found = Server.objects.select_related("organization").filter(pk=server["id"]).first()
+    return (
+        found is not None
+        and found.slug == server["slug"]
+        and policy.can(user=user, org=found.organization, action=policy.Action.VIEW)
+    )
 
 
 class InspectorConsumer(AsyncWebsocketConsumer):
@@ -123,8 +144,19 @@ class InspectorConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=orjson.dumps(payload).decode())
 
     async def _keep_watching(self):
+        """Every REFRESH_SECONDS: the person is checked again (a removed member, a lowered
+        role, a sign-out or a deleted server closes the socket within that time, as the pages
+        would refuse the next request) and the watch flag refreshed."""
         while True:
             await asyncio.sleep(REFRESH_SECONDS)
+            try:
+                allowed = await _still_allowed(self.scope, self.server)
+            except Exception:
+                log.warning("live inspector: could not check the watcher again", exc_info=True)
+                continue  # the database away for a moment: keep the socket, check next time
+            if not allowed:
+                await self.close(code=CLOSE_REFUSED)
+                return
             try:
                 await keep_alive(async_client(), self.server["slug"])
             except Exception:

@@ -16,7 +16,7 @@ from getmcp.asgi import application
 from infra.redis import async_client
 from inspector.consumers import CLOSE_REFUSED
 from inspector.publish import message_of
-from inspector.watch import events_channel, flag_key
+from inspector.watch import REFRESH_SECONDS, events_channel, flag_key
 from servers.definition import import_definition
 from tests.servers.endpoint.conftest import server_definition
 
@@ -155,4 +155,36 @@ async def test_a_call_that_became_a_task_is_followed_with_its_progress_and_end(p
     await redis.publish(channel, orjson.dumps(done))
     update = await communicator.receive_json_from(timeout=5)
     assert (update["kind"], update["status"]) == ("status", "completed")
+    await communicator.disconnect()
+
+
+@pytest.mark.parametrize("change", ["removed from the organization", "signed out"])
+async def test_an_open_socket_closes_once_its_person_may_no_longer_watch(change, people, committed):
+    from django.contrib.sessions.models import Session
+
+    server, cookies = people
+    communicator = socket(server.slug, cookies["member"])
+    assert (await communicator.connect(timeout=5))[0]
+    await communicator.receive_json_from(timeout=5)
+
+    def revoke():
+        if change == "signed out":
+            Session.objects.filter(session_key=cookies["member"]).delete()
+        else:
+            Membership.objects.filter(
+                organization=server.organization, user__email__startswith="member-"
+            ).delete()
+
+    await asyncio.to_thread(committed, revoke)
+    closed = await communicator.receive_output(timeout=REFRESH_SECONDS * 3)
+    assert closed == {"type": "websocket.close", "code": CLOSE_REFUSED}
+    await communicator.disconnect()
+
+
+async def test_an_open_socket_of_a_person_still_allowed_stays_open(people):
+    server, cookies = people
+    communicator = socket(server.slug, cookies["viewer"])
+    assert (await communicator.connect(timeout=5))[0]
+    await communicator.receive_json_from(timeout=5)
+    assert await communicator.receive_nothing(timeout=REFRESH_SECONDS * 2 + 0.5)
     await communicator.disconnect()
