@@ -8,7 +8,7 @@ response went out (fire and forget: a failed send loses an event, never a reques
 
 A person reads a few rows a second, so each process sends at most INSPECTOR_EVENTS_PER_SECOND
 events per server; the rest are counted and the next event says how many were not shown. Events
-leave in batches, one Redis PUBLISH per server every FLUSH_SECONDS on the server's channel
+leave in batches, one Redis PUBLISH per server every FLUSH_SECONDS (0.25 s) on the server's channel
 (`infra.keys.inspector_events`), which every open inspector socket reads through its process's
 one subscriber connection (infra/hub.py); the batch is sent as the socket's message, already
 encoded, so neither side decodes it again. The vault values events are masked with are re-read
@@ -38,7 +38,8 @@ log = logging.getLogger(__name__)
 
 # Enough of a body to show; the event itself says when more was sent.
 CAPTURE_LIMIT = events.MAX_BODY_BYTES + 1
-FLUSH_SECONDS = 0.1
+# Often enough to feel live, rarely enough that a busy server pays a few wake-ups a second.
+FLUSH_SECONDS = 0.25
 # A secret added or changed shows unmasked in the inspector of its own organization for at most
 # this long (only to members of that organization).
 MASKER_SECONDS = 2.0
@@ -62,6 +63,16 @@ class Budget:
 
     def __init__(self):
         self.windows: dict[int, list[int]] = {}
+
+    def full(self, server_id: int, rate: int) -> bool:
+        """Whether an event finished now would be over the budget (nothing counted)."""
+        window = self.windows.get(server_id)
+        return window is not None and window[0] == int(time.monotonic()) and window[1] >= rate
+
+    def skip(self, server_id: int) -> None:
+        window = self.windows.get(server_id)
+        if window is not None:
+            window[2] += 1
 
     def take(self, server_id: int, rate: int) -> int | None:
         """None when over the budget (counted as skipped); else how many were skipped since
@@ -95,7 +106,7 @@ class Capture:
     """The status, content type and (bounded) body of the response, while watched; a stream's
     opening is published when its response starts."""
 
-    __slots__ = ("status", "content_type", "chunks", "size", "started", "stream_id")
+    __slots__ = ("status", "content_type", "chunks", "size", "started", "stream_id", "keeping")
 
     def __init__(self):
         self.status = 0
@@ -104,21 +115,32 @@ class Capture:
         self.size = 0
         self.started = time.perf_counter()
         self.stream_id = ""  # set once a stream's opening was published
+        # Whether the answer is kept: decided when it starts, so that a request whose event
+        # would be over this second's budget (most of them, under load) keeps nothing.
+        self.keeping = False
 
     def wrap(self, send, gate, path_rest: str):
         async def capturing_send(message):
             if gate.watched:
-                self.keep(message)
-                if (
-                    message["type"] == "http.response.start"
-                    and SSE in self.content_type
-                    and self.status < 300
-                    and is_stream(gate.request)
-                ):
-                    self.opened(gate, path_rest)
+                if message["type"] == "http.response.start":
+                    self.start(message, gate, path_rest)
+                elif self.keeping:
+                    self.keep(message)
             await send(message)
 
         return capturing_send
+
+    def start(self, message, gate, path_rest: str) -> None:
+        snapshot = gate.snapshot
+        if snapshot is not None and budget.full(
+            snapshot.server_id, settings.INSPECTOR_EVENTS_PER_SECOND
+        ):
+            self.status = message["status"]
+            return
+        self.keeping = True
+        self.keep(message)
+        if SSE in self.content_type and self.status < 300 and is_stream(gate.request):
+            self.opened(gate, path_rest)
 
     def keep(self, message) -> None:
         if message["type"] == "http.response.start":
@@ -158,6 +180,9 @@ def finished(gate, capture: Capture, path_rest: str, refused=None) -> None:
     """Called once the request was answered (or refused); publishes only while watched (and
     always the end of a stream whose opening was shown, so its row does not stay open)."""
     if gate.snapshot is None or not (gate.watched or capture.stream_id):
+        return
+    if capture.status and not capture.keeping:
+        budget.skip(gate.snapshot.server_id)  # over the budget when its answer started
         return
     extra = {"id": capture.stream_id, "stream": "closed"} if capture.stream_id else {}
     skipped = budget.take(gate.snapshot.server_id, settings.INSPECTOR_EVENTS_PER_SECOND)
