@@ -48,6 +48,8 @@ MIDDLEWARE = [
     # Outermost: it rewrites the HTML error pages every other layer can produce into JSON
     # under /api/, and answers a view's unhandled exception there (getmcp/errors.py).
     "getmcp.errors.json_errors",
+    # OAuth requests of a server whose live inspector is open go there (one prefix check else).
+    "inspector.oauth_watch.OAuthInspectorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

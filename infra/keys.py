@@ -131,6 +131,12 @@ def inspector_watched(slug: str) -> str:
     return f"mcp:inspect:{slug}"
 
 
+def inspector_events(server_id: int) -> str:
+    """Pub/sub channel of a server's live-inspector events, read by its open inspector sockets
+    through each process's hub (inspector/publish.py, inspector/consumers.py)."""
+    return f"mcp:inspect:events:{server_id}"
+
+
 def stored_result(result_id: str) -> str:
     """A whole tool result cut by an output budget, read in pages (servers/agents/results.py)."""
     return f"mcp:results:{result_id}"

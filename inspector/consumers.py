@@ -3,10 +3,14 @@
 Who may connect is decided as for the server's pages: the dashboard session's user must be a
 member of the server's organization with a role that may VIEW it (accounts.policy); for anyone
 else the handshake is refused (HTTP 403) before joining anything, exactly as for a slug with no
-server, so nobody learns whether a server exists. While open, the
-socket keeps the server's watch flag alive (inspector/watch.py) so the hot path publishes, joins
-the server's channel-layer group (every web process sends there) and forwards each event; for a
-call that became a task it relays the task's progress and status (mcptasks/events.py) too.
+server, so nobody learns whether a server exists; and checked again every REFRESH_SECONDS while
+the socket is open (a removed member or a sign-out stops watching within seconds). The
+socket keeps the server's watch flag alive (inspector/watch.py) so the hot path publishes, listens
+to the server's events channel through the process's one Redis subscriber (infra/hub.py; every
+web process publishes there, one message per batch) and forwards each batch as it was published;
+for a call that became a task it relays the task's progress and status (mcptasks/events.py) too.
+Events do not ride the Channels layer: a batch is published once, already encoded, and sent on
+as it is, with no per-message envelope, per-consumer queue or polling reader in between.
 
 Client messages: {"type": "pause"} / {"type": "resume"} (a paused socket drops events and
 keeps no backlog; the page says so).
@@ -21,10 +25,12 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from accounts import policy
+from accounts.models import User
+from infra.hub import hub
 from infra.redis import async_client
 from servers.models import Server
 
-from .watch import REFRESH_SECONDS, group_name, keep_alive
+from .watch import REFRESH_SECONDS, events_channel, keep_alive
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +38,9 @@ CLOSE_REFUSED = 4403
 # At most this many tasks relayed at once per socket, each for at most TASK_RELAY_SECONDS.
 MAX_TASK_RELAYS = 8
 TASK_RELAY_SECONDS = 600
+# Batches waiting to be sent to one slow page; beyond this they are dropped (a person cannot
+# read them anyway, and the process must not hold them).
+MAX_PENDING = 100
 
 
 @database_sync_to_async
@@ -47,6 +56,25 @@ def _server_for(user, slug: str):
     return {"id": server.pk, "slug": server.slug}
 
 
+@database_sync_to_async
+def _still_allowed(scope, server: dict) -> bool:
+    """Whether the socket's person may still watch, as a page request would find it now: the
+    session still exists (not signed out), the user is still active and still a member whose
+    role may view the server."""
+    session = scope.get("session")
+    if session is None or not session.session_key or not session.exists(session.session_key):
+        return False
+    user = User.objects.filter(pk=getattr(scope.get("user"), "pk", None), is_active=True).first()
+    if user is None:
+        return False
+    found = Server.objects.select_related("organization").filter(pk=server["id"]).first()
+    return (
+        found is not None
+        and found.slug == server["slug"]
+        and policy.can(user=user, org=found.organization, action=policy.Action.VIEW)
+    )
+
+
 class InspectorConsumer(AsyncWebsocketConsumer):
     async def connect(self):
         slug = self.scope["url_route"]["kwargs"]["slug"]
@@ -55,22 +83,24 @@ class InspectorConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_REFUSED)
             return
         self.server = server
-        self.group = group_name(server["id"])
         self.paused = False
         self.relays: dict[str, asyncio.Task] = {}
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        self.pending: asyncio.Queue[bytes] = asyncio.Queue(MAX_PENDING)
+        self.subscription = await hub().listen([events_channel(server["id"])], self._deliver)
         await self.accept()
         await keep_alive(async_client(), server["slug"])
         self.heartbeat = asyncio.create_task(self._keep_watching())
+        self.forwarder = asyncio.create_task(self._forward())
         await self.send_json({"type": "hello", "server": server["slug"]})
 
     async def disconnect(self, code):
-        if not hasattr(self, "group"):
+        if not hasattr(self, "subscription"):
             return
         self.heartbeat.cancel()
+        self.forwarder.cancel()
         for relay in self.relays.values():
             relay.cancel()
-        await self.channel_layer.group_discard(self.group, self.channel_name)
+        await self.subscription.close()
 
     async def receive(self, text_data=None, bytes_data=None):
         try:
@@ -84,23 +114,49 @@ class InspectorConsumer(AsyncWebsocketConsumer):
         elif message.get("type") == "resume":
             self.paused = False
 
-    async def inspector_events(self, message):
-        """A batch of events from any web process (publish.py sends them to the group)."""
-        if self.paused:
+    def _deliver(self, channel: str, data: bytes | None) -> None:
+        """From the hub, in this loop: a batch as published (None: the hub reconnected; the
+        events published meanwhile are lost, which a live view may afford)."""
+        if data is None or self.paused:
             return
-        batch = message["events"]
-        await self.send_json({"type": "requests", "events": batch})
-        for event in batch:
-            task_id = event.get("taskId")
-            if task_id and task_id not in self.relays and len(self.relays) < MAX_TASK_RELAYS:
-                self.relays[task_id] = asyncio.create_task(self._relay_task(task_id))
+        with contextlib.suppress(asyncio.QueueFull):
+            self.pending.put_nowait(data)
+
+    async def _forward(self) -> None:
+        """Sends each batch on to the page as published (publish.message_of), then follows
+        the calls that became tasks."""
+        while True:
+            data = await self.pending.get()
+            try:
+                await self.send(text_data=data.decode())
+                for event in orjson.loads(data).get("events", ()):
+                    task_id = event.get("taskId")
+                    if (
+                        task_id
+                        and task_id not in self.relays
+                        and len(self.relays) < MAX_TASK_RELAYS
+                    ):
+                        self.relays[task_id] = asyncio.create_task(self._relay_task(task_id))
+            except Exception:
+                log.warning("live inspector: could not forward a batch", exc_info=True)
 
     async def send_json(self, payload) -> None:
         await self.send(text_data=orjson.dumps(payload).decode())
 
     async def _keep_watching(self):
+        """Every REFRESH_SECONDS: the person is checked again (a removed member, a lowered
+        role, a sign-out or a deleted server closes the socket within that time, as the pages
+        would refuse the next request) and the watch flag refreshed."""
         while True:
             await asyncio.sleep(REFRESH_SECONDS)
+            try:
+                allowed = await _still_allowed(self.scope, self.server)
+            except Exception:
+                log.warning("live inspector: could not check the watcher again", exc_info=True)
+                continue  # the database away for a moment: keep the socket, check next time
+            if not allowed:
+                await self.close(code=CLOSE_REFUSED)
+                return
             try:
                 await keep_alive(async_client(), self.server["slug"])
             except Exception:

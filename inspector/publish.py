@@ -1,38 +1,49 @@
 """The hot path's hook: keep what a watched request said and answered, and send its event to the
-server's inspector group once it is answered.
+server's inspector channel once it is answered (a stream's event also when it opens).
 
 Cost when nobody watches: `gate.watched` comes from the gate's state mirror
 (servers/endpoint/mirror.py), so an unwatched request pays one attribute check per ASGI
-message and nothing else. When watched, the event is built and sent in a background task after
+message and nothing else. When watched, the event is built in a background task after
 the response went out (fire and forget: a failed send loses an event, never a request).
 
 A person reads a few rows a second, so each process sends at most INSPECTOR_EVENTS_PER_SECOND
 events per server; the rest are counted and the next event says how many were not shown. Events
-leave in batches, one channel-layer message per server every FLUSH_SECONDS, and the vault values
-events are masked with are re-read at most every MASKER_SECONDS. That keeps a watched server
-under heavy traffic within a few percent of an unwatched one (bench/README.md).
+leave in batches, one Redis PUBLISH per server every FLUSH_SECONDS (0.25 s) on the server's channel
+(`infra.keys.inspector_events`), which every open inspector socket reads through its process's
+one subscriber connection (infra/hub.py); the batch is sent as the socket's message, already
+encoded, so neither side decodes it again. The vault values events are masked with are re-read
+at most every MASKER_SECONDS. That keeps a watched server under heavy traffic within a few
+percent of an unwatched one (bench/README.md).
+
+A long-lived stream (a session's GET stream, the old SSE transport, `subscriptions/listen`)
+shows when it opens: its event leaves as soon as the response starts (`"stream": "open"`), and
+again under the same id when it ends (`"stream": "closed"`), which the page shows in place.
 """
 
 import asyncio
 import logging
 import time
+import uuid
 
-from channels.layers import get_channel_layer
+import orjson
 from django.conf import settings
 
+from infra import keys
+from infra.redis import async_client, sync_client
 from vault.masking import Masker
 
 from . import events
-from .watch import group_name
 
 log = logging.getLogger(__name__)
 
 # Enough of a body to show; the event itself says when more was sent.
 CAPTURE_LIMIT = events.MAX_BODY_BYTES + 1
-FLUSH_SECONDS = 0.1
+# Often enough to feel live, rarely enough that a busy server pays a few wake-ups a second.
+FLUSH_SECONDS = 0.25
 # A secret added or changed shows unmasked in the inspector of its own organization for at most
 # this long (only to members of that organization).
 MASKER_SECONDS = 2.0
+SSE = "text/event-stream"
 _maskers: dict = {}
 _outbox: dict[int, list[dict]] = {}
 _flusher: asyncio.Task | None = None
@@ -52,6 +63,16 @@ class Budget:
 
     def __init__(self):
         self.windows: dict[int, list[int]] = {}
+
+    def full(self, server_id: int, rate: int) -> bool:
+        """Whether an event finished now would be over the budget (nothing counted)."""
+        window = self.windows.get(server_id)
+        return window is not None and window[0] == int(time.monotonic()) and window[1] >= rate
+
+    def skip(self, server_id: int) -> None:
+        window = self.windows.get(server_id)
+        if window is not None:
+            window[2] += 1
 
     def take(self, server_id: int, rate: int) -> int | None:
         """None when over the budget (counted as skipped); else how many were skipped since
@@ -75,10 +96,17 @@ class Budget:
 budget = Budget()
 
 
-class Capture:
-    """The status, content type and (bounded) body of the response, while watched."""
+def is_stream(request) -> bool:
+    """A request whose answer is a stream that stays open: a GET (session stream, old SSE
+    transport) or a `subscriptions/listen` POST."""
+    return request.method == "GET" or b'"subscriptions/listen"' in request.body
 
-    __slots__ = ("status", "content_type", "chunks", "size", "started")
+
+class Capture:
+    """The status, content type and (bounded) body of the response, while watched; a stream's
+    opening is published when its response starts."""
+
+    __slots__ = ("status", "content_type", "chunks", "size", "started", "stream_id", "keeping")
 
     def __init__(self):
         self.status = 0
@@ -86,14 +114,33 @@ class Capture:
         self.chunks: list[bytes] = []
         self.size = 0
         self.started = time.perf_counter()
+        self.stream_id = ""  # set once a stream's opening was published
+        # Whether the answer is kept: decided when it starts, so that a request whose event
+        # would be over this second's budget (most of them, under load) keeps nothing.
+        self.keeping = False
 
-    def wrap(self, send, gate):
+    def wrap(self, send, gate, path_rest: str):
         async def capturing_send(message):
             if gate.watched:
-                self.keep(message)
+                if message["type"] == "http.response.start":
+                    self.start(message, gate, path_rest)
+                elif self.keeping:
+                    self.keep(message)
             await send(message)
 
         return capturing_send
+
+    def start(self, message, gate, path_rest: str) -> None:
+        snapshot = gate.snapshot
+        if snapshot is not None and budget.full(
+            snapshot.server_id, settings.INSPECTOR_EVENTS_PER_SECOND
+        ):
+            self.status = message["status"]
+            return
+        self.keeping = True
+        self.keep(message)
+        if SSE in self.content_type and self.status < 300 and is_stream(gate.request):
+            self.opened(gate, path_rest)
 
     def keep(self, message) -> None:
         if message["type"] == "http.response.start":
@@ -106,27 +153,79 @@ class Capture:
             self.chunks.append(body[: CAPTURE_LIMIT - self.size])
             self.size += len(body)
 
+    def opened(self, gate, path_rest: str) -> None:
+        if gate.snapshot is None:
+            return
+        skipped = budget.take(gate.snapshot.server_id, settings.INSPECTOR_EVENTS_PER_SECOND)
+        if skipped is None:
+            return
+        self.stream_id = uuid.uuid4().hex
+        _background(
+            _publish(
+                gate,
+                path_rest,
+                status=self.status,
+                response_raw=b"",
+                response_type=self.content_type,
+                refused=None,
+                started=self.started,
+                finished_at=time.perf_counter(),
+                skipped=skipped,
+                extra={"id": self.stream_id, "stream": "open"},
+            )
+        )
+
 
 def finished(gate, capture: Capture, path_rest: str, refused=None) -> None:
-    """Called once the request was answered (or refused); publishes only while watched."""
-    if not gate.watched or gate.snapshot is None:
+    """Called once the request was answered (or refused); publishes only while watched (and
+    always the end of a stream whose opening was shown, so its row does not stay open)."""
+    if gate.snapshot is None or not (gate.watched or capture.stream_id):
         return
+    if capture.status and not capture.keeping:
+        budget.skip(gate.snapshot.server_id)  # over the budget when its answer started
+        return
+    extra = {"id": capture.stream_id, "stream": "closed"} if capture.stream_id else {}
     skipped = budget.take(gate.snapshot.server_id, settings.INSPECTOR_EVENTS_PER_SECOND)
     if skipped is None:
-        return
-    _background(_publish(gate, capture, path_rest, refused, time.perf_counter(), skipped))
+        if not extra:
+            return
+        skipped = 0
+    status = capture.status or (refused.status if refused is not None else 0)
+    response_raw = b"".join(capture.chunks)
+    response_type = capture.content_type
+    if refused is not None and not response_raw:
+        response_raw = _refusal_body(refused)
+        response_type = "application/json"
+    _background(
+        _publish(
+            gate,
+            path_rest,
+            status=status,
+            response_raw=response_raw,
+            response_type=response_type,
+            refused=refused,
+            started=capture.started,
+            finished_at=time.perf_counter(),
+            skipped=skipped,
+            extra=extra,
+        )
+    )
 
 
 async def _publish(
-    gate, capture: Capture, path_rest: str, refused, finished_at: float, skipped: int
+    gate,
+    path_rest: str,
+    *,
+    status: int,
+    response_raw: bytes,
+    response_type: str,
+    refused,
+    started: float,
+    finished_at: float,
+    skipped: int,
+    extra: dict,
 ) -> None:
     try:
-        status = capture.status or (refused.status if refused is not None else 0)
-        response_raw = b"".join(capture.chunks)
-        response_type = capture.content_type
-        if refused is not None and not response_raw:
-            response_raw = _refusal_body(refused)
-            response_type = "application/json"
         event = events.build(
             gate=gate,
             path_rest=path_rest,
@@ -134,16 +233,35 @@ async def _publish(
             request_raw=gate.request.body,
             response_raw=response_raw,
             response_type=response_type,
-            started=capture.started,
+            started=started,
             finished=finished_at,
             refusal_reason=getattr(refused, "reason", "") if refused is not None else "",
             masker=await _masker(gate.snapshot),
         )
-        event["skippedBefore"] = skipped
-        _outbox.setdefault(gate.snapshot.server_id, []).append(event)
-        _ensure_flusher()
+        event.update(extra, skippedBefore=skipped)
+        queue(gate.snapshot.server_id, event)
     except Exception:
         log.warning("live inspector: could not publish an event", exc_info=True)
+
+
+def queue(server_id: int, event: dict) -> None:
+    """Send `event` with the server's next batch (from the event loop)."""
+    _outbox.setdefault(server_id, []).append(event)
+    _ensure_flusher()
+
+
+def message_of(batch: list[dict]) -> bytes:
+    """What a socket sends its page, as published: the consumer forwards it as it is."""
+    return orjson.dumps({"type": "requests", "events": batch})
+
+
+def publish_now(server_id: int, event: dict) -> None:
+    """One event sent at once from synchronous code (the OAuth views' requests: a handful a
+    minute, not worth a batch)."""
+    try:
+        sync_client().publish(keys.inspector_events(server_id), message_of([event]))
+    except Exception:
+        log.warning("live inspector: could not send an event", exc_info=True)
 
 
 def _ensure_flusher() -> None:
@@ -154,9 +272,9 @@ def _ensure_flusher() -> None:
 
 
 async def _flush() -> None:
-    """Every FLUSH_SECONDS, one message per server with the events waiting; ends when none
+    """Every FLUSH_SECONDS, one PUBLISH per server with the events waiting; ends when none
     wait (nothing awaits between that check and the end, so no event is left behind)."""
-    layer = get_channel_layer()
+    redis = async_client()
     while True:
         await asyncio.sleep(FLUSH_SECONDS)
         if not _outbox:
@@ -165,16 +283,12 @@ async def _flush() -> None:
         _outbox.clear()
         for server_id, batch in batches.items():
             try:
-                await layer.group_send(
-                    group_name(server_id), {"type": "inspector.events", "events": batch}
-                )
+                await redis.publish(keys.inspector_events(server_id), message_of(batch))
             except Exception:
                 log.warning("live inspector: could not send %d events", len(batch), exc_info=True)
 
 
 def _refusal_body(refused) -> bytes:
-    import orjson
-
     return orjson.dumps({"jsonrpc": "2.0", "id": None, "error": refused.error.to_dict()})
 
 

@@ -19,9 +19,9 @@ def flag_key(slug: str) -> str:
     return keys.inspector_watched(slug)
 
 
-def group_name(server_id: int) -> str:
-    """The channel-layer group every web process sends a server's events to."""
-    return f"inspector.{server_id}"
+def events_channel(server_id: int) -> str:
+    """The pub/sub channel every web process publishes a server's events on."""
+    return keys.inspector_events(server_id)
 
 
 async def keep_alive(redis, slug: str) -> None:

@@ -217,14 +217,16 @@ class ClientRedirect(HttpResponse):
 def authorize(request):
     params = request.GET if request.method == "GET" else request.POST
     if request.method == "POST" and not same_origin(request):
-        return render(request, "oauth/error.html", {"error": "cross_origin_post"}, status=403)
+        response = render(request, "oauth/error.html", {"error": "cross_origin_post"}, status=403)
+        return refused(response, "cross_origin_post")
     try:
         pending = authorization_request_parse(params=params)
     except RedirectError as exc:
         return ClientRedirect(exc.location())
     except OAuthError as exc:
         context = {"error": exc.error, "description": exc.description}
-        return render(request, "oauth/error.html", context, status=400)
+        response = render(request, "oauth/error.html", context, status=400)
+        return refused(response, exc.error, exc.description)
     fields = _carried_fields(params)
     if not request.user.is_authenticated:
         # Also a consent POST whose session ended meanwhile: sign in again and see the same
@@ -245,7 +247,8 @@ def authorize(request):
     }
     # The one organization check of this view: only members can grant access to its servers.
     if not is_member(user=request.user, organization_id=server.organization_id):
-        return render(request, "oauth/not_member.html", context, status=403)
+        response = render(request, "oauth/not_member.html", context, status=403)
+        return refused(response, "not_member")
     token_ok = request.method == "POST" and consent_token_valid(
         token=request.POST.get("consent_token"), user=request.user, fields=fields
     )
@@ -270,6 +273,13 @@ def authorize(request):
     return ClientRedirect(
         redirect_with(pending.redirect_uri, {"code": code, "state": pending.state})
     )
+
+
+def refused(response, error: str, description: str = ""):
+    """An HTML refusal of the authorization page, with its reason kept on the response object
+    (never sent) for the server's live inspector (inspector/oauth_watch.py)."""
+    response.oauth_error = (error, description)
+    return response
 
 
 def same_origin(request) -> bool:

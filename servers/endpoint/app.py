@@ -117,7 +117,7 @@ class McpApp:
         req = HttpRequest(scope, receive)
         gate = Gate(req, match["slug"], match["version"])
         capture = inspector.Capture()
-        send = capture.wrap(send, gate)  # keeps the answer only while the inspector watches
+        send = capture.wrap(send, gate, rest)  # keeps the answer only while watched
         started = False
         refusal = None
 

@@ -68,15 +68,32 @@
     const status = cell(row, "", "Status");
     const badge = document.createElement("span");
     badge.className = "badge badge-" + event.outcome;
-    badge.textContent = event.status + " " + event.outcome.replace("_", " ");
+    // A stream shows when it opens and is updated in place when it closes.
+    const word = event.stream === "open" ? "streaming" : event.stream === "closed" ? "closed" : event.outcome.replace("_", " ");
+    badge.textContent = event.status + " " + word;
     status.appendChild(badge);
-    cell(row, event.latencyMs.toFixed(1) + " ms", "Latency", "nowrap");
-    cell(row, event.reason ? event.reasonText || event.reason : event.error || "", "Reason", "small");
+    if (event.stream) row.dataset.stream = event.stream;
+    const ms = event.latencyMs;
+    const latency = event.stream === "open" ? "opened in " + ms.toFixed(1) + " ms"
+      : event.stream === "closed" ? "open for " + (ms / 1000).toFixed(1) + " s" : ms.toFixed(1) + " ms";
+    cell(row, latency, "Latency", "nowrap");
+    let reason = event.reason ? event.reasonText || event.reason : event.error || "";
+    // OAuth refusals carry the authorization server's own description too.
+    if (event.reason && event.transport === "oauth" && event.error) reason += ": " + event.error;
+    cell(row, reason, "Reason", "small");
     row.hidden = !matches(event);
     return row;
   }
 
   function add(event) {
+    const known = events.findIndex(function (e) { return e.id === event.id; });
+    if (known >= 0) {
+      // The end of a stream already shown open: the same row, updated where it stands.
+      events[known] = event;
+      const old = tbody.querySelector('tr[data-event="' + event.id + '"]');
+      if (old) old.replaceWith(render(event));
+      return;
+    }
     events.push(event);
     tbody.insertBefore(render(event), tbody.firstChild);
     while (events.length > MAX_ROWS) {

@@ -162,3 +162,63 @@ def test_requests_served_by_another_web_process_appear_too(
     processes = {calls.nth(i).get_attribute("data-process") for i in range(2)}
     assert len(processes) == 2
     assert all(re.fullmatch(r".+:\d+", p) for p in processes)
+
+
+def test_a_stream_shows_when_it_opens_and_the_same_row_closes_when_it_ends(
+    watched, dashboard_server
+):
+    page, slug, _key, raw = watched
+    url = dashboard_server.mcp_url(slug)
+    with httpx2.Client(timeout=30) as http:
+        opened = http.post(
+            url,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "stream-watcher", "version": "1"},
+                },
+            },
+            headers={"authorization": f"Bearer {raw}", "accept": "application/json"},
+        )
+        headers = {
+            "authorization": f"Bearer {raw}",
+            "accept": "text/event-stream",
+            "mcp-session-id": opened.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-11-25",
+        }
+        with http.stream("GET", url, headers=headers) as stream:
+            assert stream.status_code == 200
+            row = page.locator("#inspector-rows tbody tr", has_text="GET stream")
+            expect(row).to_contain_text("200 streaming", timeout=2000)
+            expect(row).to_contain_text("stream-watcher 1")
+            expect(row).to_contain_text("opened in")
+    expect(row).to_contain_text("200 closed", timeout=10_000)
+    expect(row).to_contain_text("open for")
+    expect(page.locator("#inspector-rows tbody tr", has_text="GET stream")).to_have_count(1)
+
+
+def test_an_oauth_request_naming_the_server_appears_with_its_reason(watched, dashboard_server):
+    page, slug, _key, _raw = watched
+    refused = httpx2.post(
+        dashboard_server.url + "/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "client_id": "no-such-client",
+            "code": "gmcp-code-that-must-not-show",
+            "code_verifier": "a-verifier-that-must-not-show",
+            "resource": dashboard_server.mcp_url(slug),
+        },
+        timeout=10,
+    )
+    assert refused.status_code == 401
+    row = page.locator("#inspector-rows tbody tr", has_text="oauth/token")
+    expect(row).to_contain_text("401 refused", timeout=2000)
+    expect(row).to_contain_text("OAuth client unknown or its authentication failed")
+    expect(row).to_contain_text("Unknown client_id")
+    row.click()
+    expect(page.locator("#detail-request")).to_contain_text('"code_verifier": "[redacted]"')
+    assert "must-not-show" not in page.content()

@@ -2,12 +2,12 @@
 tests/accounts/test_role_matrix.py cannot reach): every member of the server's organization,
 whatever the role, may watch; a member of another organization, an anonymous visitor and a page
 of another site may not; an open socket keeps the server's watch flag alive and forwards its
-group's events, pause and resume included."""
+server's events, pause and resume included."""
 
 import asyncio
 
+import orjson
 import pytest
-from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
@@ -15,7 +15,8 @@ from accounts.models import ApiKey, Membership, User
 from getmcp.asgi import application
 from infra.redis import async_client
 from inspector.consumers import CLOSE_REFUSED
-from inspector.watch import flag_key, group_name
+from inspector.publish import message_of
+from inspector.watch import REFRESH_SECONDS, events_channel, flag_key
 from servers.definition import import_definition
 from tests.servers.endpoint.conftest import server_definition
 
@@ -94,14 +95,15 @@ async def test_a_page_of_another_site_cannot_open_the_socket_with_a_members_sess
     assert not connected
 
 
-async def test_an_open_socket_forwards_its_groups_events_until_paused(people):
+async def test_an_open_socket_forwards_its_servers_events_until_paused(people):
     server, cookies = people
     communicator = socket(server.slug, cookies["viewer"])
     assert (await communicator.connect(timeout=5))[0]
     await communicator.receive_json_from(timeout=5)
-    layer = get_channel_layer()
+    redis = async_client()
     event = {"id": "e1", "method": "tools/call", "taskId": ""}
-    await layer.group_send(group_name(server.pk), {"type": "inspector.events", "events": [event]})
+    channel = events_channel(server.pk)
+    await redis.publish(channel, message_of([event]))
     assert await communicator.receive_json_from(timeout=5) == {
         "type": "requests",
         "events": [event],
@@ -109,31 +111,27 @@ async def test_an_open_socket_forwards_its_groups_events_until_paused(people):
 
     await communicator.send_json_to({"type": "pause"})
     await asyncio.sleep(0.2)
-    await layer.group_send(group_name(server.pk), {"type": "inspector.events", "events": [event]})
+    await redis.publish(channel, message_of([event]))
     assert await communicator.receive_nothing(timeout=0.5)
     await communicator.send_json_to({"type": "resume"})
     await asyncio.sleep(0.2)
-    await layer.group_send(group_name(server.pk), {"type": "inspector.events", "events": [event]})
+    await redis.publish(channel, message_of([event]))
     assert (await communicator.receive_json_from(timeout=5))["type"] == "requests"
     await communicator.disconnect()
 
 
 async def test_a_call_that_became_a_task_is_followed_with_its_progress_and_end(people):
-    import orjson
-
-    from mcptasks.events import events_channel
+    from mcptasks.events import events_channel as task_channel
 
     server, cookies = people
     communicator = socket(server.slug, cookies["member"])
     assert (await communicator.connect(timeout=5))[0]
     await communicator.receive_json_from(timeout=5)
     event = {"id": "e2", "method": "tools/call", "taskId": "task-under-watch"}
-    await get_channel_layer().group_send(
-        group_name(server.pk), {"type": "inspector.events", "events": [event]}
-    )
+    await async_client().publish(events_channel(server.pk), message_of([event]))
     assert (await communicator.receive_json_from(timeout=5))["type"] == "requests"
     redis = async_client()
-    channel = events_channel("task-under-watch")
+    channel = task_channel("task-under-watch")
     for _ in range(50):  # until the consumer has subscribed
         if (await redis.pubsub_numsub(channel))[0][1]:
             break
@@ -157,4 +155,36 @@ async def test_a_call_that_became_a_task_is_followed_with_its_progress_and_end(p
     await redis.publish(channel, orjson.dumps(done))
     update = await communicator.receive_json_from(timeout=5)
     assert (update["kind"], update["status"]) == ("status", "completed")
+    await communicator.disconnect()
+
+
+@pytest.mark.parametrize("change", ["removed from the organization", "signed out"])
+async def test_an_open_socket_closes_once_its_person_may_no_longer_watch(change, people, committed):
+    from django.contrib.sessions.models import Session
+
+    server, cookies = people
+    communicator = socket(server.slug, cookies["member"])
+    assert (await communicator.connect(timeout=5))[0]
+    await communicator.receive_json_from(timeout=5)
+
+    def revoke():
+        if change == "signed out":
+            Session.objects.filter(session_key=cookies["member"]).delete()
+        else:
+            Membership.objects.filter(
+                organization=server.organization, user__email__startswith="member-"
+            ).delete()
+
+    await asyncio.to_thread(committed, revoke)
+    closed = await communicator.receive_output(timeout=REFRESH_SECONDS * 3)
+    assert closed == {"type": "websocket.close", "code": CLOSE_REFUSED}
+    await communicator.disconnect()
+
+
+async def test_an_open_socket_of_a_person_still_allowed_stays_open(people):
+    server, cookies = people
+    communicator = socket(server.slug, cookies["viewer"])
+    assert (await communicator.connect(timeout=5))[0]
+    await communicator.receive_json_from(timeout=5)
+    assert await communicator.receive_nothing(timeout=REFRESH_SECONDS * 2 + 0.5)
     await communicator.disconnect()

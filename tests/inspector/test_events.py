@@ -85,3 +85,21 @@ def test_the_event_budget_counts_what_it_skips_and_says_so_on_the_next_event(mon
     now[0] = 101.0
     assert budget.take(1, 2) == 3
     assert budget.take(1, 2) == 0
+
+
+def test_every_credential_form_the_call_log_hides_is_hidden_from_events_too():
+    # Events skip the scrubbing expression when no credential marker is present: each form
+    # the expression knows must still be found.
+    event = {
+        "a": "key gmcp_Abcdef0123456789 here",
+        "b": "token gmcp_at_Abcdef0123456789",
+        "c": "personal gpat_Abcdef0123456789",
+        "d": "Bearer abcdef.0123456789",
+        "e": "Basic dXNlcjpwYXNzd29yZA==",
+        "f": "x" * 3000 + " gmcp_LongTextKey0123456789",
+    }
+    shown = orjson.dumps(masked(event, None)).decode()
+    for secret in ("Abcdef0123456789", "abcdef.0123456789", "dXNlcjpwYXNzd29yZA", "LongTextKey"):
+        assert secret not in shown
+    untouched = {"text": "nothing secret in here", "n": 3}
+    assert masked(untouched, None) == untouched

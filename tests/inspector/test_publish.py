@@ -4,12 +4,12 @@ none while nobody watches; refusals carry the reason the gate decided."""
 import asyncio
 
 import httpx2
+import orjson
 import pytest
-from channels.layers import get_channel_layer
 
 from getmcp.asgi import application
 from infra.redis import async_client
-from inspector.watch import flag_key, group_name
+from inspector.watch import events_channel, flag_key
 
 INIT = {
     "jsonrpc": "2.0",
@@ -42,45 +42,52 @@ def headers_for(raw=None, **extra):
     return headers
 
 
-async def next_event(layer, channel, timeout=3.0) -> dict:
-    message = await asyncio.wait_for(layer.receive(channel), timeout)
-    assert message["type"] == "inspector.events"
-    (event,) = message["events"]
+async def next_event(pubsub, _unused, timeout=3.0) -> dict:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        left = deadline - asyncio.get_running_loop().time()
+        if left <= 0:
+            raise TimeoutError
+        message = await pubsub.get_message(timeout=left)
+        if message is not None and message["type"] == "message":
+            break
+    batch = orjson.loads(message["data"])
+    assert batch["type"] == "requests"
+    (event,) = batch["events"]
     return event
 
 
 @pytest.fixture
 async def listening(tenant, django_db_blocker):
-    """A channel in the tenant's inspector group (what a consumer joins), and an HTTP client
-    on the ASGI application in this process."""
-    layer = get_channel_layer()
-    channel = await layer.new_channel()
-    await layer.group_add(group_name(tenant.server.pk), channel)
+    """A subscriber on the tenant's inspector channel (what a consumer listens to), and an HTTP
+    client on the ASGI application in this process."""
+    pubsub = async_client().pubsub()
+    await pubsub.subscribe(events_channel(tenant.server.pk))
     transport = httpx2.ASGITransport(app=application)
     with django_db_blocker.unblock():
         async with httpx2.AsyncClient(transport=transport, base_url="http://localhost") as http:
-            yield layer, channel, http
-    await layer.group_discard(group_name(tenant.server.pk), channel)
+            yield pubsub, None, http
+    await pubsub.aclose()
     await async_client().delete(flag_key(tenant.slug))
 
 
 async def test_nothing_is_published_while_nobody_watches(tenant, listening):
-    layer, channel, http = listening
+    pubsub, channel, http = listening
     await async_client().delete(flag_key(tenant.slug))
     answered = await http.post(f"/mcp/{tenant.slug}", json=INIT, headers=headers_for(tenant.raw))
     assert answered.status_code == 200
     with pytest.raises(TimeoutError):
-        await next_event(layer, channel, timeout=0.7)
+        await next_event(pubsub, channel, timeout=0.7)
 
 
 async def test_a_watched_call_is_published_with_its_client_and_redacted_arguments(
     tenant, listening
 ):
-    layer, channel, http = listening
+    pubsub, channel, http = listening
     await async_client().set(flag_key(tenant.slug), b"1", ex=10)
     url = f"/mcp/{tenant.slug}"
     started = await http.post(url, json=INIT, headers=headers_for(tenant.raw))
-    init_event = await next_event(layer, channel)
+    init_event = await next_event(pubsub, channel)
     assert init_event["method"] == "initialize"
     assert init_event["client"]["name"] == "inspected-client"
     assert init_event["revision"] == "2025-11-25"
@@ -93,7 +100,7 @@ async def test_a_watched_call_is_published_with_its_client_and_redacted_argument
     )
     answered = await http.post(url, json=CALL, headers=headers)
     assert answered.status_code == 200
-    event = await next_event(layer, channel)
+    event = await next_event(pubsub, channel)
     assert (event["method"], event["target"], event["status"], event["outcome"]) == (
         "tools/call",
         "echo",
@@ -117,12 +124,12 @@ async def test_a_watched_call_is_published_with_its_client_and_redacted_argument
 
 
 async def test_a_revoked_key_is_published_with_its_reason(tenant, listening, committed):
-    layer, channel, http = listening
+    pubsub, channel, http = listening
     await async_client().set(flag_key(tenant.slug), b"1", ex=10)
     await asyncio.to_thread(committed, tenant.key.revoke)
     answered = await http.post(f"/mcp/{tenant.slug}", json=INIT, headers=headers_for(tenant.raw))
     assert answered.status_code == 401
-    event = await next_event(layer, channel)
+    event = await next_event(pubsub, channel)
     assert (event["status"], event["outcome"], event["reason"]) == (401, "refused", "revoked_key")
     assert event["reasonText"] == "API key or access token revoked or expired"
 
@@ -130,21 +137,21 @@ async def test_a_revoked_key_is_published_with_its_reason(tenant, listening, com
 async def test_refusals_name_the_key_of_another_organization_and_a_refused_origin(
     tenant, outsider_tenant, listening
 ):
-    layer, channel, http = listening
+    pubsub, channel, http = listening
     await async_client().set(flag_key(tenant.slug), b"1", ex=10)
     url = f"/mcp/{tenant.slug}"
     answered = await http.post(url, json=INIT, headers=headers_for(outsider_tenant.raw))
     assert answered.status_code == 404
-    assert (await next_event(layer, channel))["reason"] == "key_of_other_organization"
+    assert (await next_event(pubsub, channel))["reason"] == "key_of_other_organization"
     answered = await http.post(
         url, json=INIT, headers=headers_for(tenant.raw, origin="https://evil.example")
     )
     assert answered.status_code == 403
-    assert (await next_event(layer, channel))["reason"] == "origin_refused"
+    assert (await next_event(pubsub, channel))["reason"] == "origin_refused"
     answered = await http.post(url, json=INIT, headers=headers_for())
-    assert (await next_event(layer, channel))["reason"] == "missing_key"
+    assert (await next_event(pubsub, channel))["reason"] == "missing_key"
     answered = await http.post(
         url, json=CALL, headers=headers_for(tenant.raw, **{"mcp-session-id": "nope"})
     )
     assert answered.status_code == 404
-    assert (await next_event(layer, channel))["reason"] == "missing_session"
+    assert (await next_event(pubsub, channel))["reason"] == "missing_session"
