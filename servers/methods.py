@@ -121,7 +121,7 @@ async def resources_templates_list(snapshot, params, ctx) -> dict:
 
 
 def _not_found(uri: str, ctx) -> McpError:
-    version = getattr(ctx, "protocol_version", "") or ""
+    version = ctx.protocol_version
     code = (
         INVALID_PARAMS
         if versions.missing_resource_is_invalid_params(version)

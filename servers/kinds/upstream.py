@@ -117,7 +117,7 @@ async def call(compiled: UpstreamTool, arguments: dict, ctx) -> dict:
     )
     from ..upstream.tasks import schedule_refresh
 
-    upstream = await upstream_for(compiled, test=bool(getattr(ctx, "use_test_secrets", False)))
+    upstream = await upstream_for(compiled, test=ctx.use_test_secrets)
 
     async def tools_changed():
         schedule_refresh(compiled.server_id)

@@ -80,7 +80,7 @@ async def get(compiled: UpstreamPrompt, arguments: dict, ctx) -> dict:
     from ..upstream.connection import UpstreamRequestFailed, UpstreamUnreachable
     from ..upstream.relay import get_prompt
 
-    test = bool(getattr(ctx, "use_test_secrets", False))
+    test = ctx.use_test_secrets
     try:
         upstream = await upstream_kind.upstream_for(compiled, test=test, timeout=compiled.timeout)
     except ToolError as exc:  # a secret the headers name is not set

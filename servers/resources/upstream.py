@@ -71,7 +71,7 @@ async def read(compiled: UpstreamResource, uri: str, ctx) -> list[dict]:
     from ..upstream.connection import UpstreamRequestFailed, UpstreamUnreachable
     from ..upstream.relay import read_resource
 
-    test = bool(getattr(ctx, "use_test_secrets", False))
+    test = ctx.use_test_secrets
     try:
         upstream = await upstream_kind.upstream_for(compiled, test=test, timeout=compiled.timeout)
     except ToolError as exc:  # a secret the headers name is not set

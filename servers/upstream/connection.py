@@ -89,7 +89,7 @@ class Relay:
         self._requests = 0
 
     def _can(self, capability: str) -> bool:
-        return capability in (getattr(self.ctx, "client_capabilities", None) or {})
+        return capability in self.ctx.client_capabilities
 
     async def _ask(self, method: str, params: dict, result_type):
         self._requests += 1

@@ -139,7 +139,7 @@ class Host:
 
     def _trace(self, request: dict, response, error: str | None) -> None:
         """The exchange as a test run shows it (the same shape as the http kind's)."""
-        records = getattr(self.ctx, "http_trace", None)
+        records = self.ctx.http_trace
         if records is None:
             return
         record = {"request": self.masker.mask_data(request)}

@@ -34,7 +34,7 @@ async def _secrets(tool, ctx) -> dict:
     if tool.organization_id is None or not tool.secret_names:
         return {}
     values = await asecrets_for(
-        tool.organization_id, tool.server_id, test=bool(getattr(ctx, "use_test_secrets", False))
+        tool.organization_id, tool.server_id, test=ctx.use_test_secrets
     )
     missing = sorted(tool.secret_names - set(values))
     if missing:
@@ -49,9 +49,9 @@ async def _secrets(tool, ctx) -> dict:
 def _info(tool, ctx) -> dict:
     return {
         "tool": tool.name,
-        "protocolVersion": getattr(ctx, "protocol_version", None),
-        "client": getattr(ctx, "client_info", None),
-        "isTest": bool(getattr(ctx, "use_test_secrets", False)),
+        "protocolVersion": ctx.protocol_version,
+        "client": ctx.client_info,
+        "isTest": ctx.use_test_secrets,
         "outputBytes": tool.limits.output_bytes,
     }
 
@@ -67,7 +67,7 @@ async def run(tool, arguments: dict, ctx) -> dict:
     except ToolError as exc:
         raise ToolError(masker.mask(exc.message), exc.structured_content) from None
     finally:
-        printed = getattr(ctx, "printed", None)
+        printed = ctx.printed
         if printed is not None:
             printed.extend(
                 {"stream": stream, "text": masker.mask(text)}

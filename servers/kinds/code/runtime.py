@@ -97,7 +97,7 @@ class Run:
         self.spent = 0.0  # wall time so far, time waiting for the client excluded
         self.session = None
         self.prints = CollectStreams(max_bytes=tool.limits.output_bytes)
-        self.trace = getattr(ctx, "host_calls", None)
+        self.trace = ctx.host_calls
 
     def wall_left(self) -> float:
         return self.limits.wall_seconds - self.spent

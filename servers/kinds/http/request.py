@@ -188,7 +188,7 @@ def _merge(base: dict, extra: dict) -> dict:
 
 
 def forward_client_headers(tool: HttpTool, outbound: Outbound, ctx) -> None:
-    inbound = getattr(ctx, "client_headers", None) or {}
+    inbound = ctx.client_headers
     for forward in tool.forwards:
         value = inbound.get(forward.source)
         if value:

@@ -75,7 +75,7 @@ class _Trace:
     """What a test run shows; a no-op unless the context asks for it (ctx.http_trace)."""
 
     def __init__(self, ctx):
-        self.records = getattr(ctx, "http_trace", None)
+        self.records = ctx.http_trace
 
     def add(self, record: dict) -> None:
         if self.records is not None:
@@ -180,7 +180,7 @@ def _from_cache(raw: bytes) -> GuardedResponse:
 
 async def fetch(tool: HttpTool, arguments: dict, variables: dict, ctx):
     """Send the tool's request (auth, forwarding, cache, retries); returns (response, masker)."""
-    test = bool(getattr(ctx, "use_test_secrets", False))
+    test = ctx.use_test_secrets
     secrets = await _secrets(tool, test)
     variables = {**variables, "secrets": secrets}
     outbound = build_request(tool, arguments, variables)
@@ -291,11 +291,7 @@ async def _send_with_retries(tool, outbound, variables, masker, trace, ctx, test
 
 
 async def _pause(ctx, seconds: float) -> None:
-    sleep = getattr(ctx, "sleep", None)
-    if sleep is None:
-        await asyncio.sleep(seconds)
-    else:
-        await sleep(seconds)
+    await ctx.sleep(seconds)
 
 
 def _is_json(content_type: str) -> bool:

@@ -76,9 +76,7 @@ def _validate_reconnect(body, path):
 async def _run_reconnect(step, variables, ctx):
     # Only a session-era client of 2025-11-25 or later can resume a stream; elsewhere the step
     # is a no-op and the call simply goes on.
-    disconnect = getattr(ctx, "disconnect", None)
-    if disconnect is not None:
-        await disconnect(int(step.render(variables).get("retryMs", 1000)))
+    await ctx.disconnect(int(step.render(variables).get("retryMs", 1000)))
 
 
 # -- elicit, sample, roots: requests to the client --------------------------------------------------
@@ -219,9 +217,8 @@ def _validate_task(body, path):
 
 
 async def _run_task(step, variables, ctx):
-    start = getattr(ctx, "start_task", None)
-    if start is not None:
-        start()
+    if ctx.start_task is not None:
+        ctx.start_task()
 
 
 # The step types of this module, as the table in __init__.py lists them.
