@@ -31,6 +31,6 @@ class PersonalTokenAuthentication(authentication.BaseAuthentication):
         token.touch()
         return token.user, token
 
-    def authenticate_header(self, request):
+    def authenticate_header(self, request) -> str:
         # Makes unauthenticated requests 401 (with this challenge) instead of 403.
         return 'Token realm="api"'

@@ -24,14 +24,14 @@ class PolicyPermission(permissions.BasePermission):
     (a server's parts and versions), and again on the object (get_object) for detail routes.
     Outsiders get 404 (policy.NotFound), members whose role is too low 403."""
 
-    def has_permission(self, request, view):
+    def has_permission(self, request, view) -> bool:
         action = view.policy_action()
         org = view.policy_organization()
         if action is not None and org is not None:
             policy.require(user=request.user, org=org, action=action)
         return True
 
-    def has_object_permission(self, request, view, obj):
+    def has_object_permission(self, request, view, obj) -> bool:
         action = view.policy_action()
         if action is not None:
             org = view.policy_object_organization(obj)
@@ -88,7 +88,7 @@ class OrganizationCreateMixin:
     """First in a viewset's bases (DRF's CreateModelMixin would otherwise win the MRO): the
     organization a create names in its body is checked once the body is validated."""
 
-    def perform_create(self, serializer):
+    def perform_create(self, serializer) -> None:
         self.policy_require_for(serializer.validated_data["organization"])
         serializer.save()
 

@@ -28,7 +28,7 @@ from .wire import is_extension_era
 
 
 class TaskContext(RequestContext):
-    def __init__(self, task, redis, park_request, settle_request):
+    def __init__(self, task, redis, park_request, settle_request) -> None:
         self.task_id = task.id
         self.protocol_version = task.protocol_version
         self.client_capabilities = task.client_capabilities or {}

@@ -46,7 +46,7 @@ class CallCsvView(ApiView):
 
     renderer_classes = [renderers.JSONRenderer]
 
-    def perform_content_negotiation(self, request, force=False):
+    def perform_content_negotiation(self, request, force: bool = False):
         # Errors come back as JSON whatever the client asked for.
         return super().perform_content_negotiation(request, force=True)
 

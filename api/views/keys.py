@@ -55,7 +55,7 @@ class KeyViewSet(
         key = serializer.instance
         return Response(NewApiKeySerializer(key, context=self.get_serializer_context()).data, 201)
 
-    def perform_destroy(self, key):
+    def perform_destroy(self, key) -> None:
         key.revoke()
 
 
@@ -83,5 +83,5 @@ class TokenViewSet(
         token = serializer.save()
         return Response(NewTokenSerializer(token).data, status=status.HTTP_201_CREATED)
 
-    def perform_destroy(self, token):
+    def perform_destroy(self, token) -> None:
         token.revoke()

@@ -46,7 +46,7 @@ class SecretForm(forms.Form):
         help_text="A server's own secret wins over an organization-wide one of the same name.",
     )
 
-    def __init__(self, *args, organization, **kwargs):
+    def __init__(self, *args, organization, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["server"].queryset = organization.servers.order_by("name")
 

@@ -11,6 +11,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from cachetools import LRUCache
 from django.conf import settings
@@ -33,7 +34,7 @@ class Credential:
     key_id: int | None
     organization_id: int | None
     name: str
-    server_ids: frozenset
+    server_ids: frozenset[str]
     expires_at: float | None
     revoked: bool
     generation: str
@@ -42,10 +43,10 @@ class Credential:
     user_id: int | None = None
     client_name: str = ""
     audience_server_id: int | None = None
-    scopes: frozenset = frozenset()
+    scopes: frozenset[str] = frozenset()
     # Governance, compiled once per load: per-server access limits (servers/access.py), the
     # role of the member behind the key or grant, and its call limits (servers/quotas.py).
-    access: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    access: MappingProxyType[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     role: str = ""
     limits: Limits = NO_LIMITS
 
@@ -73,7 +74,7 @@ class KeyCache:
     A lock, because `servers.invalidation` drops entries from its own thread while requests
     read them (a read reorders the LRU; uncontended, the lock costs well under a microsecond)."""
 
-    def __init__(self, size: int | None = None):
+    def __init__(self, size: int | None = None) -> None:
         self.size = size or settings.KEY_CACHE_SIZE
         self._lock = threading.Lock()
         self._known: LRUCache[str, Credential] = LRUCache(self.size)

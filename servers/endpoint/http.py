@@ -1,6 +1,7 @@
 """Minimal ASGI request/response helpers for the hot path (no Django request objects here)."""
 
 import asyncio
+from typing import Any
 from urllib.parse import parse_qs
 
 from django.conf import settings
@@ -17,14 +18,14 @@ class BodyTimeout(Exception):
     client must not hold a connection and a request slot for ever)."""
 
 
-def rpc_error(code: int, message: str) -> dict:
+def rpc_error(code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
 
 
 class HttpRequest:
     __slots__ = ("scope", "receive", "method", "path", "headers", "_query", "body")
 
-    def __init__(self, scope, receive):
+    def __init__(self, scope, receive) -> None:
         self.scope = scope
         self.receive = receive
         self.method = scope["method"]

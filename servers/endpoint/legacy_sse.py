@@ -2,6 +2,8 @@
 endpoint for POSTs; every answer goes out on that session's stream (and, as the seed documents
 show, in the POST's own body too)."""
 
+from typing import Any
+
 import orjson
 
 from infra import keys as rkeys
@@ -129,20 +131,20 @@ async def charge_on_stream(gate: Gate, message) -> None:
         raise
 
 
-async def reply_on_stream(gate: Gate, message: Request, writer) -> dict | None:
+async def reply_on_stream(gate: Gate, message: Request, writer) -> dict[str, Any] | None:
     reply = await answer(gate, message, writer)
     if reply is not None:
         await writer.emit(reply)
     return reply
 
 
-async def answer(gate: Gate, request: Request, writer) -> dict | None:
+async def answer(gate: Gate, request: Request, writer) -> dict[str, Any] | None:
     if request.method == "initialize":
         return await initialize(gate, request)
     return await streamable.answer(gate, request, gate.context(request, writer=writer))
 
 
-async def initialize(gate: Gate, request: Request) -> dict:
+async def initialize(gate: Gate, request: Request) -> dict[str, Any]:
     """The session was made when the stream opened; initialize fills in what the client said."""
     version, capabilities, client_info = streamable.read_initialize(request.params)
     mapping = {"v": version, "caps": orjson.dumps(capabilities)}

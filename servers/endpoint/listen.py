@@ -8,6 +8,7 @@ reach every listener on any worker through the server's Redis pub/sub channel
 
 import asyncio
 import time
+from typing import Any
 
 import orjson
 from django.conf import settings
@@ -47,9 +48,9 @@ def _capable(capabilities, path) -> bool:
     return isinstance(section, dict) and bool(section.get(path[1]))
 
 
-def honoured_filter(requested: dict, capabilities) -> dict:
+def honoured_filter(requested: dict[str, Any], capabilities) -> dict[str, Any]:
     """The subset of a listen filter this server delivers; raises -32602 for a malformed one."""
-    honoured: dict = {}
+    honoured: dict[str, Any] = {}
     for flag, (capability, _method) in LIST_FLAGS.items():
         value = requested.get(flag)
         if value is None:
@@ -69,13 +70,13 @@ def honoured_filter(requested: dict, capabilities) -> dict:
     return honoured
 
 
-def wanted(honoured: dict, method: str, params: dict) -> bool:
+def wanted(honoured: dict[str, Any], method: str, params: dict[str, Any]) -> bool:
     if method == RESOURCE_UPDATED:
         return params.get("uri") in honoured.get("resourceSubscriptions", ())
     return any(honoured.get(flag) and method == listed for flag, (_c, listed) in LIST_FLAGS.items())
 
 
-def tagged(method: str, params: dict | None, subscription_id) -> dict:
+def tagged(method: str, params: dict[str, Any] | None, subscription_id) -> dict[str, Any]:
     params = dict(params or {})
     params["_meta"] = {**(params.get("_meta") or {}), SUBSCRIPTION_ID: subscription_id}
     return notification_message(method, params)
@@ -147,10 +148,10 @@ async def serve(gate, send, request: Request) -> None:
         )
 
 
-async def _follow(gate, send, request: Request, honoured: dict, task_ids, slot) -> None:
+async def _follow(gate, send, request: Request, honoured: dict[str, Any], task_ids, slot) -> None:
     headers = gate.cors_headers()
     # On the process's one subscriber (infra/hub.py), not a connection of its own.
-    inbox: asyncio.Queue = asyncio.Queue()
+    inbox: asyncio.Queue[Any] = asyncio.Queue()
     subscription = await hub().listen(
         [rkeys.server_events(gate.snapshot.server_id), *tasks.task_channels(task_ids)],
         lambda _channel, data: inbox.put_nowait(data),

@@ -2,6 +2,7 @@
 
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 from django.conf import settings
@@ -15,12 +16,12 @@ class Session:
     server_id: int
     credential: str
     protocol_version: str
-    capabilities: dict
-    client_info: dict | None
+    capabilities: dict[str, Any]
+    client_info: dict[str, Any] | None
     log_level: str | None
 
     @classmethod
-    def from_hash(cls, sid: str, data: dict) -> "Session | None":
+    def from_hash(cls, sid: str, data: dict[str, Any]) -> "Session | None":
         if not data:
             return None
         level = data.get(b"lvl")
@@ -47,8 +48,8 @@ async def create(
     server_id: int,
     credential: str,
     protocol_version: str,
-    capabilities: dict,
-    client_info: dict | None,
+    capabilities: dict[str, Any],
+    client_info: dict[str, Any] | None,
 ) -> Session:
     sid = new_session_id()
     mapping = {

@@ -6,6 +6,7 @@ puts together are the stateless/ package."""
 import asyncio
 import logging
 import time
+from typing import Any
 
 from django.conf import settings
 
@@ -151,5 +152,5 @@ async def run_until_done_or_gone(gate, request, envelope, handler, responder: Re
         calllog.record(gate, request.method, request.params, reply, started, **_who(envelope))
 
 
-def _who(envelope: Envelope) -> dict:
+def _who(envelope: Envelope) -> dict[str, Any]:
     return {"client_info": envelope.client_info}

@@ -4,6 +4,7 @@
 import asyncio
 import logging
 import time
+from typing import Any
 
 import orjson
 from django.conf import settings
@@ -33,7 +34,7 @@ log = logging.getLogger(__name__)
 SESSION_METHODS = {"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
 
 
-def error_body(error: McpError, request_id=None) -> dict:
+def error_body(error: McpError, request_id=None) -> dict[str, Any]:
     return error_message(request_id if request_id is not None else error.request_id, error)
 
 
@@ -158,7 +159,7 @@ async def handle_post(gate: Gate, send) -> None:
     await handle_request(gate, send, parsed)
 
 
-def read_initialize(params: dict) -> tuple[str, dict, dict | None]:
+def read_initialize(params: dict[str, Any]) -> tuple[str, dict[str, Any], dict | None]:
     """The negotiated version, client capabilities and clientInfo of an initialize request."""
     requested = params.get("protocolVersion")
     version = versions.negotiate(requested if isinstance(requested, str) else None)
@@ -171,7 +172,7 @@ def read_initialize(params: dict) -> tuple[str, dict, dict | None]:
     )
 
 
-def initialize_result(snapshot, version: str) -> dict:
+def initialize_result(snapshot, version: str) -> dict[str, Any]:
     result = {
         "protocolVersion": version,
         "capabilities": tasks.session_capabilities(snapshot, version),
@@ -250,14 +251,14 @@ def wants_stream(gate: Gate, request: Request) -> bool:
     )
 
 
-async def run_method(gate: Gate, request: Request, ctx) -> dict:
+async def run_method(gate: Gate, request: Request, ctx) -> dict[str, Any]:
     handler = dispatch.SESSION.get(request.method)
     if handler is None:
         raise errors.method_not_found(request.method)
     return await handler(gate, request, ctx)
 
 
-async def answer(gate: Gate, request: Request, ctx) -> dict | None:
+async def answer(gate: Gate, request: Request, ctx) -> dict[str, Any] | None:
     """The JSON-RPC response for a request (None when it was cancelled), logged as a call."""
     started = time.perf_counter()
     try:
@@ -287,7 +288,7 @@ async def handle_request(gate: Gate, send, request: Request) -> None:
     writer = streams.StreamWriter(gate.redis, gate.session.sid, streams.new_stream_name())
     ctx = gate.context(request, writer=writer)
 
-    async def run():
+    async def run() -> None:
         message = await answer(gate, request, ctx)
         if message is None:
             await writer.close_without_response()

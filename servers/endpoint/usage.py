@@ -4,13 +4,14 @@ hot path adds no round trip; accounts.tasks.flush_key_usage moves them into Post
 import asyncio
 import contextlib
 import time
+from typing import Any
 
 from infra import keys as rkeys
 from infra.redis import async_client
 
 FLUSH_SECONDS = 5.0
 _pending: dict[tuple[str, int], int] = {}
-_flusher: asyncio.Task | None = None
+_flusher: asyncio.Task[Any] | None = None
 
 
 def touch(key_id: int, hash_key: str = rkeys.KEY_USAGE) -> None:

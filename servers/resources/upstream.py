@@ -21,6 +21,7 @@ messages. Contents the upstream returns under its uri are returned under ours.
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import INTERNAL_ERROR, McpError, ToolError
 
 from ..kinds import upstream as upstream_kind
@@ -67,7 +68,7 @@ def _failure(uri: str, reason: str) -> McpError:
     return McpError(INTERNAL_ERROR, f"Resource {uri} could not be read: {reason}", {"uri": uri})
 
 
-async def read(compiled: UpstreamResource, uri: str, ctx) -> list[dict]:
+async def read(compiled: UpstreamResource, uri: str, ctx: RequestContext) -> list[dict]:
     from ..upstream.connection import UpstreamRequestFailed, UpstreamUnreachable
     from ..upstream.relay import read_resource
 

@@ -10,6 +10,7 @@ import logging
 
 from jsonschema import Draft202012Validator
 
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import INVALID_PARAMS, InputRequired, McpError
 from servers.methods import call_method
 
@@ -90,7 +91,7 @@ def _format_errors(errors: list[dict]) -> str:
     )
 
 
-async def execute(snapshot, body, ctx) -> tuple[int, dict]:
+async def execute(snapshot, body, ctx: RequestContext) -> tuple[int, dict]:
     """Run `body.action` with `body.request` on this snapshot (already the requested version)."""
     if not isinstance(body, dict):
         return error(SCHEMA_ERROR, "The request body must be a JSON object")

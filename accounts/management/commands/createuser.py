@@ -12,7 +12,7 @@ from accounts.models import User
 class Command(BaseCommand):
     help = "Create a user (email login) with their personal organization."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser) -> None:
         parser.add_argument("email")
         parser.add_argument(
             "--password-env",

@@ -10,7 +10,7 @@ from servers.definition import DefinitionError
 class Command(BaseCommand):
     help = "First-run set-up: a demo user, the example servers and an API key (idempotent)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser) -> None:
         parser.add_argument("--email", default="demo@getmcp.local")
         parser.add_argument(
             "--password-env",
