@@ -11,10 +11,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 from cachetools import LRUCache
 from django.conf import settings
+from redis.asyncio import Redis
 
 from accounts.models import ApiKey, Membership, digest_key
 from infra import keys as rkeys
@@ -34,7 +35,7 @@ class Credential:
     key_id: int | None
     organization_id: int | None
     name: str
-    server_ids: frozenset[str]
+    server_ids: frozenset[int]
     expires_at: float | None
     revoked: bool
     generation: str
@@ -128,7 +129,10 @@ def _load(digest: str, generation: str) -> Credential | None:
     from oauth.access import load_access_token
 
     if digest.startswith(OAUTH_DIGEST_MARK):
-        return load_access_token(digest[len(OAUTH_DIGEST_MARK) :], generation, Credential)
+        token: Credential | None = load_access_token(
+            digest[len(OAUTH_DIGEST_MARK) :], generation, Credential
+        )
+        return token
     key = ApiKey.objects.filter(digest=digest).first()
     if key is None:
         return None
@@ -154,13 +158,16 @@ def _load(digest: str, generation: str) -> Credential | None:
     )
 
 
-async def load_credential(redis, digest: str) -> Credential | None:
+async def load_credential(redis: Redis, digest: str) -> Credential | None:
     """Cache miss: read the generation before the row, so a change racing the load invalidates it."""
     if cache.is_unknown(digest):
         return None
     generation = await redis.get(rkeys.key_generation(generation_digest(digest)))
     epoch = invalidation.epoch()
-    credential = await run_db(_load, digest, generation.decode() if generation else "0")
+    generation = cast(bytes | None, generation)
+    credential: Credential | None = await run_db(
+        _load, digest, generation.decode() if generation else "0"
+    )
     if invalidation.still_current(epoch):
         cache.put(digest, credential)
     return credential

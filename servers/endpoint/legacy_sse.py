@@ -18,6 +18,7 @@ from mcp_protocol.jsonrpc import (
     result_message,
 )
 from observability import tracing
+from servers.endpoint.http import Send
 
 from ..agents import routing as agents_routing
 from . import sessions, stream_limits, streamable, streams
@@ -27,7 +28,7 @@ from .http import BodyTooLarge, respond, respond_json
 LEGACY_VERSION = "2024-11-05"
 
 
-async def handle_stream(gate: Gate, send) -> None:
+async def handle_stream(gate: Gate, send: Send) -> None:
     if not gate.request.accepts("text/event-stream"):
         await respond_json(send, 406, {"error": "Accept: text/event-stream is required"})
         return
@@ -35,7 +36,7 @@ async def handle_stream(gate: Gate, send) -> None:
         await _serve_stream(gate, send, slot)
 
 
-async def _serve_stream(gate: Gate, send, slot) -> None:
+async def _serve_stream(gate: Gate, send: Send, slot) -> None:
     session = await sessions.create(
         gate.redis,
         server_id=gate.snapshot.server_id,
@@ -71,7 +72,7 @@ async def _serve_stream(gate: Gate, send, slot) -> None:
         await sessions.end(gate.redis, session)
 
 
-async def handle_message(gate: Gate, send) -> None:
+async def handle_message(gate: Gate, send: Send) -> None:
     from django.conf import settings
 
     if gate.session is None:

@@ -17,6 +17,7 @@ from infra import keys as rkeys
 from infra.hub import hub
 from mcp_protocol import errors, sse
 from mcp_protocol.jsonrpc import Request, error_message, notification_message
+from servers.endpoint.http import Receive, Send
 
 from ..snapshot import DefinitionError, get_snapshot
 from . import auth, stream_limits, tasks
@@ -36,7 +37,7 @@ LIST_FLAGS = {
 RESOURCE_UPDATED = "notifications/resources/updated"
 
 
-async def wait_for_disconnect(receive) -> None:
+async def wait_for_disconnect(receive: Receive) -> None:
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
@@ -121,7 +122,7 @@ async def still_admitted(gate) -> errors.McpError | None:
     return None
 
 
-async def serve(gate, send, request: Request) -> None:
+async def serve(gate, send: Send, request: Request) -> None:
     headers = gate.cors_headers()
     requested = request.params.get("notifications", {})
     try:
@@ -148,7 +149,9 @@ async def serve(gate, send, request: Request) -> None:
         )
 
 
-async def _follow(gate, send, request: Request, honoured: dict[str, Any], task_ids, slot) -> None:
+async def _follow(
+    gate, send: Send, request: Request, honoured: dict[str, Any], task_ids, slot
+) -> None:
     headers = gate.cors_headers()
     # On the process's one subscriber (infra/hub.py), not a connection of its own.
     inbox: asyncio.Queue[Any] = asyncio.Queue()

@@ -8,8 +8,10 @@ the same reads go through a pipeline.
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
+from redis.asyncio import Redis
 
 from infra import keys as rkeys
 from infra.redis import is_embedded
@@ -24,22 +26,24 @@ if KEYS[3] ~= '' then
 end
 return out
 """
-_scripts: dict = {}
+_scripts: dict[Any, Any] = {}
 
 
 @dataclass(slots=True)
 class State:
     server_generation: str | None
     key_generation: str | None  # None when no cached key asked for it; "0" when never bumped
-    session: dict | None  # None when no session was asked for; {} when it does not exist
+    session: (
+        dict[bytes, bytes] | None
+    )  # None when no session was asked for; {} when it does not exist
     watched: bool = False  # someone has this server's live inspector open
 
 
-def _decode(value) -> str | None:
+def _decode(value: bytes | None) -> str | None:
     return value.decode() if value else None
 
 
-async def read_state(redis, slug: str, digest: str | None, session_id: str | None) -> State:
+async def read_state(redis: Redis, slug: str, digest: str | None, session_id: str | None) -> State:
     server_key = rkeys.server_generation(slug)
     key_key = rkeys.key_generation(digest) if digest else ""
     session_key = rkeys.session(session_id) if session_id else ""

@@ -21,6 +21,7 @@ from mcp_protocol.jsonrpc import (
     result_message,
 )
 from observability import tracing
+from servers.endpoint.http import Send
 
 from ..agents import routing as agents_routing
 from . import calllog, dispatch, sessions, stateless_post, stream_limits, streams, tasks
@@ -38,7 +39,7 @@ def error_body(error: McpError, request_id=None) -> dict[str, Any]:
     return error_message(request_id if request_id is not None else error.request_id, error)
 
 
-async def handle_post(gate: Gate, send) -> None:
+async def handle_post(gate: Gate, send: Send) -> None:
     req = gate.request
     try:
         body = await req.read_body(settings.MCP_MAX_BODY_BYTES)
@@ -188,7 +189,7 @@ def requested_methods(parsed) -> list[str]:
     return [m.method for m in messages if isinstance(m, Request)]
 
 
-async def initialize(gate: Gate, send, request: Request) -> None:
+async def initialize(gate: Gate, send: Send, request: Request) -> None:
     started = time.perf_counter()
     version, capabilities, client_info = read_initialize(request.params)
     snapshot = gate.snapshot
@@ -274,7 +275,7 @@ async def answer(gate: Gate, request: Request, ctx) -> dict[str, Any] | None:
     return reply
 
 
-async def handle_request(gate: Gate, send, request: Request) -> None:
+async def handle_request(gate: Gate, send: Send, request: Request) -> None:
     headers = gate.cors_headers()
     if not wants_stream(gate, request):
         ctx = gate.context(request, writer=None)
@@ -309,7 +310,7 @@ async def handle_request(gate: Gate, send, request: Request) -> None:
     )
 
 
-async def handle_batch(gate: Gate, send, messages) -> None:
+async def handle_batch(gate: Gate, send: Send, messages) -> None:
     replies = []
     for message in messages:
         if isinstance(message, Notification):
@@ -333,7 +334,7 @@ async def handle_batch(gate: Gate, send, messages) -> None:
         await respond(send, 202, headers=gate.cors_headers())
 
 
-async def handle_get(gate: Gate, send) -> None:
+async def handle_get(gate: Gate, send: Send) -> None:
     req = gate.request
     if gate.session is None and stateless_envelope.is_modern(gate, None):
         await respond(send, 405, headers=[*gate.cors_headers(), ("allow", "POST, OPTIONS")])
@@ -389,7 +390,7 @@ async def handle_get(gate: Gate, send) -> None:
         )
 
 
-async def handle_delete(gate: Gate, send) -> None:
+async def handle_delete(gate: Gate, send: Send) -> None:
     session = gate.session
     if session is None and stateless_envelope.is_modern(gate, None):
         await respond(send, 405, headers=[*gate.cors_headers(), ("allow", "POST, OPTIONS")])

@@ -16,12 +16,14 @@ from typing import Any
 
 import orjson
 from django.conf import settings
+from redis.asyncio import Redis
 
 from infra import keys as rkeys
 from infra import session_streams
 from infra.hub import hub
 from mcp_protocol import errors, versions
 from mcp_protocol.errors import MISSING_CLIENT_CAPABILITY, McpError
+from mcp_protocol.jsonrpc import Request
 from mcptasks import lifecycle
 from mcptasks.core import core_task_result
 from mcptasks.events import CORE_ERA, EXTENSION_ERA, events_channel
@@ -104,12 +106,12 @@ def session_capabilities(snapshot, protocol_version: str) -> dict[str, Any]:
     return capabilities
 
 
-def wants_stream(request) -> bool:
+def wants_stream(request: Request) -> bool:
     """tasks/result may put the task's questions to the client before it answers."""
     return request.method == "tasks/result"
 
 
-async def session_call(gate, request, ctx) -> dict[str, Any] | None:
+async def session_call(gate, request: Request, ctx) -> dict[str, Any] | None:
     """The answer to a session-era tasks/* request or task-augmented tools/call; None for a
     tools/call that runs the ordinary way."""
     params = request.params
@@ -197,7 +199,7 @@ def _progress_notification(event: dict[str, Any], token) -> dict[str, Any]:
 
 
 async def _queue_on_get_stream(
-    redis, sid: str, note: dict[str, Any], task_id: str | None = None
+    redis: Redis, sid: str, note: dict[str, Any], task_id: str | None = None
 ) -> None:
     task_id = task_id or note["params"]["taskId"]
     note = {**note, "params": {**note["params"], "_meta": {RELATED_TASK: {"taskId": task_id}}}}
@@ -213,7 +215,7 @@ async def _queue_on_get_stream(
     await pipe.execute()
 
 
-async def relay_status(redis, sid: str, task_id: str, progress_token=None) -> None:
+async def relay_status(redis: Redis, sid: str, task_id: str, progress_token=None) -> None:
     """notifications/tasks/status on the session's GET stream until the task ends, the session
     does, or RELAY_SECONDS pass; with the call's `progress_token`, its progress too (the spec
     keeps the original request's token for the task's whole life). Best effort: a web worker
@@ -364,7 +366,7 @@ def _own_task_ids(gate, task_ids: list[str]) -> list[str]:
     return [task_id for task_id in task_ids if task_id in found]
 
 
-async def listen_task_ids(gate, request, requested: dict[str, Any]) -> list[str]:
+async def listen_task_ids(gate, request: Request, requested: dict[str, Any]) -> list[str]:
     """The task ids of a listen filter this caller may follow; -32021 when the request asks
     for some without declaring the extension, -32602 for a malformed list."""
     task_ids = requested.get("taskIds")

@@ -6,6 +6,8 @@ import contextlib
 import time
 from typing import Any
 
+from redis.typing import EncodableT
+
 from infra import keys as rkeys
 from infra.redis import async_client
 
@@ -26,7 +28,7 @@ async def flush() -> None:
         return
     batch = dict(_pending)
     _pending.clear()
-    by_hash: dict[str, dict[int, int]] = {}
+    by_hash: dict[str, dict[EncodableT, EncodableT]] = {}
     for (hash_key, key_id), used in batch.items():
         by_hash.setdefault(hash_key, {})[key_id] = used
     try:

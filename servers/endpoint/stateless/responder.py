@@ -7,6 +7,7 @@ import orjson
 
 from mcp_protocol import sse
 from mcp_protocol.jsonrpc import Request
+from servers.endpoint.http import Headers, Send
 
 from ..http import respond_json, send_chunk, start_sse
 from ..stateless_context import StatelessContext
@@ -17,7 +18,7 @@ class Responder:
     """Answers one POST: plain JSON when the call ends before it has anything to stream (so an
     error keeps its HTTP status), an SSE stream from its first notification on."""
 
-    def __init__(self, send, headers, *, can_stream: bool) -> None:
+    def __init__(self, send: Send, headers: Headers, *, can_stream: bool) -> None:
         self.send = send
         self.headers = headers
         self.can_stream = can_stream

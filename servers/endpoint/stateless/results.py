@@ -7,6 +7,7 @@ from django.conf import settings
 
 from mcp_protocol import versions
 
+from ...snapshot import Snapshot
 from .envelope import META_SERVER_INFO
 
 CACHEABLE = frozenset(
@@ -21,13 +22,13 @@ CACHEABLE = frozenset(
 )
 
 
-def cache_hints(snapshot) -> dict[str, Any]:
+def cache_hints(snapshot: Snapshot) -> dict[str, Any]:
     # A server behind keys may answer differently per key: never share it across credentials.
     scope = "public" if snapshot.auth_mode == "none" else "private"
     return {"ttlMs": int(getattr(settings, "MCP_CACHE_TTL_MS", 60_000)), "cacheScope": scope}
 
 
-def decorate(snapshot, method: str, result: dict[str, Any]) -> dict[str, Any]:
+def decorate(snapshot: Snapshot, method: str, result: dict[str, Any]) -> dict[str, Any]:
     result = dict(result)
     result.setdefault("resultType", "complete")
     meta = dict(result.get("_meta") or {})
@@ -38,7 +39,7 @@ def decorate(snapshot, method: str, result: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def discover(snapshot) -> dict[str, Any]:
+def discover(snapshot: Snapshot) -> dict[str, Any]:
     result = {
         "supportedVersions": list(versions.SUPPORTED),
         "capabilities": dict(snapshot.capabilities),
