@@ -6,6 +6,9 @@ and only as a best effort: while Redis is down the change still succeeds, and th
 written in the same transaction (servers.invalidation) reaches every process once it is back.
 """
 
+from collections.abc import Iterable
+from typing import cast
+
 import orjson
 from django.conf import settings
 from django.db import transaction
@@ -122,7 +125,7 @@ def _server_going(sender, instance, **kwargs) -> None:
 def end_sessions(server_id: int) -> None:
     client = sync_client()
     members = rkeys.server_sessions(server_id)
-    sids = [raw.decode() for raw in client.smembers(members)]
+    sids = [cast(bytes, raw).decode() for raw in client.smembers(members)]
     pipe = client.pipeline(transaction=False)
     for sid in sids:
         pipe.delete(rkeys.session(sid))
@@ -136,7 +139,12 @@ def _server_changed(sender, instance, using: str = "default", **kwargs) -> None:
     slugs = {instance.slug, getattr(instance, "_old_slug", None)} - {None}
     for slug in slugs:
         invalidation.record(Change.SERVER, slug, using)
-    transaction.on_commit(lambda: [bump_server(s) for s in slugs])
+    transaction.on_commit(lambda: _bump_servers(slugs))
+
+
+def _bump_servers(slugs: Iterable[str]) -> None:
+    for slug in slugs:
+        bump_server(slug)
 
 
 def _part_changed(sender, instance, using: str = "default", **kwargs) -> None:

@@ -4,6 +4,8 @@ Results are plain dicts ready for orjson. List entries are the snapshot's own wi
 between requests: callers may add keys to a result, never change what is inside it.
 """
 
+from typing import Any
+
 from mcp_protocol import errors, versions
 from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import (
@@ -41,7 +43,7 @@ def page(items, params: dict, key: str) -> dict:
     if cursor is not None and not isinstance(cursor, str):
         raise _invalid("Invalid cursor")
     entries, next_cursor = paginate(items, cursor, PAGE_SIZE)
-    result = {key: entries}
+    result: dict[str, Any] = {key: entries}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
     return result

@@ -128,5 +128,5 @@ __all__ = ["DefinitionError", "TestRunContext", "UnknownTool", "test_run", "test
 
 
 # Names starting with test_ would otherwise be collected by pytest where they are imported.
-test_run.__test__ = False
-test_run_sync.__test__ = False
+test_run.__test__ = False  # type: ignore[attr-defined]
+test_run_sync.__test__ = False  # type: ignore[attr-defined]

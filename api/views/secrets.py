@@ -47,7 +47,7 @@ class SecretSerializer(serializers.ModelSerializer):
             "updatedAt",
         ]
         # Uniqueness is checked in validate(), with the server resolved from its slug.
-        validators = []
+        validators: list[object] = []
 
     def get_hasTestValue(self, secret) -> bool:
         return bool(secret.test_ciphertext)

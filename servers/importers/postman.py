@@ -12,6 +12,7 @@ reader's variable state, so it stays together.
 
 import copy
 import re
+from typing import Any
 
 import orjson
 
@@ -304,7 +305,7 @@ class _Parser:
             if segment.startswith(":") and len(segment) > 1:
                 wire = segment[1:]
                 var = path_values.get(wire, {})
-                schema = {"type": "string"}
+                schema: dict[str, Any] = {"type": "string"}
                 if var.get("value") not in (None, ""):
                     schema["examples"] = [str(var["value"])]
                 arg = Argument(
