@@ -1,5 +1,6 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.models import ApiKey
@@ -44,11 +45,11 @@ class KeyViewSet(
     @extend_schema(
         parameters=[OpenApiParameter("organization", str, description="Organization slug.")]
     )
-    def list(self, request, *args, **kwargs):
+    def list(self, request: Request, *args, **kwargs):
         return super().list(request, *args, **kwargs)
 
     @extend_schema(request=ApiKeySerializer, responses={201: NewApiKeySerializer})
-    def create(self, request, *args, **kwargs):
+    def create(self, request: Request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         self.perform_create(serializer)
@@ -77,7 +78,7 @@ class TokenViewSet(
         return self.queryset.filter(user=self.request.user)
 
     @extend_schema(request=TokenSerializer, responses={201: NewTokenSerializer})
-    def create(self, request, *args, **kwargs):
+    def create(self, request: Request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         token = serializer.save()

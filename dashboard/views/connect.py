@@ -1,4 +1,5 @@
 from django.contrib import messages
+from django.http import HttpRequest
 from django.views.decorators.http import require_http_methods
 
 from accounts.models import ApiKey
@@ -11,7 +12,7 @@ from .base import dashboard_view, page
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def connect(request, slug):
+def connect(request: HttpRequest, slug: str):
     """Set-up snippets. A POST creates a key limited to this server and fills it in, once."""
     server = server_or_404(request, slug)
     raw = None

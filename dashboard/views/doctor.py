@@ -1,6 +1,7 @@
 """The server's Doctor tab: a form (an optional key and Origin to test) and the report
 (servers/doctor does the work)."""
 
+from django.http import HttpRequest
 from django.views.decorators.http import require_http_methods
 
 from accounts.policy import Action
@@ -12,7 +13,7 @@ from .base import authorize, dashboard_view, page
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def doctor(request, slug):
+def doctor(request: HttpRequest, slug: str):
     server = server_or_404(request, slug)
     authorize(request, Action.VIEW, org=server.organization)
     report = None

@@ -6,6 +6,7 @@ or "anon" on a server without keys): the key's name and the user who made it."""
 
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.http import HttpRequest
 from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
 from django.views.decorators.http import require_POST
@@ -50,7 +51,7 @@ def _tasks(server, status: str):
 
 
 @dashboard_view
-def task_list(request, slug):
+def task_list(request: HttpRequest, slug: str):
     server = server_or_404(request, slug)
     status = request.GET.get("status", "")
     page_obj = Paginator(_tasks(server, status), PAGE_SIZE).get_page(request.GET.get("page"))
@@ -75,7 +76,7 @@ def task_list(request, slug):
 
 @dashboard_view
 @require_POST
-def task_cancel(request, slug, task_id):
+def task_cancel(request: HttpRequest, slug: str, task_id):
     server = server_or_404(request, slug)
     authorize(request, Action.SERVER_EDIT, org=server.organization)
     task = get_object_or_404(Task, pk=task_id, server=server)

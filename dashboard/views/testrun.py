@@ -4,7 +4,7 @@ Disabled tools can be tested too: that is how imported drafts are checked before
 
 import json
 
-from django.http import JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_http_methods
 
@@ -17,7 +17,7 @@ from .base import authorize, dashboard_view, page
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def tool_test(request, slug, pk):
+def tool_test(request: HttpRequest, slug: str, pk: int):
     server = server_or_404(request, slug)
     tool = get_object_or_404(server.tools, pk=pk)
     if request.method == "GET":

@@ -3,6 +3,7 @@ reject (SERVER_PUBLISH: what a server serves is a member's to decide, like publi
 server's auto-approve setting (SERVER_SETTINGS)."""
 
 from django.contrib import messages
+from django.http import HttpRequest
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_POST
 
@@ -16,7 +17,7 @@ from .base import authorize, dashboard_view, page
 
 @require_GET
 @dashboard_view
-def reviews(request, slug):
+def reviews(request: HttpRequest, slug: str):
     server = server_or_404(request, slug)
     authorize(request, Action.VIEW, org=server.organization)
     held = [
@@ -31,7 +32,7 @@ def reviews(request, slug):
     )
 
 
-def _review(request, slug, pk) -> tuple[Server, UpstreamReview]:
+def _review(request: HttpRequest, slug: str, pk: int) -> tuple[Server, UpstreamReview]:
     server = server_or_404(request, slug)
     authorize(request, Action.SERVER_PUBLISH, org=server.organization)
     return server, get_object_or_404(UpstreamReview, pk=pk, server=server)
@@ -39,7 +40,7 @@ def _review(request, slug, pk) -> tuple[Server, UpstreamReview]:
 
 @require_POST
 @dashboard_view
-def review_approve(request, slug, pk):
+def review_approve(request: HttpRequest, slug: str, pk: int):
     server, review = _review(request, slug, pk)
     try:
         pinning.approve(review, user=request.user)
@@ -54,7 +55,7 @@ def review_approve(request, slug, pk):
 
 @require_POST
 @dashboard_view
-def review_reject(request, slug, pk):
+def review_reject(request: HttpRequest, slug: str, pk: int):
     server, review = _review(request, slug, pk)
     try:
         pinning.reject(review, user=request.user)
@@ -69,7 +70,7 @@ def review_reject(request, slug, pk):
 
 @require_POST
 @dashboard_view
-def auto_approve(request, slug):
+def auto_approve(request: HttpRequest, slug: str):
     server = server_or_404(request, slug)
     authorize(request, Action.SERVER_SETTINGS, org=server.organization)
     server.upstream_auto_approve = request.POST.get("auto_approve") == "on"
