@@ -1,19 +1,18 @@
 """The server's Doctor tab: a form (an optional key and Origin to test) and the report
 (servers/doctor does the work)."""
 
-from django.http import HttpRequest
 from django.views.decorators.http import require_http_methods
 
 from accounts.policy import Action
 from servers.doctor.service import diagnose
 
 from ..scoping import server_or_404
-from .base import authorize, dashboard_view, page
+from .base import DashboardRequest, authorize, dashboard_view, page
 
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def doctor(request: HttpRequest, slug: str):
+def doctor(request: DashboardRequest, slug: str):
     server = server_or_404(request, slug)
     authorize(request, Action.VIEW, org=server.organization)
     report = None

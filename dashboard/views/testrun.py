@@ -4,7 +4,7 @@ Disabled tools can be tested too: that is how imported drafts are checked before
 
 import json
 
-from django.http import HttpRequest, JsonResponse
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_http_methods
 
@@ -12,12 +12,12 @@ from accounts.policy import Action
 from servers.testrun import DefinitionError, UnknownTool, test_run_sync
 
 from ..scoping import server_or_404
-from .base import authorize, dashboard_view, page
+from .base import DashboardRequest, authorize, dashboard_view, page
 
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def tool_test(request: HttpRequest, slug: str, pk: int):
+def tool_test(request: DashboardRequest, slug: str, pk: int):
     server = server_or_404(request, slug)
     tool = get_object_or_404(server.tools, pk=pk)
     if request.method == "GET":

@@ -3,7 +3,6 @@ reject (SERVER_PUBLISH: what a server serves is a member's to decide, like publi
 server's auto-approve setting (SERVER_SETTINGS)."""
 
 from django.contrib import messages
-from django.http import HttpRequest
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_POST
 
@@ -12,12 +11,12 @@ from servers.models import Server, UpstreamReview
 from servers.upstream import pinning
 
 from ..scoping import server_or_404
-from .base import authorize, dashboard_view, page
+from .base import DashboardRequest, authorize, dashboard_view, page
 
 
 @require_GET
 @dashboard_view
-def reviews(request: HttpRequest, slug: str):
+def reviews(request: DashboardRequest, slug: str):
     server = server_or_404(request, slug)
     authorize(request, Action.VIEW, org=server.organization)
     held = [
@@ -32,7 +31,7 @@ def reviews(request: HttpRequest, slug: str):
     )
 
 
-def _review(request: HttpRequest, slug: str, pk: int) -> tuple[Server, UpstreamReview]:
+def _review(request: DashboardRequest, slug: str, pk: int) -> tuple[Server, UpstreamReview]:
     server = server_or_404(request, slug)
     authorize(request, Action.SERVER_PUBLISH, org=server.organization)
     return server, get_object_or_404(UpstreamReview, pk=pk, server=server)
@@ -40,7 +39,7 @@ def _review(request: HttpRequest, slug: str, pk: int) -> tuple[Server, UpstreamR
 
 @require_POST
 @dashboard_view
-def review_approve(request: HttpRequest, slug: str, pk: int):
+def review_approve(request: DashboardRequest, slug: str, pk: int):
     server, review = _review(request, slug, pk)
     try:
         pinning.approve(review, user=request.user)
@@ -55,7 +54,7 @@ def review_approve(request: HttpRequest, slug: str, pk: int):
 
 @require_POST
 @dashboard_view
-def review_reject(request: HttpRequest, slug: str, pk: int):
+def review_reject(request: DashboardRequest, slug: str, pk: int):
     server, review = _review(request, slug, pk)
     try:
         pinning.reject(review, user=request.user)
@@ -70,7 +69,7 @@ def review_reject(request: HttpRequest, slug: str, pk: int):
 
 @require_POST
 @dashboard_view
-def auto_approve(request: HttpRequest, slug: str):
+def auto_approve(request: DashboardRequest, slug: str):
     server = server_or_404(request, slug)
     authorize(request, Action.SERVER_SETTINGS, org=server.organization)
     server.upstream_auto_approve = request.POST.get("auto_approve") == "on"

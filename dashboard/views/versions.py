@@ -4,7 +4,6 @@ Once a server has a published version, clients get that version, not the draft t
 change; this page (and the banner on the server page) is where the draft goes live."""
 
 from django.contrib import messages
-from django.http import HttpRequest
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -12,7 +11,7 @@ from accounts.policy import Action
 from servers import publishing
 
 from ..scoping import server_or_404
-from .base import authorize, dashboard_view, page
+from .base import DashboardRequest, authorize, dashboard_view, page
 
 
 def pending_changes(server) -> tuple[object, list[str]]:
@@ -25,7 +24,7 @@ def pending_changes(server) -> tuple[object, list[str]]:
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def version_list(request: HttpRequest, slug: str):
+def version_list(request: DashboardRequest, slug: str):
     server = server_or_404(request, slug)
     error = None
     if request.method == "POST":
@@ -56,7 +55,7 @@ def version_list(request: HttpRequest, slug: str):
 
 @dashboard_view
 @require_POST
-def version_rollback(request: HttpRequest, slug: str, version):
+def version_rollback(request: DashboardRequest, slug: str, version):
     server = server_or_404(request, slug)
     authorize(request, Action.SERVER_PUBLISH, org=server.organization)
     try:
