@@ -33,9 +33,8 @@ _scripts: dict[Any, Any] = {}
 class State:
     server_generation: str | None
     key_generation: str | None  # None when no cached key asked for it; "0" when never bumped
-    session: (
-        dict[bytes, bytes] | None
-    )  # None when no session was asked for; {} when it does not exist
+    # None when no session was asked for; {} when it does not exist.
+    session: dict[bytes, bytes] | None
     watched: bool = False  # someone has this server's live inspector open
 
 
