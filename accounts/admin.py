@@ -65,10 +65,10 @@ class InvitationAdmin(admin.ModelAdmin):
     ]
     exclude = ["nonce_digest"]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request, obj=None) -> bool:
         return False
 
 
@@ -82,13 +82,13 @@ class ApiKeyAdmin(admin.ModelAdmin):
     filter_horizontal = ["servers"]
     actions = ["revoke"]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request) -> bool:
         # A key made here would have no raw value anyone could ever see: issue keys with
         # `manage.py apikey create` or the dashboard, which show it once.
         return False
 
     @admin.display(description="state")
-    def state(self, key):
+    def state(self, key) -> str:
         if key.revoked_at is not None:
             return "revoked"
         if key.expires_at is not None and key.expires_at <= timezone.now():
@@ -96,7 +96,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         return "active"
 
     @admin.action(description="Revoke the selected keys")
-    def revoke(self, request, queryset):
+    def revoke(self, request, queryset) -> None:
         count = 0
         for key in queryset.filter(revoked_at__isnull=True):
             key.revoke()  # one save each, so each key's cache generation is bumped

@@ -1,3 +1,5 @@
+from typing import cast
+
 from django import forms
 from django.contrib.auth import password_validation
 from django.contrib.auth.forms import AuthenticationForm
@@ -106,10 +108,10 @@ class InviteForm(forms.Form):
     email = forms.EmailField()
     role = forms.ChoiceField(choices=Membership.ROLES, initial=Membership.MEMBER)
 
-    def __init__(self, *args, roles, **kwargs):
+    def __init__(self, *args, roles, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # Only the roles the inviter may grant (accounts.policy.grantable_roles).
-        self.fields["role"].choices = roles
+        cast(forms.ChoiceField, self.fields["role"]).choices = roles
 
     def clean_email(self):
         return self.cleaned_data["email"].strip().lower()

@@ -53,7 +53,7 @@ class User(AbstractBaseUser, PermissionsMixin):
     USERNAME_FIELD = "email"
     EMAIL_FIELD = "email"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.email
 
     def organizations(self):
@@ -76,7 +76,7 @@ class Organization(models.Model):
     monthly_call_quota = models.PositiveIntegerField(null=True, blank=True)
     task_concurrency = models.PositiveIntegerField(null=True, blank=True)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
     # Tries before giving up on a free slug; each try is one INSERT, so a race costs a retry.
@@ -140,7 +140,7 @@ class Membership(models.Model):
             models.UniqueConstraint(fields=["organization", "user"], name="one_membership_per_org")
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.user} in {self.organization} ({self.role})"
 
 
@@ -168,7 +168,7 @@ class ApiKey(models.Model):
     # Calls per minute on each server, and per tool: {"perMinute": 60, "tools": {"name": 5}}.
     limits = models.JSONField(default=dict, blank=True)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
 
     @classmethod
@@ -188,7 +188,7 @@ class ApiKey(models.Model):
                 key.servers.set(servers)
         return key, raw
 
-    def revoke(self):
+    def revoke(self) -> None:
         self.revoked_at = timezone.now()
         self.save(update_fields=["revoked_at"])
 
@@ -258,7 +258,7 @@ class Invitation(models.Model):
             )
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.email} to {self.organization} ({self.state})"
 
     @property

@@ -118,7 +118,7 @@ def invitation_from_token(token: str) -> Invitation:
     reason, so a guessed or altered link learns nothing)."""
     try:
         pk, nonce = signing.loads(
-            token, salt=SALT, max_age=_ttl().total_seconds() + 60
+            token, salt=SALT, max_age=_ttl() + timedelta(seconds=60)
         )  # the row's own expiry is the real limit; max_age bounds a leaked signing key's use
         invitation = Invitation.objects.select_related("organization", "invited_by").get(
             pk=int(pk), nonce_digest=_digest(str(nonce))

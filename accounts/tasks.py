@@ -1,6 +1,7 @@
 """Periodic jobs of the accounts app."""
 
 from datetime import UTC, datetime
+from typing import cast
 
 from celery import shared_task
 from redis.exceptions import WatchError
@@ -40,7 +41,7 @@ def flush_key_usage() -> int:
         return 0
     seen = {}
     for raw_id, raw_time in usage.items():
-        parsed = _parse(raw_id, raw_time)
+        parsed = _parse(cast(bytes, raw_id), cast(bytes, raw_time))
         if parsed:
             seen[parsed[0]] = parsed[1]
     updated = 0

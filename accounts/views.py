@@ -3,6 +3,7 @@ from django.contrib.auth import login, update_session_auth_hash
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import PasswordChangeForm
+from django.http import HttpRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -14,7 +15,7 @@ from . import throttle
 from .forms import LoginForm, ProfileForm, SignUpForm
 
 
-def _next(request) -> str:
+def _next(request: HttpRequest) -> str:
     target = request.POST.get("next") or request.GET.get("next") or ""
     allowed = url_has_allowed_host_and_scheme(
         target, {request.get_host()}, require_https=request.is_secure()
@@ -23,7 +24,7 @@ def _next(request) -> str:
 
 
 @require_http_methods(["GET", "POST"])
-def signup(request):
+def signup(request: HttpRequest):
     target = _next(request)
     if request.user.is_authenticated:
         return redirect(target or "dashboard:home")
@@ -85,7 +86,7 @@ class PasswordResetCompleteView(auth_views.PasswordResetCompleteView):
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def account_settings(request):
+def account_settings(request: HttpRequest):
     profile = ProfileForm(instance=request.user, prefix="profile")
     password = PasswordChangeForm(request.user, prefix="password")
     if request.method == "POST" and "save_profile" in request.POST:

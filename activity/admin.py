@@ -12,10 +12,10 @@ class CallLogAdmin(admin.ModelAdmin):
     list_select_related = ("organization",)
 
     # The log is evidence: it is read, never edited by hand.
-    def has_add_permission(self, request):
+    def has_add_permission(self, request) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request, obj=None) -> bool:
         return False
 
 

@@ -52,7 +52,7 @@ class CallLog(models.Model):
             models.Index(fields=["server", "-at"], name="calllog_server_at"),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.server_slug} {self.method} {self.outcome}"
 
 
@@ -64,5 +64,5 @@ class RetentionOverride(models.Model):
     )
     days = models.PositiveIntegerField()
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.organization}: {self.days} days"

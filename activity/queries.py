@@ -21,7 +21,7 @@ MAX_FILLED_BUCKETS = 24 * 92
 
 
 class FilterError(ValueError):
-    def __init__(self, field: str, message: str):
+    def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
@@ -122,7 +122,7 @@ class PercentileCont(Aggregate):
     template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
     output_field = FloatField()
 
-    def __init__(self, expression, fraction: float, **extra):
+    def __init__(self, expression, fraction: float, **extra) -> None:
         super().__init__(expression, fraction=float(fraction), **extra)
 
 
@@ -214,7 +214,9 @@ def server_analytics(server, filters: CallFilters | None = None, bucket: str = "
     return analytics(filters.apply(queryset) if filters else queryset, bucket)
 
 
-def organization_analytics(organization, filters: CallFilters | None = None, bucket="hour") -> dict:
+def organization_analytics(
+    organization, filters: CallFilters | None = None, bucket: str = "hour"
+) -> dict:
     queryset = calls_for_organization(organization)
     return analytics(filters.apply(queryset) if filters else queryset, bucket)
 

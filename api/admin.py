@@ -1,4 +1,5 @@
 from django.contrib import admin
+from rest_framework.request import Request
 
 from .models import PersonalAccessToken
 
@@ -11,11 +12,11 @@ class PersonalAccessTokenAdmin(admin.ModelAdmin):
     exclude = ("digest",)
     actions = ["revoke"]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: Request) -> bool:
         # A token is only useful with its raw value, which the admin could never show.
         return False
 
     @admin.action(description="Revoke the selected tokens")
-    def revoke(self, request, queryset):
+    def revoke(self, request: Request, queryset) -> None:
         for token in queryset:
             token.revoke()

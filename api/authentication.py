@@ -1,6 +1,7 @@
 """`Authorization: Token gpat_…` (or `Bearer gpat_…`) for the management API."""
 
 from rest_framework import authentication, exceptions
+from rest_framework.request import Request
 
 from accounts.models import KEY_PREFIX
 
@@ -10,7 +11,7 @@ from .models import TOKEN_PREFIX, PersonalAccessToken
 class PersonalTokenAuthentication(authentication.BaseAuthentication):
     keywords = ("token", "bearer")
 
-    def authenticate(self, request):
+    def authenticate(self, request: Request):
         header = authentication.get_authorization_header(request).decode("latin-1").split()
         if not header or header[0].lower() not in self.keywords:
             return None
@@ -31,6 +32,6 @@ class PersonalTokenAuthentication(authentication.BaseAuthentication):
         token.touch()
         return token.user, token
 
-    def authenticate_header(self, request):
+    def authenticate_header(self, request: Request) -> str:
         # Makes unauthenticated requests 401 (with this challenge) instead of 403.
         return 'Token realm="api"'

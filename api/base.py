@@ -7,6 +7,7 @@ Role checks go through accounts.policy: each viewset maps its DRF actions to pol
 """
 
 from rest_framework import authentication, parsers, permissions, viewsets
+from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from accounts import policy
@@ -24,14 +25,14 @@ class PolicyPermission(permissions.BasePermission):
     (a server's parts and versions), and again on the object (get_object) for detail routes.
     Outsiders get 404 (policy.NotFound), members whose role is too low 403."""
 
-    def has_permission(self, request, view):
+    def has_permission(self, request: Request, view) -> bool:
         action = view.policy_action()
         org = view.policy_organization()
         if action is not None and org is not None:
             policy.require(user=request.user, org=org, action=action)
         return True
 
-    def has_object_permission(self, request, view, obj):
+    def has_object_permission(self, request: Request, view, obj) -> bool:
         action = view.policy_action()
         if action is not None:
             org = view.policy_object_organization(obj)
@@ -88,7 +89,7 @@ class OrganizationCreateMixin:
     """First in a viewset's bases (DRF's CreateModelMixin would otherwise win the MRO): the
     organization a create names in its body is checked once the body is validated."""
 
-    def perform_create(self, serializer):
+    def perform_create(self, serializer) -> None:
         self.policy_require_for(serializer.validated_data["organization"])
         serializer.save()
 

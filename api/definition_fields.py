@@ -2,6 +2,7 @@
 servers.definition.validate_definition so the API, import and export share one set of rules."""
 
 import re
+from typing import Any
 
 from django.db import IntegrityError, models, transaction
 from rest_framework import serializers
@@ -26,7 +27,7 @@ _PATH_HEAD = re.compile(r"^([^.\[]+)(.*)$")
 
 def wire_field(model, wire: str, attr: str, required: bool) -> serializers.Field:
     field = model._meta.get_field(attr)
-    options = {"required": required}
+    options: dict[str, Any] = {"required": required}
     if wire != attr:
         options["source"] = attr
     if isinstance(field, models.JSONField):

@@ -1,5 +1,7 @@
 """The OpenAPI schema documents the error shape on every operation."""
 
+from typing import Literal
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 
@@ -15,7 +17,7 @@ ERRORS = {
 
 
 class ApiSchema(AutoSchema):
-    def _get_response_bodies(self, direction="response"):
+    def _get_response_bodies(self, direction: Literal["request", "response"] = "response"):
         responses = super()._get_response_bodies(direction)
         error = self._get_response_for_code(ErrorSerializer, "400", direction=direction)
         for status, description in ERRORS.items():

@@ -33,7 +33,7 @@ class MemberOrganizationField(serializers.SlugRelatedField):
         "invalid": "Invalid value.",
     }
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs) -> None:
         super().__init__(slug_field="slug", **kwargs)
 
     def get_queryset(self):

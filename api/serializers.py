@@ -106,7 +106,7 @@ class LimitsField(serializers.JSONField):
         'Calls per minute on each server, and per tool: {"perMinute": 60, "tools": {"name": 5}}.'
     )
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs) -> None:
         kwargs.setdefault("help_text", self.default_help_text)
         super().__init__(**kwargs)
 

@@ -2,6 +2,7 @@
 carries either is refused up front instead of failing at the database."""
 
 from rest_framework import serializers
+from rest_framework.request import Request
 
 _SURROGATES = range(0xD800, 0xE000)
 
@@ -28,7 +29,7 @@ def check_json(value, path: str = "") -> None:
         raise serializers.ValidationError(f"{path + ': ' if path else ''}integer out of range")
 
 
-def query_text(request, name: str) -> str | None:
+def query_text(request: Request, name: str) -> str | None:
     value = request.query_params.get(name) or None
     if value is not None and not storable(value):
         raise serializers.ValidationError(

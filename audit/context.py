@@ -32,7 +32,7 @@ def user_actor(user, address=None) -> Actor:
 
 
 class AuditContextMiddleware:
-    def __init__(self, get_response):
+    def __init__(self, get_response) -> None:
         self.get_response = get_response
 
     def __call__(self, request):

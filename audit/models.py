@@ -68,7 +68,7 @@ class AuditEvent(models.Model):
     def delete(self, *args, **kwargs):
         raise AppendOnly("audit rows are append-only (purge through audit.retention)")
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.action} {self.target_type}:{self.target_label}"
 
 

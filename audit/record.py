@@ -70,7 +70,7 @@ def audit_record(
     action: str,
     organization_id: int | None,
     target_type: str = "",
-    target_id="",
+    target_id: str = "",
     target_label: str = "",
     before: dict | None = None,
     after: dict | None = None,

@@ -98,7 +98,7 @@ def _action(kind: str, before: dict | None, after: dict | None, instance) -> str
 
 
 @receiver(signals.pre_save)
-def _before_save(sender, instance, raw=False, **kwargs):
+def _before_save(sender, instance, raw: bool = False, **kwargs) -> None:
     if raw or sender not in tracked() or instance.pk is None:
         return
     old = sender.objects.filter(pk=instance.pk).first()
@@ -112,7 +112,7 @@ def _before_save(sender, instance, raw=False, **kwargs):
 
 
 @receiver(signals.post_save)
-def _after_save(sender, instance, created, raw=False, update_fields=None, **kwargs):
+def _after_save(sender, instance, created, raw: bool = False, update_fields=None, **kwargs) -> None:
     if raw or sender not in tracked():
         return
     kind, org_of, label_of = tracked()[sender]
@@ -135,14 +135,14 @@ def _after_save(sender, instance, created, raw=False, update_fields=None, **kwar
 
 
 @receiver(signals.pre_delete)
-def _before_delete(sender, instance, **kwargs):
+def _before_delete(sender, instance, **kwargs) -> None:
     if sender in tracked():
         # Parts are deleted with their server: find the organization while the server exists.
         instance._audit_org = tracked()[sender][1](instance)
 
 
 @receiver(signals.post_delete)
-def _after_delete(sender, instance, **kwargs):
+def _after_delete(sender, instance, **kwargs) -> None:
     if sender not in tracked():
         return
     kind, _org_of, label_of = tracked()[sender]
@@ -156,7 +156,7 @@ def _after_delete(sender, instance, **kwargs):
     )
 
 
-def _key_rescoped(sender, instance, action, pk_set, reverse=False, **kwargs):
+def _key_rescoped(sender, instance, action, pk_set, reverse: bool = False, **kwargs) -> None:
     if reverse or action not in ("post_add", "post_remove", "post_clear"):
         return
     audit_record(
@@ -169,7 +169,7 @@ def _key_rescoped(sender, instance, action, pk_set, reverse=False, **kwargs):
     )
 
 
-def connect_m2m():
+def connect_m2m() -> None:
     from accounts.models import ApiKey
 
     signals.m2m_changed.connect(
@@ -181,7 +181,7 @@ connect_m2m()
 
 
 @receiver(auth_signals.user_logged_in)
-def _logged_in(sender, request, user, **kwargs):
+def _logged_in(sender, request, user, **kwargs) -> None:
     address = request_address(request) if request is not None else None
     audit_record(
         action="auth.login",
@@ -194,7 +194,7 @@ def _logged_in(sender, request, user, **kwargs):
 
 
 @receiver(auth_signals.user_login_failed)
-def _login_failed(sender, credentials, request=None, **kwargs):
+def _login_failed(sender, credentials, request=None, **kwargs) -> None:
     request = request or current_request()
     # Only the name tried: Django has already replaced anything password-like in `credentials`.
     tried = str(credentials.get("username") or credentials.get("email") or "")[:300]
@@ -208,7 +208,7 @@ def _login_failed(sender, credentials, request=None, **kwargs):
 
 
 @receiver(auth_signals.user_logged_out)
-def _logged_out(sender, request, user, **kwargs):
+def _logged_out(sender, request, user, **kwargs) -> None:
     if user is None:
         return
     audit_record(

@@ -4,6 +4,8 @@ per minute, and the organization's quotas (servers/quotas.py).
 Items are ticked per server; on a server where nothing of a kind is ticked that kind is not
 limited, and a server with nothing ticked at all is not limited."""
 
+from typing import cast
+
 from django import forms
 
 from servers.access import KINDS
@@ -62,9 +64,9 @@ class AccessForm(forms.Form):
         help_text="Tool calls; empty or 0 for the deployment default.",
     )
 
-    def __init__(self, *args, servers, access=None, limits=None, **kwargs):
+    def __init__(self, *args, servers, access=None, limits=None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["items"].choices = item_choices(servers)
+        cast(forms.ChoiceField, self.fields["items"]).choices = item_choices(servers)
         if not self.is_bound:
             self.initial["items"] = ticked(access)
             self.initial["per_minute"] = (limits or {}).get("perMinute")

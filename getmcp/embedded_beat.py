@@ -5,6 +5,7 @@ upstream refreshes happen there too."""
 import logging
 import threading
 import time
+from typing import cast
 
 from django.conf import settings
 from django.db import close_old_connections
@@ -39,7 +40,7 @@ def run_due(last: dict, now: float) -> list[str]:
     app = _app()
     ran = []
     for name, entry in settings.CELERY_BEAT_SCHEDULE.items():
-        if now - last.get(name, float("-inf")) < float(entry["schedule"]):
+        if now - last.get(name, float("-inf")) < float(cast(float, entry["schedule"])):
             continue
         last[name] = now
         try:

@@ -8,11 +8,11 @@ forgets a worker's live gauges when it exits.
 from observability import multiproc
 
 
-def on_starting(server):
+def on_starting(server) -> None:
     multiproc.prepare(server.cfg.workers)
 
 
-def child_exit(server, worker):
+def child_exit(server, worker) -> None:
     import os
 
     if os.environ.get(multiproc.ENV):
@@ -21,7 +21,7 @@ def child_exit(server, worker):
         multiprocess.mark_process_dead(worker.pid)
 
 
-def on_exit(server):
+def on_exit(server) -> None:
     import os
 
     # Only a directory prepare() made itself (a temporary one) is removed.

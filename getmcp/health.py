@@ -104,7 +104,7 @@ async def _answer(send, status: int, body: dict) -> None:
 class HealthApp:
     """Answers the two probe paths; passes everything else to `inner`."""
 
-    def __init__(self, inner):
+    def __init__(self, inner) -> None:
         self.inner = inner
 
     async def __call__(self, scope, receive, send):

@@ -36,16 +36,16 @@ class HeaderDeadline:
     _header_timer: asyncio.TimerHandle | None = None
     _armed_cycle = None
 
-    def connection_made(self, transport):
+    def connection_made(self, transport) -> None:
         super().connection_made(transport)
         self._arm_header_deadline()
 
-    def on_response_complete(self):
+    def on_response_complete(self) -> None:
         super().on_response_complete()
         if not self.transport.is_closing():
             self._arm_header_deadline()
 
-    def connection_lost(self, exc):
+    def connection_lost(self, exc) -> None:
         self._cancel_header_deadline()
         super().connection_lost(exc)
 

@@ -74,11 +74,11 @@ class _TimedReads:
 
     _block_for: float | None = None
 
-    async def send_command(self, *args, **kwargs):
+    async def send_command(self, *args, **kwargs) -> None:
         self._block_for = blocking_seconds(args)
         await super().send_command(*args, **kwargs)
 
-    async def read_response(self, disable_decoding=False, timeout=None, **kwargs):
+    async def read_response(self, disable_decoding: bool = False, timeout=None, **kwargs):
         block_for, self._block_for = self._block_for, None
         if timeout is None and block_for is not None:
             timeout = block_for + (self.socket_timeout or 0)

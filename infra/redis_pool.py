@@ -10,7 +10,7 @@ import redis.asyncio as aioredis
 
 
 class IdleTrimmingPool(aioredis.ConnectionPool):
-    def __init__(self, *args, max_idle: int = 32, **kwargs):
+    def __init__(self, *args, max_idle: int = 32, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.max_idle = max_idle
 

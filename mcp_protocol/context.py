@@ -1,6 +1,8 @@
 """What a running request (a tool, a prompt, a resource read) sees of its client."""
 
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, NoReturn, Protocol
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -20,11 +22,33 @@ REQUIRED_CAPABILITY = {
 }
 
 
+# The headers of a request that carried none: shared and read-only, so nothing is allocated.
+NO_HEADERS: Mapping[str, str] = MappingProxyType({})
+
+
 class RequestContext(Protocol):
+    """The contract every era's context fulfils (session, stateless, task, no client).
+
+    The contexts subclass it explicitly, so the optional features below default here at class
+    level: a context that does not offer one reads the class attribute, and nothing is allocated
+    per request. Code reads every attribute directly; none is probed with getattr.
+    """
+
+    # The client, as its session or the request itself declared it.
     protocol_version: str
-    client_capabilities: dict
-    client_info: dict | None
+    client_capabilities: dict[str, Any]
+    client_info: dict[str, Any] | None
     credential: str
+    # The inbound request's headers (lower-case names) that an http tool may forward.
+    client_headers: Mapping[str, str] = NO_HEADERS
+    # Test runs: the server's test secrets, and what the run did, for the person debugging it.
+    use_test_secrets: bool = False
+    http_trace: list[dict[str, Any]] | None = None  # each outbound exchange, secrets masked
+    host_calls: list[dict[str, Any]] | None = None  # code tools: each host function call
+    printed: list[dict[str, Any]] | None = None  # code tools: what the code printed
+    # Stateless era with the tasks extension: a workflow `task` step hands the call over to a
+    # task by calling this (it raises and never returns). None elsewhere: the step does nothing.
+    start_task: Callable[[], NoReturn] | None = None
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None: ...
 
@@ -32,36 +56,48 @@ class RequestContext(Protocol):
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None: ...
 
-    async def request(self, key: str, method: str, params: dict) -> dict: ...
+    async def request(self, key: str, method: str, params: dict[str, Any]) -> dict[str, Any]: ...
 
     async def sleep(self, seconds: float) -> None: ...
 
+    async def disconnect(self, retry_ms: int = 1000) -> None:
+        """Let the client's connection go while the call goes on; only a session-era stream
+        that the client can resume does anything with it."""
+        return None
 
-class NullContext:
+
+class NullContext(RequestContext):
     """A context with no client behind it: for REST calls, test runs and unit tests."""
 
-    def __init__(self, protocol_version="2025-11-25", client_capabilities=None, credential="anon"):
+    def __init__(
+        self,
+        protocol_version: str = "2025-11-25",
+        client_capabilities: dict[str, Any] | None = None,
+        credential: str = "anon",
+    ) -> None:
         self.protocol_version = protocol_version
         self.client_capabilities = client_capabilities or {}
         self.client_info = None
         self.credential = credential
-        self.logs: list[dict] = []
-        self.progress_events: list[dict] = []
+        self.logs: list[dict[str, Any]] = []
+        self.progress_events: list[dict[str, Any]] = []
 
-    async def log(self, level, data, logger=None):
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         self.logs.append({"level": level, "data": data, "logger": logger})
 
-    async def progress(self, progress, total=None, message=None):
+    async def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         self.progress_events.append({"progress": progress, "total": total, "message": message})
 
-    async def request(self, key, method, params):
+    async def request(self, key: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
         from .errors import ToolError
 
         raise ToolError(
             f"This tool needs the client to answer {method}, which this caller cannot do."
         )
 
-    async def sleep(self, seconds):
+    async def sleep(self, seconds: float) -> None:
         import asyncio
 
         await asyncio.sleep(seconds)

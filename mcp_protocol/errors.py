@@ -1,5 +1,7 @@
 """JSON-RPC and MCP error codes, and the exceptions that carry them."""
 
+from typing import Any
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -20,7 +22,7 @@ URL_ELICITATION_REQUIRED = -32042
 class McpError(Exception):
     """An error answered as a JSON-RPC error object. `http_status` matters on the stateless path."""
 
-    def __init__(self, code: int, message: str, data=None, http_status: int = 200):
+    def __init__(self, code: int, message: str, data: Any = None, http_status: int = 200) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -29,14 +31,14 @@ class McpError(Exception):
         # The id of the message the error is about, when parsing got that far.
         self.request_id = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         error = {"code": self.code, "message": self.message}
         if self.data is not None:
             error["data"] = self.data
         return error
 
 
-def invalid_params(message: str, data=None) -> McpError:
+def invalid_params(message: str, data: Any = None) -> McpError:
     return McpError(INVALID_PARAMS, message, data)
 
 
@@ -47,7 +49,7 @@ def method_not_found(method: str) -> McpError:
 class ToolError(Exception):
     """A failure the model should see: answered as a result with `isError: true`."""
 
-    def __init__(self, message: str, structured_content=None):
+    def __init__(self, message: str, structured_content: Any = None) -> None:
         super().__init__(message)
         self.message = message
         self.structured_content = structured_content
@@ -60,7 +62,7 @@ class Cancelled(Exception):
 class InputRequired(Exception):
     """Stateless era (MRTR): the call needs answers from the client before it can go on."""
 
-    def __init__(self, input_requests: dict, request_state: str | None = None):
+    def __init__(self, input_requests: dict[str, Any], request_state: str | None = None) -> None:
         super().__init__("input required")
         self.input_requests = input_requests
         self.request_state = request_state

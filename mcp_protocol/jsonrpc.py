@@ -9,6 +9,9 @@ import orjson
 from .errors import INVALID_REQUEST, PARSE_ERROR, McpError
 from .limits import MAX_JSON_DEPTH, depth_exceeds
 
+# A JSON-RPC id: the answer carries the same value with the same type.
+RequestId = str | int
+
 NO_ID = object()  # an error about a message whose id we could not read
 
 
@@ -16,13 +19,13 @@ NO_ID = object()  # an error about a message whose id we could not read
 class Request:
     id: str | int
     method: str
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
 class Notification:
     method: str
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +34,7 @@ class Response:
 
     id: str | int
     result: Any = None
-    error: dict | None = None
+    error: dict[str, Any] | None = None
 
 
 Message = Request | Notification | Response
@@ -52,7 +55,7 @@ def parse_body(body: bytes) -> Message | list[Message]:
     return parse_message(data)
 
 
-def _too_deep(data) -> McpError:
+def _too_deep(data: Any) -> McpError:
     err = McpError(
         INVALID_REQUEST,
         f"Invalid Request: JSON nested deeper than {MAX_JSON_DEPTH} levels",
@@ -63,7 +66,7 @@ def _too_deep(data) -> McpError:
     return err
 
 
-def _valid_id(value) -> bool:
+def _valid_id(value: object) -> bool:
     return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
@@ -100,33 +103,33 @@ def parse_message(data: Any) -> Message:
     raise _invalid(data, "neither a request, a notification nor a response")
 
 
-def _invalid(data: dict, why: str) -> McpError:
+def _invalid(data: dict[str, Any], why: str) -> McpError:
     err = McpError(INVALID_REQUEST, f"Invalid Request: {why}", http_status=400)
     message_id = data.get("id")
     err.request_id = message_id if _valid_id(message_id) else None
     return err
 
 
-def result_message(request_id, result: Any) -> dict:
+def result_message(request_id: RequestId | None, result: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-def error_message(request_id, error: McpError) -> dict:
+def error_message(request_id: RequestId | None, error: McpError) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": error.to_dict()}
 
 
-def request_message(request_id, method: str, params: dict) -> dict:
+def request_message(request_id: RequestId, method: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
 
 
-def notification_message(method: str, params: dict | None = None) -> dict:
+def notification_message(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
     if params is not None:
         message["params"] = params
     return message
 
 
-def _frozen(value):
+def _frozen(value: object) -> dict[str, Any]:
     # Snapshots keep their data in read-only mappings; they serialize like dicts.
     if isinstance(value, MappingProxyType):
         return dict(value)

@@ -13,7 +13,7 @@ from typing import Any
 MAX_JSON_DEPTH = 64
 
 
-def depth_exceeds(value, limit: int = MAX_JSON_DEPTH) -> bool:
+def depth_exceeds(value: object, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether lists and objects in `value` nest more than `limit` levels deep."""
     stack = [(value, 1)]
     while stack:

@@ -2,6 +2,8 @@
 
 import base64
 import binascii
+from collections.abc import Sequence
+from typing import Any
 
 from .errors import INVALID_PARAMS, McpError
 
@@ -28,7 +30,9 @@ def decode_cursor(cursor: str | None) -> int:
     return int(digits)
 
 
-def paginate(items, cursor: str | None, page_size: int = 50) -> tuple[list, str | None]:
+def paginate(
+    items: Sequence[Any], cursor: str | None, page_size: int = 50
+) -> tuple[list[Any], str | None]:
     """One page of `items` and the cursor of the next page (None when this is the last)."""
     offset = decode_cursor(cursor)
     if offset > len(items):

@@ -13,6 +13,8 @@ Tenant schemas run on the shared event loop, so three things are bounded:
 import contextvars
 import functools
 import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 from urllib.parse import unquote
 
 import re2
@@ -52,7 +54,7 @@ CLOCK_EVERY = 8
 
 
 @functools.lru_cache(maxsize=4096)
-def linear_regex(pattern: str):
+def linear_regex(pattern: str) -> Any:
     """The pattern compiled by RE2; raises ValueError when RE2 cannot run it."""
     if len(pattern) > MAX_PATTERN_LENGTH:
         raise ValueError(f"longer than {MAX_PATTERN_LENGTH} characters")
@@ -72,12 +74,14 @@ def _search(pattern: str, text: str) -> bool:
         return False  # refused when saved; a stored one that slipped through matches nothing
 
 
-def _pattern(validator, pattern, instance, schema):
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
     if validator.is_type(instance, "string") and not _search(pattern, instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-def _pattern_properties(validator, pattern_properties, instance, schema):
+def _pattern_properties(
+    validator: Any, pattern_properties: dict[str, Any], instance: Any, schema: Any
+) -> Iterator[ValidationError]:
     if not validator.is_type(instance, "object"):
         return
     for pattern, subschema in pattern_properties.items():
@@ -86,7 +90,7 @@ def _pattern_properties(validator, pattern_properties, instance, schema):
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
-def _additional(instance, schema):
+def _additional(instance: dict[str, Any], schema: dict[str, Any]) -> Iterator[str]:
     properties = schema.get("properties", {})
     patterns = list(schema.get("patternProperties", {}))
     for key in instance:
@@ -94,7 +98,9 @@ def _additional(instance, schema):
             yield key
 
 
-def _additional_properties(validator, additional, instance, schema):
+def _additional_properties(
+    validator: Any, additional: Any, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
     if not validator.is_type(instance, "object"):
         return
     extras = set(_additional(instance, schema))
@@ -121,13 +127,16 @@ _FORMATS = FormatChecker(
 
 
 @_FORMATS.checks("regex", raises=ValueError)
-def _is_regex(instance) -> bool:
+def _is_regex(instance: object) -> bool:
     if isinstance(instance, str):
         linear_regex(instance)
     return True
 
 
-def _budgeted(keyword):
+_Keyword = Callable[[Any, Any, Any, Any], Iterable[ValidationError] | None]
+
+
+def _budgeted(keyword: _Keyword) -> _Keyword:
     @functools.wraps(keyword)
     def checked(validator, value, instance, schema):
         budget = _DEADLINE.get()
@@ -169,11 +178,11 @@ class BoundedValidator:
 
     __slots__ = ("schema", "_validator")
 
-    def __init__(self, schema: dict):
+    def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
         self._validator = _LinearValidator(schema, registry=_OFFLINE, format_checker=_FORMATS)
 
-    def iter_errors(self, instance) -> list[ValidationError]:
+    def iter_errors(self, instance: Any) -> list[ValidationError]:
         if depth_exceeds(instance, MAX_JSON_DEPTH):
             return [ValidationError(f"nested deeper than {MAX_JSON_DEPTH} levels")]
         # The budget is CPU time of this thread, not wall time: a tenant's schema is stopped
@@ -196,15 +205,15 @@ class BoundedValidator:
             _DEADLINE.reset(token)
         return errors
 
-    def is_valid(self, instance) -> bool:
+    def is_valid(self, instance: Any) -> bool:
         return not self.iter_errors(instance)
 
 
-def validator_for(schema: dict) -> BoundedValidator:
+def validator_for(schema: dict[str, Any]) -> BoundedValidator:
     return BoundedValidator(schema)
 
 
-def external_refs(schema, path: str = "") -> list[str]:
+def external_refs(schema: Any, path: str = "") -> list[str]:
     """Paths of every `$ref`/`$dynamicRef` that points outside the schema itself."""
     found = []
     if isinstance(schema, dict):
@@ -228,11 +237,11 @@ _IN_PLACE_ONE = ("not", "if", "then", "else")
 _IN_PLACE_MANY = ("allOf", "anyOf", "oneOf")
 
 
-def _pointer(path: tuple) -> str:
+def _pointer(path: tuple[Any, ...]) -> str:
     return "#" + "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
-def _resolve(root, ref: str):
+def _resolve(root: Any, ref: str) -> tuple[str | int, ...] | None:
     """The path of a local JSON-pointer `$ref`, or None when it is not one or does not resolve."""
     if ref == "#":
         return ()
@@ -252,13 +261,13 @@ def _resolve(root, ref: str):
     return tuple(path)
 
 
-def _node(root, path: tuple):
+def _node(root: Any, path: tuple[Any, ...]) -> Any:
     for part in path:
         root = root[part]
     return root
 
 
-def _in_place_children(root, path: tuple):
+def _in_place_children(root: Any, path: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
     node = _node(root, path)
     if not isinstance(node, dict):
         return
@@ -277,7 +286,7 @@ def _in_place_children(root, path: tuple):
             yield target
 
 
-def _walk(schema, path=()):
+def _walk(schema: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
     """Every (path, subschema) of a schema, without recursion."""
     stack = [(path, schema)]
     while stack:
@@ -289,9 +298,9 @@ def _walk(schema, path=()):
             stack.extend(((*here, i), v) for i, v in enumerate(node))
 
 
-def _ref_cycle(schema) -> str | None:
+def _ref_cycle(schema: Any) -> str | None:
     """The pointer of a subschema that refers back to itself without consuming the instance."""
-    state: dict[tuple, int] = {}  # 1: on the current path, 2: done
+    state: dict[tuple[Any, ...], int] = {}  # 1: on the current path, 2: done
     for start, node in _walk(schema):
         if not isinstance(node, dict) or start in state:
             continue
@@ -315,7 +324,7 @@ def _ref_cycle(schema) -> str | None:
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
 
-def schema_problems(schema) -> list[tuple[str, str]]:
+def schema_problems(schema: Any) -> list[tuple[str, str]]:
     """(path, message) for each reason a tenant's schema is refused, checked without recursion
     before anything recursive looks at it."""
     if depth_exceeds(schema, MAX_JSON_DEPTH):

@@ -15,6 +15,7 @@ import base64
 import binascii
 import os
 import time
+from typing import Any
 
 import orjson
 from cryptography.exceptions import InvalidTag
@@ -39,7 +40,7 @@ def _key(secret: bytes, salt: bytes) -> bytes:
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=salt, info=INFO).derive(secret)
 
 
-def _associated_data(bind: dict) -> bytes:
+def _associated_data(bind: dict[str, Any]) -> bytes:
     """Every binding given (server, tool and credential at least), in a canonical form."""
     missing = [key for key in BIND_KEYS if key not in bind]
     if missing:
@@ -52,7 +53,7 @@ def _refused(reason: str) -> McpError:
     return McpError(INVALID_PARAMS, "Invalid requestState", {"reason": reason})
 
 
-def seal(payload: dict, *, secret: bytes, bind: dict, ttl_seconds: int) -> str:
+def seal(payload: dict[str, Any], *, secret: bytes, bind: dict[str, Any], ttl_seconds: int) -> str:
     if not isinstance(payload, dict):
         raise TypeError("payload must be a dict")
     if ttl_seconds <= 0:
@@ -63,7 +64,7 @@ def seal(payload: dict, *, secret: bytes, bind: dict, ttl_seconds: int) -> str:
     return base64.urlsafe_b64encode(VERSION + salt + nonce + sealed).rstrip(b"=").decode()
 
 
-def unseal(token: str, *, secret: bytes, bind: dict) -> dict:
+def unseal(token: str, *, secret: bytes, bind: dict[str, Any]) -> dict[str, Any]:
     """The payload of a token sealed under the same secret and binding; McpError(-32602) for a
     token that was tampered with, sealed for another server/tool/credential, or has expired."""
     if not isinstance(token, str) or not token:
@@ -83,5 +84,5 @@ def unseal(token: str, *, secret: bytes, bind: dict) -> dict:
     state = orjson.loads(body)
     if state["exp"] <= time.time():
         raise _refused("expired")
-    payload: dict = state["p"]  # sealed from a dict (seal refuses anything else)
+    payload: dict[str, Any] = state["p"]  # sealed from a dict (seal refuses anything else)
     return payload

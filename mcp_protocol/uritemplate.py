@@ -2,6 +2,7 @@
 
 import re
 from functools import lru_cache
+from typing import Any
 from urllib.parse import quote, unquote
 
 import re2
@@ -29,9 +30,9 @@ class UriTemplateError(ValueError):
 
 
 @lru_cache(maxsize=1024)
-def _parse(template: str) -> tuple:
+def _parse(template: str) -> tuple[Any, ...]:
     """The template as literal strings and (operator, ((name, modifier), ...)) expressions."""
-    parts: list = []
+    parts: list[Any] = []
     position = 0
     for found in _EXPRESSION.finditer(template):
         if found.start() > position:
@@ -66,13 +67,15 @@ def _encode(value: str, allow_reserved: bool) -> str:
     return quote(value, safe=_UNRESERVED + (_RESERVED + "%" if allow_reserved else ""))
 
 
-def _scalar(value) -> str:
+def _scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
 
 
-def _expand_expression(operator: str, specs, values: dict) -> str:
+def _expand_expression(
+    operator: str, specs: tuple[tuple[str, str], ...], values: dict[str, Any]
+) -> str:
     first, separator, named, if_empty, reserved = _OPERATORS[operator]
     pieces: list[str] = []
     for name, modifier in specs:
@@ -103,7 +106,7 @@ def _expand_expression(operator: str, specs, values: dict) -> str:
     return first + separator.join(pieces) if pieces else ""
 
 
-def expand(template: str, values: dict) -> str:
+def expand(template: str, values: dict[str, Any]) -> str:
     out = []
     for part in _parse(template):
         if isinstance(part, str):
@@ -179,10 +182,10 @@ def ambiguity(template: str) -> str | None:
 
 
 @lru_cache(maxsize=1024)
-def _matcher(template: str):
+def _matcher(template: str) -> tuple[Any, tuple[tuple[Any, ...], ...]]:
     """A linear-time (RE2) regex for the template, and how to read each group into variables."""
     regex = ["^"]
-    readers: list[tuple] = []  # one per group: ("value", name) or ("pairs", names)
+    readers: list[tuple[Any, ...]] = []  # one per group: ("value", name) or ("pairs", names)
     for part in _parse(template):
         if isinstance(part, str):
             regex.append(re.escape(part))
@@ -216,7 +219,7 @@ def _matcher(template: str):
     return re2.compile("".join(regex), _RE2_OPTIONS), tuple(readers)
 
 
-def _read_pairs(text: str, separator: str, names) -> dict:
+def _read_pairs(text: str, separator: str, names: tuple[str, ...]) -> dict[str, Any]:
     found = {}
     for item in text.split(separator):
         if not item:
@@ -228,7 +231,7 @@ def _read_pairs(text: str, separator: str, names) -> dict:
     return found
 
 
-def match(template: str, uri: str) -> dict | None:
+def match(template: str, uri: str) -> dict[str, Any] | None:
     """The variables that expand `template` into `uri`, or None when it cannot."""
     pattern, readers = _matcher(template)
     found = pattern.search(uri)

@@ -12,8 +12,8 @@ class TaskAdmin(admin.ModelAdmin):
     search_fields = ("id", "tool_name", "server__slug")
     list_select_related = ("server", "organization")
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request, obj=None) -> bool:
         return False

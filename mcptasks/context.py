@@ -10,10 +10,11 @@ workflow's `all` step puts all its questions to the client at once, here as in t
 """
 
 import asyncio
+from typing import Any
 
 import orjson
 
-from mcp_protocol.context import REQUIRED_CAPABILITY
+from mcp_protocol.context import REQUIRED_CAPABILITY, RequestContext
 from mcp_protocol.errors import (
     INVALID_PARAMS,
     MISSING_CLIENT_CAPABILITY,
@@ -26,8 +27,8 @@ from .events import events_channel
 from .wire import is_extension_era
 
 
-class TaskContext:
-    def __init__(self, task, redis, park_request, settle_request):
+class TaskContext(RequestContext):
+    def __init__(self, task, redis, park_request, settle_request) -> None:
         self.task_id = task.id
         self.protocol_version = task.protocol_version
         self.client_capabilities = task.client_capabilities or {}
@@ -53,10 +54,12 @@ class TaskContext:
     async def _publish(self, event: dict) -> None:
         await self._redis.publish(events_channel(self.task_id), orjson.dumps(event))
 
-    async def log(self, level, data, logger=None) -> None:
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         await self._publish({"type": "log", "level": level, "data": data, "logger": logger})
 
-    async def progress(self, progress, total=None, message=None) -> None:
+    async def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         self._check_cancelled()
         event = {"type": "progress", "progress": progress, "total": total, "message": message}
         await self._publish(event)

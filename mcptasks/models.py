@@ -60,7 +60,7 @@ class Task(models.Model):
             models.Index(fields=["status", "heartbeat_at"]),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.tool_name} {self.id[:8]}… ({self.status})"
 
     @property

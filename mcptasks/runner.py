@@ -248,10 +248,10 @@ async def _run_tool(task: Task, redis) -> tuple[str, dict]:
         error = _error(INVALID_PARAMS, f"Unknown tool: {task.tool_name}")
         return Task.FAILED, {"error": error}
 
-    async def park(key, method, params):
+    async def park(key, method, params) -> None:
         await _db(park_request)(task.id, key, method, params)
 
-    async def settle(key):
+    async def settle(key) -> None:
         await _db(settle_request)(task.id, key)
 
     ctx = TaskContext(task, redis, park, settle)

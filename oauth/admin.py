@@ -6,10 +6,10 @@ from .models import AccessToken, AuthorizationCode, Client, Grant, RefreshToken
 
 
 class ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request):
+    def has_add_permission(self, request) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request, obj=None) -> bool:
         return False
 
 

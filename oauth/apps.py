@@ -5,5 +5,5 @@ class OauthConfig(AppConfig):
     name = "oauth"
     verbose_name = "OAuth"
 
-    def ready(self):
+    def ready(self) -> None:
         from . import signals  # noqa: F401

@@ -31,7 +31,7 @@ PKCE_RE = re.compile(r"^[A-Za-z0-9._~-]{43,128}$")
 class RedirectError(OAuthError):
     """An error for a verified client: sent to its redirect URI with state and iss."""
 
-    def __init__(self, error, description, *, redirect_uri, state):
+    def __init__(self, error, description, *, redirect_uri, state) -> None:
         super().__init__(error, description)
         self.redirect_uri = redirect_uri
         self.state = state

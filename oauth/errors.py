@@ -2,7 +2,7 @@
 
 
 class OAuthError(Exception):
-    def __init__(self, error: str, description: str = "", status: int = 400):
+    def __init__(self, error: str, description: str = "", status: int = 400) -> None:
         super().__init__(description or error)
         self.error = error
         self.description = description

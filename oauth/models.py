@@ -47,7 +47,7 @@ class Client(models.Model):
     # Metadata documents: when the fetched copy must be fetched again (its cache headers).
     metadata_expires_at = models.DateTimeField(null=True, blank=True)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.client_name or self.client_id
 
     @property
@@ -80,7 +80,7 @@ class Grant(models.Model):
     class Meta:
         indexes = [models.Index(fields=["user", "revoked_at"], name="oauth_grant_user_live")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.client} for {self.user} on {self.server}"
 
     @property

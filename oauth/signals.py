@@ -12,7 +12,7 @@ from .models import AccessToken, Grant
 
 
 @receiver(post_delete, sender=Membership)
-def _membership_gone(sender, instance, **kwargs):
+def _membership_gone(sender, instance, **kwargs) -> None:
     grants_revoke_for_member(
         user_id=instance.user_id,
         organization_id=instance.organization_id,
@@ -21,13 +21,13 @@ def _membership_gone(sender, instance, **kwargs):
 
 
 @receiver(post_save, sender=User)
-def _user_deactivated(sender, instance, **kwargs):
+def _user_deactivated(sender, instance, **kwargs) -> None:
     if not instance.is_active:
         for grant in Grant.objects.filter(user=instance, revoked_at=None):
             grant_revoke(grant=grant, reason="user deactivated")
 
 
 @receiver(pre_delete, sender=AccessToken)
-def _token_deleted(sender, instance, **kwargs):
+def _token_deleted(sender, instance, **kwargs) -> None:
     digest = instance.digest
     transaction.on_commit(lambda: bump_tokens([digest]))

@@ -35,7 +35,7 @@ SOURCE_RE = re.compile(r"^[a-z][a-z0-9+.-]*:(//[A-Za-z0-9.:\[\]-]+)?$")
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
 
-def _cors(response, methods="GET, OPTIONS"):
+def _cors(response, methods: str = "GET, OPTIONS"):
     # Browser-based MCP clients (the Inspector, web apps) discover and exchange tokens here.
     response["Access-Control-Allow-Origin"] = "*"
     response["Access-Control-Allow-Methods"] = methods
@@ -43,11 +43,11 @@ def _cors(response, methods="GET, OPTIONS"):
     return response
 
 
-def _json(body, status=200, headers=None, methods="GET, OPTIONS"):
+def _json(body, status: int = 200, headers=None, methods: str = "GET, OPTIONS"):
     return _cors(JsonResponse(body, status=status, headers=headers), methods)
 
 
-def _error(exc: OAuthError, methods="POST, OPTIONS"):
+def _error(exc: OAuthError, methods: str = "POST, OPTIONS"):
     headers = dict(NO_STORE)
     if exc.status == 401:
         headers["WWW-Authenticate"] = 'Basic realm="getmcp"'
@@ -208,7 +208,7 @@ class ClientRedirect(HttpResponse):
 
     status_code = 302
 
-    def __init__(self, location: str):
+    def __init__(self, location: str) -> None:
         super().__init__(headers={"Location": location, **NO_STORE})
 
 

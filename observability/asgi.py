@@ -21,7 +21,7 @@ async def observed(handler, scope, receive, send, surface: str) -> None:
     status = 0
     stream = None
 
-    async def sending(message):
+    async def sending(message) -> None:
         nonlocal status, stream
         if message["type"] == "http.response.start":
             status = message["status"]

@@ -56,7 +56,7 @@ def exposition_registry():
 
 
 class _Combined:
-    def __init__(self, *collectors):
+    def __init__(self, *collectors) -> None:
         self.collectors = collectors
 
     def collect(self):

@@ -33,7 +33,9 @@ def parse_headers(raw: str) -> dict[str, str]:
 
 
 class OtlpHttpSpanExporter(SpanExporter):
-    def __init__(self, endpoint: str, headers: dict[str, str] | None = None, timeout: float = 10):
+    def __init__(
+        self, endpoint: str, headers: dict[str, str] | None = None, timeout: float = 10
+    ) -> None:
         self.endpoint = endpoint
         self.timeout = timeout
         self._client = httpx2.Client(

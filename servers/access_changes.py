@@ -30,7 +30,12 @@ _REMEMBERED = {
 }
 
 
-def _remember(sender, instance, **kwargs):
+def _bump_servers(slugs: list[str]) -> None:
+    for slug in slugs:
+        changes.bump_server(slug)
+
+
+def _remember(sender, instance, **kwargs) -> None:
     fields = _REMEMBERED[sender]
     old = sender.objects.filter(pk=instance.pk).values(*fields).first() if instance.pk else None
     instance._governance_before = old
@@ -70,7 +75,7 @@ def _bump_digests(digests, using: str) -> None:
 
 
 @receiver(post_save, sender=ApiKey)
-def _key_access_changed(sender, instance, created, using="default", **kwargs):
+def _key_access_changed(sender, instance, created, using: str = "default", **kwargs) -> None:
     # The key's generation is bumped by servers.changes on every save; here: who to tell.
     if created or not _changed(instance, "access"):
         return
@@ -80,7 +85,7 @@ def _key_access_changed(sender, instance, created, using="default", **kwargs):
 
 
 @receiver(post_save, sender=Grant)
-def _grant_access_changed(sender, instance, created, using="default", **kwargs):
+def _grant_access_changed(sender, instance, created, using: str = "default", **kwargs) -> None:
     if created or not (_changed(instance, "access") or _changed(instance, "limits")):
         return
     _bump_digests(_grant_digests([instance]), using)
@@ -90,7 +95,7 @@ def _grant_access_changed(sender, instance, created, using="default", **kwargs):
 
 
 @receiver(post_save, sender=Server)
-def _role_access_changed(sender, instance, created, **kwargs):
+def _role_access_changed(sender, instance, created, **kwargs) -> None:
     # The snapshot is recompiled (servers.changes bumps the server); its sessions must list again.
     if not created and _changed(instance, "role_access"):
         server_id = instance.pk
@@ -98,7 +103,7 @@ def _role_access_changed(sender, instance, created, **kwargs):
 
 
 @receiver(post_save, sender=Membership)
-def _role_changed(sender, instance, created, using="default", **kwargs):
+def _role_changed(sender, instance, created, using: str = "default", **kwargs) -> None:
     if created or not _changed(instance, "role"):
         return
     org_id, user_id = instance.organization_id, instance.user_id
@@ -111,11 +116,11 @@ def _role_changed(sender, instance, created, using="default", **kwargs):
 
 
 @receiver(post_save, sender=Organization)
-def _quota_changed(sender, instance, created, using="default", **kwargs):
+def _quota_changed(sender, instance, created, using: str = "default", **kwargs) -> None:
     # The monthly quota is compiled into every snapshot of the organization's servers.
     if created or not _changed(instance, "monthly_call_quota"):
         return
     slugs = list(Server.objects.filter(organization=instance).values_list("slug", flat=True))
     for slug in slugs:
         invalidation.record(Change.SERVER, slug, using)
-    transaction.on_commit(lambda: [changes.bump_server(s) for s in slugs])
+    transaction.on_commit(lambda: _bump_servers(slugs))

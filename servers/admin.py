@@ -46,7 +46,7 @@ class ServerVersionInline(admin.TabularInline):
     show_change_link = True
     can_delete = False
 
-    def has_add_permission(self, request, obj=None):
+    def has_add_permission(self, request, obj=None) -> bool:
         return False
 
 
@@ -103,10 +103,10 @@ class ServerVersionAdmin(admin.ModelAdmin):
     search_fields = ["server__slug", "version"]
     readonly_fields = ["server", "version", "definition", "published_at", "published_by"]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request, obj=None) -> bool:
         return False
 
 
@@ -120,10 +120,10 @@ class ChangeAdmin(admin.ModelAdmin):
     search_fields = ["subject"]
     ordering = ["-id"]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request, obj=None) -> bool:
         return False
 
 

@@ -4,5 +4,5 @@ from django.apps import AppConfig
 class ServersConfig(AppConfig):
     name = "servers"
 
-    def ready(self):
+    def ready(self) -> None:
         from . import access_changes, changes  # noqa: F401  (connects the signal handlers)

@@ -6,6 +6,9 @@ and only as a best effort: while Redis is down the change still succeeds, and th
 written in the same transaction (servers.invalidation) reaches every process once it is back.
 """
 
+from collections.abc import Iterable
+from typing import cast
+
 import orjson
 from django.conf import settings
 from django.db import transaction
@@ -103,7 +106,7 @@ def notify_resource_updated(server_id: int, uri: str) -> None:
 
 
 @receiver(pre_save, sender=Server)
-def _remember_old_slug(sender, instance, **kwargs):
+def _remember_old_slug(sender, instance, **kwargs) -> None:
     if instance.pk:
         instance._old_slug = (
             Server.objects.filter(pk=instance.pk).values_list("slug", flat=True).first()
@@ -111,7 +114,7 @@ def _remember_old_slug(sender, instance, **kwargs):
 
 
 @receiver(pre_delete, sender=Server)
-def _server_going(sender, instance, **kwargs):
+def _server_going(sender, instance, **kwargs) -> None:
     # However the server is deleted (dashboard, API, admin, shell), keys limited to it alone
     # must not widen to every server, and its open sessions (and their streams) must end.
     ApiKey.revoke_keys_only_for(instance)
@@ -122,7 +125,7 @@ def _server_going(sender, instance, **kwargs):
 def end_sessions(server_id: int) -> None:
     client = sync_client()
     members = rkeys.server_sessions(server_id)
-    sids = [raw.decode() for raw in client.smembers(members)]
+    sids = [cast(bytes, raw).decode() for raw in client.smembers(members)]
     pipe = client.pipeline(transaction=False)
     for sid in sids:
         pipe.delete(rkeys.session(sid))
@@ -137,14 +140,19 @@ def end_sessions(server_id: int) -> None:
 
 @receiver(post_save, sender=Server)
 @receiver(post_delete, sender=Server)
-def _server_changed(sender, instance, using="default", **kwargs):
+def _server_changed(sender, instance, using: str = "default", **kwargs) -> None:
     slugs = {instance.slug, getattr(instance, "_old_slug", None)} - {None}
     for slug in slugs:
         invalidation.record(Change.SERVER, slug, using)
-    transaction.on_commit(lambda: [bump_server(s) for s in slugs])
+    transaction.on_commit(lambda: _bump_servers(slugs))
 
 
-def _part_changed(sender, instance, using="default", **kwargs):
+def _bump_servers(slugs: Iterable[str]) -> None:
+    for slug in slugs:
+        bump_server(slug)
+
+
+def _part_changed(sender, instance, using: str = "default", **kwargs) -> None:
     server_id = instance.server_id
     try:
         slug = instance.server.slug
@@ -153,7 +161,7 @@ def _part_changed(sender, instance, using="default", **kwargs):
     uri = getattr(instance, "uri", None) if sender is Resource else None
     invalidation.record(Change.SERVER, slug, using)
 
-    def after_commit():
+    def after_commit() -> None:
         bump_server(slug)
         best_effort(notify_sessions, server_id, LIST_CHANGED[sender])
         if uri and not kwargs.get("created", False):
@@ -169,14 +177,14 @@ for _model in LIST_CHANGED:
 
 @receiver(post_save, sender=ApiKey)
 @receiver(post_delete, sender=ApiKey)
-def _key_changed(sender, instance, using="default", **kwargs):
+def _key_changed(sender, instance, using: str = "default", **kwargs) -> None:
     digest = instance.digest
     invalidation.record(Change.KEY, digest, using)
     transaction.on_commit(lambda: bump_key(digest))
 
 
 @receiver(m2m_changed, sender=ApiKey.servers.through)
-def _key_servers_changed(sender, instance, action, using="default", **kwargs):
+def _key_servers_changed(sender, instance, action, using: str = "default", **kwargs) -> None:
     if action.startswith("post_") and isinstance(instance, ApiKey):
         digest = instance.digest
         invalidation.record(Change.KEY, digest, using)

@@ -40,7 +40,7 @@ YAML_DEADLINE_SECONDS = 10.0
 class DocumentError(ValueError):
     """A document that cannot be read; `line`/`column` (1-based) when known."""
 
-    def __init__(self, problem: str, line: int | None = None, column: int | None = None):
+    def __init__(self, problem: str, line: int | None = None, column: int | None = None) -> None:
         super().__init__(problem)
         self.problem = problem
         self.line = line
@@ -63,7 +63,7 @@ if CParser is not None:
     class _Base(Composer, CParser, SafeConstructor, Resolver):
         """libyaml's event parser under Python's composer (see the module docstring)."""
 
-        def __init__(self, stream):
+        def __init__(self, stream) -> None:
             CParser.__init__(self, stream)
             Composer.__init__(self)
             SafeConstructor.__init__(self)
@@ -88,7 +88,7 @@ class _Loader(_Base):
         _check_expansion(node)
         return super().construct_document(node)
 
-    def construct_mapping(self, node, deep=False):
+    def construct_mapping(self, node, deep: bool = False):
         self.flatten_mapping(node)
         mapping = {}
         for key_node, value_node in node.value:

@@ -124,7 +124,7 @@ LEFT JOIN {table} AS c ON c.txid >= %s
 
 
 class Recheck:
-    def __init__(self):
+    def __init__(self) -> None:
         self.low: int | None = None  # the xmin of the last look
         self.seen: dict[int, int] = {}  # row id -> txid, for rows at or above `low`
         self.run_id: str | None = None

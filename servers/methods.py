@@ -4,7 +4,10 @@ Results are plain dicts ready for orjson. List entries are the snapshot's own wi
 between requests: callers may add keys to a result, never change what is inside it.
 """
 
+from typing import Any
+
 from mcp_protocol import errors, versions
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import (
     INVALID_PARAMS,
     RESOURCE_NOT_FOUND,
@@ -40,7 +43,7 @@ def page(items, params: dict, key: str) -> dict:
     if cursor is not None and not isinstance(cursor, str):
         raise _invalid("Invalid cursor")
     entries, next_cursor = paginate(items, cursor, PAGE_SIZE)
-    result = {key: entries}
+    result: dict[str, Any] = {key: entries}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
     return result
@@ -49,7 +52,7 @@ def page(items, params: dict, key: str) -> dict:
 # -- tools --------------------------------------------------------------------------------------
 
 
-async def tools_list(snapshot, params, ctx) -> dict:
+async def tools_list(snapshot, params, ctx: RequestContext) -> dict:
     return page(snapshot.tool_list, params, "tools")
 
 
@@ -64,7 +67,7 @@ def tool_error_result(message: str, structured_content=None) -> dict:
     return result
 
 
-async def tools_call(snapshot, params, ctx) -> dict:
+async def tools_call(snapshot, params, ctx: RequestContext) -> dict:
     name = _string_param(params, "name")
     tool = snapshot.tools.get(name)
     if tool is None:
@@ -112,16 +115,16 @@ async def tools_call(snapshot, params, ctx) -> dict:
 # -- resources ----------------------------------------------------------------------------------
 
 
-async def resources_list(snapshot, params, ctx) -> dict:
+async def resources_list(snapshot, params, ctx: RequestContext) -> dict:
     return page(snapshot.resource_list, params, "resources")
 
 
-async def resources_templates_list(snapshot, params, ctx) -> dict:
+async def resources_templates_list(snapshot, params, ctx: RequestContext) -> dict:
     return page(snapshot.template_list, params, "resourceTemplates")
 
 
-def _not_found(uri: str, ctx) -> McpError:
-    version = getattr(ctx, "protocol_version", "") or ""
+def _not_found(uri: str, ctx: RequestContext) -> McpError:
+    version = ctx.protocol_version
     code = (
         INVALID_PARAMS
         if versions.missing_resource_is_invalid_params(version)
@@ -130,7 +133,7 @@ def _not_found(uri: str, ctx) -> McpError:
     return McpError(code, "Resource not found", {"uri": uri})
 
 
-async def resources_read(snapshot, params, ctx) -> dict:
+async def resources_read(snapshot, params, ctx: RequestContext) -> dict:
     uri = _string_param(params, "uri")
     resource = snapshot.resources.get(uri)
     if resource is not None:
@@ -161,11 +164,11 @@ async def resources_read(snapshot, params, ctx) -> dict:
 # -- prompts ------------------------------------------------------------------------------------
 
 
-async def prompts_list(snapshot, params, ctx) -> dict:
+async def prompts_list(snapshot, params, ctx: RequestContext) -> dict:
     return page(snapshot.prompt_list, params, "prompts")
 
 
-async def prompts_get(snapshot, params, ctx) -> dict:
+async def prompts_get(snapshot, params, ctx: RequestContext) -> dict:
     name = _string_param(params, "name")
     prompt = snapshot.prompts.get(name)
     if prompt is None:
@@ -199,7 +202,7 @@ async def prompts_get(snapshot, params, ctx) -> dict:
 # -- completion ---------------------------------------------------------------------------------
 
 
-async def completion_complete(snapshot, params, ctx) -> dict:
+async def completion_complete(snapshot, params, ctx: RequestContext) -> dict:
     ref = params.get("ref")
     argument = params.get("argument")
     if not isinstance(ref, dict) or not isinstance(argument, dict):
@@ -243,7 +246,7 @@ HANDLERS = {
 METHODS = frozenset(HANDLERS)
 
 
-async def call_method(snapshot, method: str, params: dict, ctx) -> dict:
+async def call_method(snapshot, method: str, params: dict, ctx: RequestContext) -> dict:
     handler = HANDLERS.get(method)
     if handler is None:
         raise method_not_found(method)

@@ -50,7 +50,7 @@ class Server(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.slug
 
     @property
@@ -104,7 +104,7 @@ class Tool(ServerPart):
             models.UniqueConstraint(fields=["server", "name"], name="tool_name_per_server")
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
 
@@ -129,7 +129,7 @@ class Resource(ServerPart):
             models.UniqueConstraint(fields=["server", "uri"], name="resource_uri_per_server")
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.uri
 
 
@@ -147,7 +147,7 @@ class ResourceTemplate(ServerPart):
     icons = models.JSONField(default=list, blank=True)
     meta = models.JSONField(default=dict, blank=True)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.uri_template
 
 
@@ -169,7 +169,7 @@ class Prompt(ServerPart):
             models.UniqueConstraint(fields=["server", "name"], name="prompt_name_per_server")
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
 
@@ -192,7 +192,7 @@ class ServerVersion(models.Model):
             )
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.server.slug}@{self.version}"
 
 
@@ -225,7 +225,7 @@ class UpstreamReview(models.Model):
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["server", "state"], name="upstream_review_open")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.server_id}:{self.upstream_name} ({self.kind}, {self.state})"
 
 
@@ -245,5 +245,5 @@ class Change(models.Model):
     txid = models.BigIntegerField(null=True, db_index=True)
     created_at = models.DateTimeField(db_index=True)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.kind}:{self.subject}"

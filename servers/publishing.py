@@ -40,7 +40,8 @@ def parse_version(version: str) -> tuple[int, int, int]:
     match = SEMVER_RE.match(version or "")
     if not match:
         raise PublishError(f"version: {version!r} is not a semantic version X.Y.Z")
-    return tuple(int(part) for part in match.groups())
+    major, minor, patch = (int(part) for part in match.groups())
+    return major, minor, patch
 
 
 def versions(server: Server) -> list[ServerVersion]:

@@ -14,6 +14,7 @@ import re
 import string
 import time
 from dataclasses import dataclass, field
+from typing import Literal
 
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator
@@ -68,7 +69,7 @@ class budget:  # noqa: N801 - used as `with budget():`
             self._token = _BUDGET.set(Budget())
         return _BUDGET.get()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         if self._token is not None:
             _BUDGET.reset(self._token)
         return False
@@ -351,7 +352,7 @@ def _finalize(value):
 class _BudgetedCodeGenerator(CodeGenerator):
     """Routes every loop through the budget, and `~` through a size check."""
 
-    def visit_For(self, node, frame):  # noqa: N802 - jinja's visitor naming
+    def visit_For(self, node, frame) -> None:  # noqa: N802 - jinja's visitor naming
         if not getattr(node, "_budgeted", False):
             node.iter = nodes.Call(
                 nodes.EnvironmentAttribute("budgeted_iter"), [node.iter], [], None, None
@@ -359,7 +360,7 @@ class _BudgetedCodeGenerator(CodeGenerator):
             node._budgeted = True
         super().visit_For(node, frame)
 
-    def visit_Concat(self, node, frame):  # noqa: N802
+    def visit_Concat(self, node, frame) -> None:  # noqa: N802
         self.write("environment.budgeted_join((")
         for arg in node.nodes:
             self.visit(arg, frame)
@@ -373,7 +374,7 @@ class BudgetedSandbox(ImmutableSandboxedEnvironment):
     code_generator_class = _BudgetedCodeGenerator
     intercepted_binops = frozenset(_CHECKED_BINOPS)
 
-    def __init__(self, **options):
+    def __init__(self, **options) -> None:
         options.setdefault("finalize", _finalize)
         super().__init__(**options)
         self.filters = {name: checked_filter(name, func) for name, func in self.filters.items()}

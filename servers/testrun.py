@@ -7,6 +7,8 @@ argument and output validation behave as they will for clients; the tool may be 
 """
 
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 from django.db.models import Q
@@ -24,13 +26,13 @@ class TestRunContext(NullContext):
 
     __test__ = False  # not a pytest test class, despite the name
 
-    def __init__(self, client_headers=None):
+    def __init__(self, client_headers: Mapping[str, str] | None = None) -> None:
         super().__init__()
         self.use_test_secrets = True
-        self.http_trace: list[dict] = []
+        self.http_trace: list[dict[str, Any]] = []
         # Code tools: each host call (function, masked arguments, ms) and what the code printed.
-        self.host_calls: list[dict] = []
-        self.printed: list[dict] = []
+        self.host_calls: list[dict[str, Any]] = []
+        self.printed: list[dict[str, Any]] = []
         self.client_headers = {k.lower(): v for k, v in (client_headers or {}).items()}
 
 
@@ -126,5 +128,5 @@ __all__ = ["DefinitionError", "TestRunContext", "UnknownTool", "test_run", "test
 
 
 # Names starting with test_ would otherwise be collected by pytest where they are imported.
-test_run.__test__ = False
-test_run_sync.__test__ = False
+test_run.__test__ = False  # type: ignore[attr-defined]
+test_run_sync.__test__ = False  # type: ignore[attr-defined]

@@ -28,7 +28,7 @@ class SecretForm(forms.ModelForm):
             self.add_error("value", "A new secret needs a value.")
         return cleaned
 
-    def save(self, commit=True):
+    def save(self, commit: bool = True):
         secret = super().save(commit=False)
         if self.cleaned_data.get("value"):
             secret.set_value(self.cleaned_data["value"])
@@ -59,7 +59,7 @@ class NetworkAllowanceAdmin(admin.ModelAdmin):
     raw_id_fields = ["organization"]
     readonly_fields = ["created_by", "created_at"]
 
-    def save_model(self, request, obj, form, change):
+    def save_model(self, request, obj, form, change) -> None:
         if not change:
             obj.created_by = request.user
         super().save_model(request, obj, form, change)

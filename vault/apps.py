@@ -4,5 +4,5 @@ from django.apps import AppConfig
 class VaultConfig(AppConfig):
     name = "vault"
 
-    def ready(self):
+    def ready(self) -> None:
         from . import resolve  # noqa: F401  (connects the cache-invalidation signals)

@@ -36,7 +36,7 @@ def _forms(value: str) -> set[str]:
 class Masker:
     """Replaces every known secret value, in any of its forms and any letter case, with ***."""
 
-    def __init__(self, values: Iterable[str] = ()):
+    def __init__(self, values: Iterable[str] = ()) -> None:
         self._values = [v for v in values if isinstance(v, str) and v]
         forms: set[str] = set()
         for value in self._values:

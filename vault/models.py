@@ -53,10 +53,10 @@ class Secret(models.Model):
             ),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Secret {self.name} org={self.organization_id} server={self.server_id}>"
 
     def clean(self):
@@ -128,5 +128,5 @@ class NetworkAllowance(models.Model):
             models.UniqueConstraint(fields=["organization", "cidr"], name="one_allowance_per_cidr")
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.cidr} for {self.organization}"

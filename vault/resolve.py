@@ -28,7 +28,7 @@ from .models import Secret
 class SecretValues(Mapping):
     """Name -> value; its repr names the secrets but never shows a value."""
 
-    def __init__(self, values: dict[str, str]):
+    def __init__(self, values: dict[str, str]) -> None:
         self._values = dict(values)
 
     def __getitem__(self, name: str) -> str:
@@ -118,7 +118,7 @@ def bump_generation(organization_id: int) -> None:
 
 @receiver(post_save, sender=Secret)
 @receiver(post_delete, sender=Secret)
-def _secret_changed(sender, instance, using="default", **kwargs):
+def _secret_changed(sender, instance, using: str = "default", **kwargs) -> None:
     organization_id = instance.organization_id
     # Durably, so every process drops its copy even if Redis misses the bumps below.
     invalidation.record(Change.VAULT, str(organization_id), using)

@@ -3,6 +3,7 @@ from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, renderers
+from rest_framework.request import Request
 
 from activity.models import CallLog
 from activity.queries import csv_lines
@@ -15,7 +16,7 @@ from ..text import query_text
 from .filters import CALL_PARAMETERS, call_filters
 
 
-def filtered_calls(request):
+def filtered_calls(request: Request):
     queryset = scoped(CallLog.objects.all(), request.user)
     organization = query_text(request, "organization")
     if organization:
@@ -37,7 +38,7 @@ class CallViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSe
         return super().get_queryset()
 
     @extend_schema(parameters=CALL_PARAMETERS)
-    def list(self, request, *args, **kwargs):
+    def list(self, request: Request, *args, **kwargs):
         return super().list(request, *args, **kwargs)
 
 
@@ -46,7 +47,7 @@ class CallCsvView(ApiView):
 
     renderer_classes = [renderers.JSONRenderer]
 
-    def perform_content_negotiation(self, request, force=False):
+    def perform_content_negotiation(self, request: Request, force: bool = False):
         # Errors come back as JSON whatever the client asked for.
         return super().perform_content_negotiation(request, force=True)
 
@@ -54,7 +55,7 @@ class CallCsvView(ApiView):
         parameters=CALL_PARAMETERS,
         responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV rows")},
     )
-    def get(self, request):
+    def get(self, request: Request):
         calls = filtered_calls(request).order_by("-at", "-id")
         response = StreamingHttpResponse(csv_lines(calls), content_type="text/csv; charset=utf-8")
         stamp = timezone.now().strftime("%Y%m%d-%H%M%S")

@@ -3,6 +3,7 @@
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
+from rest_framework.request import Request
 
 from activity.queries import BUCKETS, CallFilters, FilterError
 
@@ -32,7 +33,7 @@ ANALYTICS_PARAMETERS = [
 ]
 
 
-def call_filters(request) -> CallFilters:
+def call_filters(request: Request) -> CallFilters:
     for name in ("organization", "server", "tool", "client", "from", "to", "key", "bucket"):
         query_text(request, name)
     try:
@@ -41,7 +42,7 @@ def call_filters(request) -> CallFilters:
         raise serializers.ValidationError({exc.field: [exc.message]}) from None
 
 
-def analytics_filters(request) -> tuple[CallFilters, str]:
+def analytics_filters(request: Request) -> tuple[CallFilters, str]:
     bucket = request.query_params.get("bucket") or "hour"
     if bucket not in BUCKETS:
         raise serializers.ValidationError({"bucket": [f"must be one of {', '.join(BUCKETS)}"]})

@@ -1,5 +1,6 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.models import ApiKey
@@ -44,18 +45,18 @@ class KeyViewSet(
     @extend_schema(
         parameters=[OpenApiParameter("organization", str, description="Organization slug.")]
     )
-    def list(self, request, *args, **kwargs):
+    def list(self, request: Request, *args, **kwargs):
         return super().list(request, *args, **kwargs)
 
     @extend_schema(request=ApiKeySerializer, responses={201: NewApiKeySerializer})
-    def create(self, request, *args, **kwargs):
+    def create(self, request: Request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         self.perform_create(serializer)
         key = serializer.instance
         return Response(NewApiKeySerializer(key, context=self.get_serializer_context()).data, 201)
 
-    def perform_destroy(self, key):
+    def perform_destroy(self, key) -> None:
         key.revoke()
 
 
@@ -77,11 +78,11 @@ class TokenViewSet(
         return self.queryset.filter(user=self.request.user)
 
     @extend_schema(request=TokenSerializer, responses={201: NewTokenSerializer})
-    def create(self, request, *args, **kwargs):
+    def create(self, request: Request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         token = serializer.save()
         return Response(NewTokenSerializer(token).data, status=status.HTTP_201_CREATED)
 
-    def perform_destroy(self, token):
+    def perform_destroy(self, token) -> None:
         token.revoke()

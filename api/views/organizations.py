@@ -1,6 +1,7 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins
 from rest_framework.decorators import action
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.models import Organization
@@ -33,14 +34,14 @@ class OrganizationViewSet(
 
     @extend_schema(parameters=ANALYTICS_PARAMETERS, responses=AnalyticsSerializer)
     @action(detail=True, methods=["get"])
-    def analytics(self, request, slug=None):
+    def analytics(self, request: Request, slug=None):
         """Calls over time, error rate, latency percentiles, top tools and clients."""
         filters, bucket = analytics_filters(request)
         return Response(queries.organization_analytics(self.get_object(), filters, bucket))
 
     @extend_schema(responses=UsageSerializer)
     @action(detail=True, methods=["get"])
-    def usage(self, request, slug=None):
+    def usage(self, request: Request, slug=None):
         """This month's tool calls against the monthly quota, and the task cap."""
         from servers.quotas import usage
 

@@ -2,6 +2,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers
+from rest_framework.request import Request
 
 from accounts.policy import Action
 from vault.models import Secret
@@ -47,7 +48,7 @@ class SecretSerializer(serializers.ModelSerializer):
             "updatedAt",
         ]
         # Uniqueness is checked in validate(), with the server resolved from its slug.
-        validators = []
+        validators: list[object] = []
 
     def get_hasTestValue(self, secret) -> bool:
         return bool(secret.test_ciphertext)
@@ -141,5 +142,5 @@ class SecretViewSet(
     @extend_schema(
         parameters=[OpenApiParameter("organization", str, description="Organization slug.")]
     )
-    def list(self, request, *args, **kwargs):
+    def list(self, request: Request, *args, **kwargs):
         return super().list(request, *args, **kwargs)

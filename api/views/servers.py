@@ -3,6 +3,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts import policy
@@ -63,12 +64,12 @@ class ServerViewSet(
     @extend_schema(
         parameters=[OpenApiParameter("organization", str, description="Organization slug.")]
     )
-    def list(self, request, *args, **kwargs):
+    def list(self, request: Request, *args, **kwargs):
         return super().list(request, *args, **kwargs)
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["get"])
-    def export(self, request, slug=None):
+    def export(self, request: Request, slug=None):
         """The server's whole definition (server-as-code), as `servers/definition.py` writes it."""
         return Response(export_definition(self.get_object()))
 
@@ -81,7 +82,7 @@ class ServerViewSet(
         responses={200: ServerSerializer, 201: ServerSerializer},
     )
     @action(detail=False, methods=["post"], url_path="import")
-    def import_(self, request):
+    def import_(self, request: Request):
         """Create (or with replace=true rewrite) a server from a definition document."""
         organization = self._import_organization(request)
         self.policy_require_for(organization)
@@ -102,7 +103,7 @@ class ServerViewSet(
         code = status.HTTP_200_OK if existed and replace else status.HTTP_201_CREATED
         return Response(ServerSerializer(server, context=self.get_serializer_context()).data, code)
 
-    def _import_organization(self, request):
+    def _import_organization(self, request: Request):
         slug = query_text(request, "organization")
         if not slug:
             return request.user.personal_organization()
@@ -116,14 +117,14 @@ class ServerViewSet(
 
     @extend_schema(parameters=ANALYTICS_PARAMETERS, responses=AnalyticsSerializer)
     @action(detail=True, methods=["get"])
-    def analytics(self, request, slug=None):
+    def analytics(self, request: Request, slug=None):
         """Calls over time, error rate, latency percentiles, top tools and clients."""
         filters, bucket = analytics_filters(request)
         return Response(queries.server_analytics(self.get_object(), filters, bucket))
 
     @extend_schema(request=RollbackSerializer, responses={201: VersionDetailSerializer})
     @action(detail=True, methods=["post"])
-    def rollback(self, request, slug=None):
+    def rollback(self, request: Request, slug=None):
         """Publish a new version with an old version's definition, and reset the draft to it."""
         server = self.get_object()
         body = RollbackSerializer(data=request.data)
@@ -166,7 +167,7 @@ class VersionViewSet(
         return VersionDetailSerializer if self.action == "retrieve" else VersionSerializer
 
     @extend_schema(request=PublishSerializer, responses={201: VersionDetailSerializer})
-    def create(self, request, *args, **kwargs):
+    def create(self, request: Request, *args, **kwargs):
         server = server_of(request.user, kwargs["server_slug"])
         body = PublishSerializer(data=request.data)
         body.is_valid(raise_exception=True)

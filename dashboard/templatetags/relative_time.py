@@ -14,7 +14,7 @@ JUST_NOW = timedelta(minutes=1)
 
 
 @register.filter
-def ago(value, now=None):
+def ago(value, now=None) -> str:
     if not value:
         return ""
     now = now or timezone.now()

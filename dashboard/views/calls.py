@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from activity import queries
 from activity.models import CallLog
+from dashboard.views.base import DashboardRequest
 
 from .. import charts
 from ..scoping import server_or_404
@@ -21,7 +22,7 @@ RANGES = {
 }
 
 
-def _filters(request):
+def _filters(request: DashboardRequest):
     try:
         return queries.CallFilters.from_params(request.GET), None
     except queries.FilterError as exc:
@@ -29,7 +30,7 @@ def _filters(request):
 
 
 @dashboard_view
-def call_log(request):
+def call_log(request: DashboardRequest):
     filters, error = _filters(request)
     calls = filters.apply(queries.calls_for_organization(request.org)).select_related("server")
     paginator = Paginator(calls, PAGE_SIZE)
@@ -61,7 +62,7 @@ def call_log(request):
 
 
 @dashboard_view
-def call_log_csv(request):
+def call_log_csv(request: DashboardRequest):
     filters, error = _filters(request)
     calls = filters.apply(queries.calls_for_organization(request.org))
     stamp = timezone.now().strftime("%Y%m%d-%H%M")
@@ -70,7 +71,7 @@ def call_log_csv(request):
     return response
 
 
-def _range(request):
+def _range(request: DashboardRequest):
     key = request.GET.get("range", "24h")
     if key not in RANGES:
         key = "24h"
@@ -95,7 +96,7 @@ def _analytics_context(data, key, since, bucket):
 
 
 @dashboard_view
-def organization_analytics(request):
+def organization_analytics(request: DashboardRequest):
     key, since, bucket = _range(request)
     data = queries.organization_analytics(request.org, queries.CallFilters(since=since), bucket)
     return page(
@@ -104,7 +105,7 @@ def organization_analytics(request):
 
 
 @dashboard_view
-def server_analytics(request, slug):
+def server_analytics(request: DashboardRequest, slug: str):
     server = server_or_404(request, slug)
     key, since, bucket = _range(request)
     data = queries.server_analytics(server, queries.CallFilters(since=since), bucket)

@@ -6,12 +6,12 @@ from oauth.metadata import resource_metadata_url
 
 from ..scoping import server_or_404
 from ..snippets import KEY_PLACEHOLDER, client_setups, endpoint_url
-from .base import dashboard_view, page
+from .base import DashboardRequest, dashboard_view, page
 
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def connect(request, slug):
+def connect(request: DashboardRequest, slug: str):
     """Set-up snippets. A POST creates a key limited to this server and fills it in, once."""
     server = server_or_404(request, slug)
     raw = None

@@ -7,12 +7,12 @@ from accounts.policy import Action
 from servers.doctor.service import diagnose
 
 from ..scoping import server_or_404
-from .base import authorize, dashboard_view, page
+from .base import DashboardRequest, authorize, dashboard_view, page
 
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def doctor(request, slug):
+def doctor(request: DashboardRequest, slug: str):
     server = server_or_404(request, slug)
     authorize(request, Action.VIEW, org=server.organization)
     report = None

@@ -5,6 +5,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_http_methods
 
 from accounts.policy import Action
+from dashboard.views.base import DashboardRequest
 from servers.quotas import usage
 
 from ..access_forms import AccessForm, QuotaForm
@@ -13,7 +14,7 @@ from .base import authorize, dashboard_view, page
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def key_access(request, pk):
+def key_access(request: DashboardRequest, pk: int):
     key = get_object_or_404(request.org.api_keys, pk=pk, revoked_at=None)
     authorize(request, Action.KEY_MANAGE, obj=key)
     servers = list(key.servers.all()) or list(request.org.servers.order_by("name"))
@@ -38,7 +39,7 @@ def key_access(request, pk):
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def usage_page(request):
+def usage_page(request: DashboardRequest):
     authorize(request, Action.VIEW)
     org = request.org
     form = QuotaForm(

@@ -3,13 +3,14 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.policy import Action
+from dashboard.views.base import DashboardRequest
 
 from ..forms.keys import ApiKeyForm
 from .base import authorize, dashboard_view, page
 
 
 @dashboard_view
-def key_list(request):
+def key_list(request: DashboardRequest):
     keys = request.org.api_keys.select_related("created_by").prefetch_related("servers")
     active = [k for k in keys.filter(revoked_at=None).order_by("-created_at")]
     revoked = keys.exclude(revoked_at=None).order_by("-revoked_at")[:20]
@@ -18,7 +19,7 @@ def key_list(request):
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def key_create(request):
+def key_create(request: DashboardRequest):
     authorize(request, Action.KEY_CREATE)
     form = ApiKeyForm(request.POST or None, organization=request.org)
     if request.method == "POST" and form.is_valid():
@@ -37,7 +38,7 @@ def key_create(request):
 
 @dashboard_view
 @require_POST
-def key_revoke(request, pk):
+def key_revoke(request: DashboardRequest, pk: int):
     key = get_object_or_404(request.org.api_keys, pk=pk, revoked_at=None)
     authorize(request, Action.KEY_MANAGE, obj=key)
     key.revoke()

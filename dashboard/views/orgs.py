@@ -13,6 +13,7 @@ from accounts.forms import InviteForm, OrganizationForm, RoleForm
 from accounts.models import Invitation, Membership
 from accounts.policy import Action, grantable_roles
 from activity import retention
+from dashboard.views.base import DashboardRequest
 
 from ..forms.organizations import OrganizationCreateForm
 from ..scoping import SESSION_KEY, membership_or_404, switch_to
@@ -21,7 +22,7 @@ from .base import authorize, dashboard_view, page
 
 @dashboard_view
 @require_POST
-def switch(request):
+def switch(request: DashboardRequest):
     membership = membership_or_404(request.user, request.POST.get("organization", ""))
     switch_to(request, membership)
     messages.success(request, f"Switched to {membership.organization.name}.")
@@ -33,7 +34,7 @@ def switch(request):
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def organization_create(request):
+def organization_create(request: DashboardRequest):
     form = OrganizationCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         name = form.cleaned_data["name"]
@@ -46,7 +47,7 @@ def organization_create(request):
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def organization_settings(request):
+def organization_settings(request: DashboardRequest):
     form = OrganizationForm(request.POST or None, instance=request.org)
     if request.method == "POST":
         if "retention_days" in request.POST:
@@ -81,7 +82,7 @@ def organization_settings(request):
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def members(request):
+def members(request: DashboardRequest):
     org = request.org
     roles = grantable_roles(request.membership.role)
     form = InviteForm(request.POST or None, roles=roles)
@@ -119,7 +120,7 @@ def members(request):
 
 @dashboard_view
 @require_POST
-def invitation_revoke(request, pk):
+def invitation_revoke(request: DashboardRequest, pk: int):
     authorize(request, Action.MEMBERS_MANAGE)
     invitation = get_object_or_404(request.org.invitations, pk=pk, state=Invitation.PENDING)
     services.invitation_revoke(actor=request.user, invitation=invitation)
@@ -129,7 +130,7 @@ def invitation_revoke(request, pk):
 
 @dashboard_view
 @require_POST
-def member_role(request, pk):
+def member_role(request: DashboardRequest, pk: int):
     authorize(request, Action.MEMBERS_MANAGE)
     target = get_object_or_404(request.org.memberships.select_related("user"), pk=pk)
     form = RoleForm(request.POST)
@@ -150,7 +151,7 @@ def member_role(request, pk):
 
 @dashboard_view
 @require_POST
-def member_remove(request, pk):
+def member_remove(request: DashboardRequest, pk: int):
     target = get_object_or_404(request.org.memberships.select_related("user"), pk=pk)
     leaving = target.user_id == request.user.id
     if not leaving:

@@ -2,7 +2,7 @@
 
 import json
 
-from django.http import JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_POST
 
 from mcp_protocol.schemas import schema_problems as tenant_schema_problems
@@ -33,7 +33,7 @@ def schema_problems(text: str, *, must_be_object: bool = True) -> list[dict]:
 
 @dashboard_view
 @require_POST
-def schema_check(request):
+def schema_check(request: HttpRequest):
     text = request.body.decode("utf-8", errors="replace")
     must_be_object = request.GET.get("object", "1") != "0"
     problems = schema_problems(text, must_be_object=must_be_object)

@@ -9,6 +9,7 @@ import re
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.http import HttpRequest
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -46,7 +47,7 @@ class SecretForm(forms.Form):
         help_text="A server's own secret wins over an organization-wide one of the same name.",
     )
 
-    def __init__(self, *args, organization, **kwargs):
+    def __init__(self, *args, organization, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["server"].queryset = organization.servers.order_by("name")
 
@@ -63,7 +64,7 @@ def _missing(organization, secrets) -> list[str]:
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def secret_list(request):
+def secret_list(request: HttpRequest):
     org = request.org
     form = SecretForm(
         request.POST or None, organization=org, initial={"name": request.GET.get("name", "")}
@@ -96,7 +97,7 @@ def secret_list(request):
 
 @dashboard_view
 @require_POST
-def secret_delete(request, pk):
+def secret_delete(request: HttpRequest, pk: int):
     authorize(request, Action.SECRET_WRITE)
     secret = get_object_or_404(request.org.secrets, pk=pk)
     secret.delete()

@@ -6,6 +6,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.models import ApiKey
 from accounts.policy import Action
+from dashboard.views.base import DashboardRequest
 from servers.models import Server
 
 from .. import stats
@@ -16,12 +17,12 @@ from .versions import pending_changes
 
 
 @dashboard_view
-def home(request):
+def home(request: DashboardRequest):
     return redirect("dashboard:server_list")
 
 
 @dashboard_view
-def server_list(request):
+def server_list(request: DashboardRequest):
     servers = list(request.org.servers.order_by("name"))
     today = stats.calls_today(request.org, servers)
     rows = [(server, today.get(server.pk, 0)) for server in servers]
@@ -30,7 +31,7 @@ def server_list(request):
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def server_create(request):
+def server_create(request: DashboardRequest):
     authorize(request, Action.SERVER_CREATE)
     form = ServerForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -43,7 +44,7 @@ def server_create(request):
 
 
 @dashboard_view
-def server_detail(request, slug):
+def server_detail(request: DashboardRequest, slug: str):
     server = server_or_404(request, slug)
     return page(
         request,
@@ -62,7 +63,7 @@ def server_detail(request, slug):
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def server_settings(request, slug):
+def server_settings(request: DashboardRequest, slug: str):
     server = server_or_404(request, slug)
     if request.method == "POST":
         authorize(request, Action.SERVER_SETTINGS, org=server.organization)
@@ -76,7 +77,7 @@ def server_settings(request, slug):
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def server_delete(request, slug):
+def server_delete(request: DashboardRequest, slug: str):
     server = server_or_404(request, slug)
     authorize(request, Action.SERVER_DELETE, org=server.organization)
     if request.method == "POST":
@@ -99,7 +100,7 @@ def server_delete(request, slug):
 
 @dashboard_view
 @require_POST
-def server_status(request, slug):
+def server_status(request: DashboardRequest, slug: str):
     server = server_or_404(request, slug)
     authorize(request, Action.SERVER_STATUS, org=server.organization)
     status = request.POST.get("status")

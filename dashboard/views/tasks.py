@@ -17,7 +17,7 @@ from mcptasks import lifecycle
 from mcptasks.models import Task
 
 from ..scoping import server_or_404
-from .base import authorize, dashboard_view, page
+from .base import DashboardRequest, authorize, dashboard_view, page
 
 PAGE_SIZE = 50
 ACTIVE = "active"
@@ -50,7 +50,7 @@ def _tasks(server, status: str):
 
 
 @dashboard_view
-def task_list(request, slug):
+def task_list(request: DashboardRequest, slug: str):
     server = server_or_404(request, slug)
     status = request.GET.get("status", "")
     page_obj = Paginator(_tasks(server, status), PAGE_SIZE).get_page(request.GET.get("page"))
@@ -75,7 +75,7 @@ def task_list(request, slug):
 
 @dashboard_view
 @require_POST
-def task_cancel(request, slug, task_id):
+def task_cancel(request: DashboardRequest, slug: str, task_id):
     server = server_or_404(request, slug)
     authorize(request, Action.SERVER_EDIT, org=server.organization)
     task = get_object_or_404(Task, pk=task_id, server=server)

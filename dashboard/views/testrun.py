@@ -12,12 +12,12 @@ from accounts.policy import Action
 from servers.testrun import DefinitionError, UnknownTool, test_run_sync
 
 from ..scoping import server_or_404
-from .base import authorize, dashboard_view, page
+from .base import DashboardRequest, authorize, dashboard_view, page
 
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def tool_test(request, slug, pk):
+def tool_test(request: DashboardRequest, slug: str, pk: int):
     server = server_or_404(request, slug)
     tool = get_object_or_404(server.tools, pk=pk)
     if request.method == "GET":

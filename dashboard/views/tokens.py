@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from api.models import PersonalAccessToken
+from dashboard.views.base import DashboardRequest
 
 from .base import dashboard_view, page
 
@@ -49,7 +50,7 @@ def token_create(*, user, name: str, expires_in_days: int | None):
 
 
 @dashboard_view
-def token_list(request):
+def token_list(request: DashboardRequest):
     tokens = PersonalAccessToken.objects.filter(user=request.user)
     active = tokens.filter(revoked_at=None).order_by("-created_at")
     revoked = tokens.exclude(revoked_at=None).order_by("-revoked_at")[:20]
@@ -58,7 +59,7 @@ def token_list(request):
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def token_new(request):
+def token_new(request: DashboardRequest):
     form = TokenForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         days = form.cleaned_data["expires_in"]
@@ -81,7 +82,7 @@ def token_new(request):
 
 @dashboard_view
 @require_POST
-def token_revoke(request, pk):
+def token_revoke(request: DashboardRequest, pk: int):
     token = get_object_or_404(PersonalAccessToken, pk=pk, user=request.user, revoked_at=None)
     token.revoke()
     messages.success(request, f"Token “{token.name}” revoked. It is refused from now on.")

@@ -17,7 +17,7 @@ from servers.upstream.target import UpstreamError
 
 from ..forms.upstream import UpstreamForm
 from ..scoping import server_or_404
-from .base import authorize, dashboard_view, page
+from .base import DashboardRequest, authorize, dashboard_view, page
 
 
 @dashboard_view
@@ -53,7 +53,7 @@ def add_tools(request, slug):
 
 @require_GET
 @dashboard_view
-def reviews(request, slug):
+def reviews(request: DashboardRequest, slug: str):
     server = server_or_404(request, slug)
     authorize(request, Action.VIEW, org=server.organization)
     held = [
@@ -68,7 +68,7 @@ def reviews(request, slug):
     )
 
 
-def _review(request, slug, pk) -> tuple[Server, UpstreamReview]:
+def _review(request: DashboardRequest, slug: str, pk: int) -> tuple[Server, UpstreamReview]:
     server = server_or_404(request, slug)
     authorize(request, Action.SERVER_PUBLISH, org=server.organization)
     return server, get_object_or_404(UpstreamReview, pk=pk, server=server)
@@ -76,7 +76,7 @@ def _review(request, slug, pk) -> tuple[Server, UpstreamReview]:
 
 @require_POST
 @dashboard_view
-def review_approve(request, slug, pk):
+def review_approve(request: DashboardRequest, slug: str, pk: int):
     server, review = _review(request, slug, pk)
     try:
         pinning.approve(review, user=request.user)
@@ -91,7 +91,7 @@ def review_approve(request, slug, pk):
 
 @require_POST
 @dashboard_view
-def review_reject(request, slug, pk):
+def review_reject(request: DashboardRequest, slug: str, pk: int):
     server, review = _review(request, slug, pk)
     try:
         pinning.reject(review, user=request.user)
@@ -106,7 +106,7 @@ def review_reject(request, slug, pk):
 
 @require_POST
 @dashboard_view
-def auto_approve(request, slug):
+def auto_approve(request: DashboardRequest, slug: str):
     server = server_or_404(request, slug)
     authorize(request, Action.SERVER_SETTINGS, org=server.organization)
     server.upstream_auto_approve = request.POST.get("auto_approve") == "on"

@@ -11,7 +11,7 @@ from accounts.policy import Action
 from servers import publishing
 
 from ..scoping import server_or_404
-from .base import authorize, dashboard_view, page
+from .base import DashboardRequest, authorize, dashboard_view, page
 
 
 def pending_changes(server) -> tuple[object, list[str]]:
@@ -24,7 +24,7 @@ def pending_changes(server) -> tuple[object, list[str]]:
 
 @dashboard_view
 @require_http_methods(["GET", "POST"])
-def version_list(request, slug):
+def version_list(request: DashboardRequest, slug: str):
     server = server_or_404(request, slug)
     error = None
     if request.method == "POST":
@@ -55,7 +55,7 @@ def version_list(request, slug):
 
 @dashboard_view
 @require_POST
-def version_rollback(request, slug, version):
+def version_rollback(request: DashboardRequest, slug: str, version):
     server = server_or_404(request, slug)
     authorize(request, Action.SERVER_PUBLISH, org=server.organization)
     try:

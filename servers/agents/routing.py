@@ -12,6 +12,7 @@
 
 from dataclasses import replace
 
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import INVALID_PARAMS, McpError, ToolError
 from mcp_protocol.jsonrpc import Request
 
@@ -54,7 +55,7 @@ def _url_asks_full_list(gate) -> bool:
     return value in (gate.request.query.get(key) or [])
 
 
-def list_tools(snapshot, params: dict, ctx) -> list:
+def list_tools(snapshot, params: dict, ctx: RequestContext) -> list:
     extra = longcalls.TOOLS if longcalls.offered(snapshot, ctx, params) else ()
     return discovery.listed_tools(snapshot, params, extra)
 
@@ -77,7 +78,7 @@ def talks_to_client(snapshot, request) -> bool:
     return longcalls.eligible(snapshot, tool)
 
 
-async def before(gate, request, ctx) -> dict | None:
+async def before(gate, request, ctx: RequestContext) -> dict | None:
     params = request.params
     if request.method == "tools/list":
         return methods.page(list_tools(gate.snapshot, params, ctx), params, "tools")
@@ -108,7 +109,7 @@ async def before(gate, request, ctx) -> dict | None:
     return await after(gate, request, long_result)
 
 
-async def _provided_call(gate, snapshot, name: str, arguments, ctx) -> dict:
+async def _provided_call(gate, snapshot, name: str, arguments, ctx: RequestContext) -> dict:
     if not isinstance(arguments, dict):
         raise ToolError("Tool arguments must be an object")
     if name == discovery.SEARCH:

@@ -67,7 +67,7 @@ def tool_terms(wire) -> list[str]:
 
 
 class ToolIndex:
-    def __init__(self, tool_list):
+    def __init__(self, tool_list) -> None:
         from rank_bm25 import BM25Okapi
 
         self.names = [wire["name"] for wire in tool_list]
@@ -91,8 +91,8 @@ class LazyIndex:
 
     __slots__ = ("_index", "_lock")
 
-    def __init__(self):
-        self._index = None
+    def __init__(self) -> None:
+        self._index: ToolIndex | None = None
         self._lock = threading.Lock()
 
     def get(self, tool_list) -> ToolIndex:

@@ -1,4 +1,4 @@
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from servers.publishing import PublishError, diff
 
@@ -8,7 +8,7 @@ NAME = "diff"
 HELP = "Show what changed between two published versions (either may be 'draft')."
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: CommandParser) -> None:
     parser.add_argument("slug")
     parser.add_argument("a", metavar="A", help="a version, or 'draft'")
     parser.add_argument("b", metavar="B", help="a version, or 'draft'")

@@ -1,6 +1,6 @@
 import json
 
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from accounts import policy
 from accounts.models import User
@@ -17,7 +17,7 @@ HELP = (
 MARKS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "skip": "skip"}
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: CommandParser) -> None:
     parser.add_argument("slug")
     parser.add_argument("--key", help="the API key a client sends (default: a temporary one)")
     parser.add_argument("--origin", help="the Origin a browser-based client sends")

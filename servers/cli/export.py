@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from servers.definition import dump_text, export_definition
 from servers.models import Server
@@ -9,7 +9,7 @@ NAME = "export"
 HELP = "Write a server's definition as YAML or JSON (to standard output or -o FILE)."
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: CommandParser) -> None:
     parser.add_argument("slug")
     parser.add_argument("--format", choices=["yaml", "json"], default="yaml")
     parser.add_argument("-o", "--output", help="file to write (default: standard output)")

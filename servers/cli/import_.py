@@ -1,6 +1,6 @@
 import sys
 
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from accounts.policy import Action
 from servers.definition import DefinitionError, import_definition, load_file, load_text
@@ -12,7 +12,7 @@ NAME = "import"
 HELP = "Create a server from a YAML/JSON definition file (or replace one with --replace)."
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: CommandParser) -> None:
     parser.add_argument("file", help="definition file, or - for standard input")
     parser.add_argument("--owner", required=True, help="email of the user importing it")
     parser.add_argument("--org", help="organization slug (default: the owner's personal one)")

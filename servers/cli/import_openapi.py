@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 import orjson
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from accounts.policy import Action
 from servers.importers import ImportFailed, commit_import, parse_openapi
@@ -17,7 +17,7 @@ NAME = "import-openapi"
 HELP = "Preview or import the operations of an OpenAPI 3.0/3.1 or Swagger 2.0 document as draft http tools."
 
 
-def add_common_arguments(parser) -> None:
+def add_common_arguments(parser: CommandParser) -> None:
     parser.add_argument("source", help="a file, an http(s) URL, or - for standard input")
     parser.add_argument("--server", required=True, help="slug of the server that gets the tools")
     parser.add_argument(
@@ -35,7 +35,7 @@ def add_common_arguments(parser) -> None:
     )
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: CommandParser) -> None:
     add_common_arguments(parser)
     parser.add_argument("--base-url", help="where relative server URLs of the document point")
 

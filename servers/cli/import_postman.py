@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from servers.importers import ImportFailed, parse_postman
 from servers.importers.sources import read_file
@@ -13,7 +13,7 @@ NAME = "import-postman"
 HELP = "Preview or import the requests of a Postman 2.1 collection as draft http tools."
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: CommandParser) -> None:
     add_common_arguments(parser)
     parser.add_argument(
         "--environment", help="a Postman environment export whose values fill the variables"

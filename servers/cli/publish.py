@@ -1,4 +1,4 @@
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from servers.models import Server
 from servers.publishing import PublishError, publish
@@ -14,7 +14,7 @@ def find_server(slug: str) -> Server:
     return server
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: CommandParser) -> None:
     parser.add_argument("slug")
     parser.add_argument("--version", dest="publish_version", metavar="X.Y.Z")
 

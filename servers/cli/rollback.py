@@ -1,4 +1,4 @@
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from servers.publishing import PublishError, rollback
 
@@ -8,7 +8,7 @@ NAME = "rollback"
 HELP = "Publish an old version again as the newest one, and reset the draft to it."
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: CommandParser) -> None:
     parser.add_argument("slug")
     parser.add_argument("to_version", metavar="X.Y.Z")
 

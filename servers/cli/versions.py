@@ -1,3 +1,5 @@
+from django.core.management.base import CommandParser
+
 from servers.publishing import latest, versions
 
 from .publish import find_server
@@ -6,7 +8,7 @@ NAME = "versions"
 HELP = "List a server's published versions, newest first."
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: CommandParser) -> None:
     parser.add_argument("slug")
 
 

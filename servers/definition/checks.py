@@ -30,7 +30,7 @@ def _type_name(value) -> str:
 
 
 class _Checker:
-    def __init__(self):
+    def __init__(self) -> None:
         self.errors: list[str] = []
 
     def add(self, path: str, message: str) -> None:
@@ -44,7 +44,7 @@ class _Checker:
             if key not in item or item[key] is None or item[key] == "":
                 self.add(f"{path}.{key}" if path else key, "required")
 
-    def string(self, path, item, key, *, required=False) -> bool:
+    def string(self, path, item, key, *, required: bool = False) -> bool:
         if key not in item:
             return False
         value = item[key]

@@ -5,7 +5,7 @@ class DefinitionError(Exception):
     """A definition that cannot be imported; `errors` holds one message per problem, each
     starting with the path of the offending field."""
 
-    def __init__(self, errors):
+    def __init__(self, errors) -> None:
         if isinstance(errors, str):
             errors = [errors]
         self.errors = list(errors)

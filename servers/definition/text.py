@@ -52,7 +52,7 @@ def load_file(path) -> dict:
 
 
 class _Dumper(yaml.SafeDumper):
-    def ignore_aliases(self, data):
+    def ignore_aliases(self, data) -> bool:
         # A value used twice is written out twice: readers need not follow anchors.
         return True
 

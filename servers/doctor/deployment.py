@@ -15,7 +15,7 @@ DEFAULT_ORIGIN = "http://localhost:6274"
 FIRST_EVENT_WARN_MS = 1000
 
 
-def _step(name, status, detail, fix="", exchange: Exchange | None = None) -> Step:
+def _step(name, status, detail, fix: str = "", exchange: Exchange | None = None) -> Step:
     return Step(
         FAMILY,
         name,

@@ -22,7 +22,7 @@ RESOURCE_METADATA = re.compile(r'resource_metadata="([^"]+)"')
 LATER = ("resource metadata", "authorization server metadata", "registration", "authorization")
 
 
-def _step(name, status, detail, fix="", exchange: Exchange | None = None) -> Step:
+def _step(name, status, detail, fix: str = "", exchange: Exchange | None = None) -> Step:
     return Step(
         FAMILY,
         name,

@@ -78,7 +78,7 @@ async def site_address(url: str) -> SiteAddress:
 
 
 class Probe:
-    def __init__(self, *, masker: Masker, networks=None, timeout: float = 10.0):
+    def __init__(self, *, masker: Masker, networks=None, timeout: float = 10.0) -> None:
         self.masker = masker
         self.networks = networks  # None: the guard's usual rules (public addresses only)
         self.timeout = timeout

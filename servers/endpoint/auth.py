@@ -11,9 +11,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any, cast
 
 from cachetools import LRUCache
 from django.conf import settings
+from redis.asyncio import Redis
 
 from accounts.models import ApiKey, Membership, digest_key
 from infra import keys as rkeys
@@ -33,7 +35,7 @@ class Credential:
     key_id: int | None
     organization_id: int | None
     name: str
-    server_ids: frozenset
+    server_ids: frozenset[int]
     expires_at: float | None
     revoked: bool
     generation: str
@@ -42,10 +44,10 @@ class Credential:
     user_id: int | None = None
     client_name: str = ""
     audience_server_id: int | None = None
-    scopes: frozenset = frozenset()
+    scopes: frozenset[str] = frozenset()
     # Governance, compiled once per load: per-server access limits (servers/access.py), the
     # role of the member behind the key or grant, and its call limits (servers/quotas.py).
-    access: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    access: MappingProxyType[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     role: str = ""
     limits: Limits = NO_LIMITS
 
@@ -73,7 +75,7 @@ class KeyCache:
     A lock, because `servers.invalidation` drops entries from its own thread while requests
     read them (a read reorders the LRU; uncontended, the lock costs well under a microsecond)."""
 
-    def __init__(self, size: int | None = None):
+    def __init__(self, size: int | None = None) -> None:
         self.size = size or settings.KEY_CACHE_SIZE
         self._lock = threading.Lock()
         self._known: LRUCache[str, Credential] = LRUCache(self.size)
@@ -127,7 +129,10 @@ def _load(digest: str, generation: str) -> Credential | None:
     from oauth.access import load_access_token
 
     if digest.startswith(OAUTH_DIGEST_MARK):
-        return load_access_token(digest[len(OAUTH_DIGEST_MARK) :], generation, Credential)
+        token: Credential | None = load_access_token(
+            digest[len(OAUTH_DIGEST_MARK) :], generation, Credential
+        )
+        return token
     key = ApiKey.objects.filter(digest=digest).first()
     if key is None:
         return None
@@ -153,13 +158,16 @@ def _load(digest: str, generation: str) -> Credential | None:
     )
 
 
-async def load_credential(redis, digest: str) -> Credential | None:
+async def load_credential(redis: Redis, digest: str) -> Credential | None:
     """Cache miss: read the generation before the row, so a change racing the load invalidates it."""
     if cache.is_unknown(digest):
         return None
     generation = await redis.get(rkeys.key_generation(generation_digest(digest)))
     epoch = invalidation.epoch()
-    credential = await run_db(_load, digest, generation.decode() if generation else "0")
+    generation = cast(bytes | None, generation)
+    credential: Credential | None = await run_db(
+        _load, digest, generation.decode() if generation else "0"
+    )
     if invalidation.still_current(epoch):
         cache.put(digest, credential)
     return credential

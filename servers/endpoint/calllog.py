@@ -1,12 +1,13 @@
 """One place that turns an answered request into a call-log row (activity.recorder batches it)."""
 
 import time
+from typing import Any
 
 from activity.recorder import record_call
 from observability import metrics, tracing
 
 
-def outcome_of(reply: dict | None) -> tuple[str, str]:
+def outcome_of(reply: dict[str, Any] | None) -> tuple[str, str]:
     if reply is None:
         return "error", "cancelled"
     if "error" in reply:
@@ -22,12 +23,12 @@ def outcome_of(reply: dict | None) -> tuple[str, str]:
 def record(
     gate,
     method: str,
-    params: dict,
-    reply: dict | None,
+    params: dict[str, Any],
+    reply: dict[str, Any] | None,
     started: float,
     *,
     surface: str = "mcp",
-    client_info: dict | None = None,
+    client_info: dict[str, Any] | None = None,
 ) -> None:
     snapshot = gate.snapshot
     credential = gate.credential

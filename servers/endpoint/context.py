@@ -2,67 +2,75 @@
 call's own SSE stream; answers and cancellations arrive through Redis from any worker."""
 
 import secrets
+from collections.abc import Mapping
+from typing import Any, cast
 
 import orjson
 from django.conf import settings
+from redis.asyncio import Redis
 
 from infra import keys as rkeys
-from mcp_protocol.context import REQUIRED_CAPABILITY, log_level_allows
+from mcp_protocol.context import NO_HEADERS, REQUIRED_CAPABILITY, RequestContext, log_level_allows
 from mcp_protocol.errors import Cancelled, ToolError
 from mcp_protocol.jsonrpc import notification_message, request_message
 from mcp_protocol.versions import has_sse_polling
 
+from .sessions import Session
+from .streams import StreamWriter
 
-def request_key(request_id) -> str:
+
+def request_key(request_id: str | int) -> str:
     # 1 and "1" are different JSON-RPC ids, so the key keeps the JSON form.
     return orjson.dumps(request_id).decode()
 
 
-class SessionContext:
+class SessionContext(RequestContext):
     def __init__(
         self,
         *,
-        redis,
-        session,
-        request_id,
-        params: dict,
+        redis: Redis,
+        session: Session,
+        request_id: str | int,
+        params: dict[str, Any],
         credential: str,
-        writer,
-        client_headers=None,
-    ):
+        writer: StreamWriter | None,
+        client_headers: Mapping[str, str] | None = None,
+    ) -> None:
         self.redis = redis
         self.session = session
         self.protocol_version = session.protocol_version
         self.client_capabilities = session.capabilities
         self.client_info = session.client_info
         self.credential = credential
-        self.client_headers = client_headers or {}
+        self.client_headers = client_headers or NO_HEADERS
         self.request_id = request_id
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-        self.progress_token = meta.get("progressToken")
+        meta = params.get("_meta")
+        self.progress_token = meta.get("progressToken") if isinstance(meta, dict) else None
         self.writer = writer
         self.cancelled = False
         self._cancel_key = rkeys.cancellation(session.sid, request_key(request_id))
 
-    async def log(self, level, data, logger=None):
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         if self.writer is None or not log_level_allows(self.session.log_level, level):
             return
-        params = {"level": level, "data": data}
+        params: dict[str, Any] = {"level": level, "data": data}
         if logger:
             params["logger"] = logger
         await self.writer.emit(notification_message("notifications/message", params))
 
-    async def progress(self, progress, total=None, message=None):
+    async def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         if self.writer is None or self.progress_token is None:
             return
-        params = {"progressToken": self.progress_token, "progress": progress}
+        params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
         if total is not None:
             params["total"] = total
         if message is not None:
             params["message"] = message
         await self.writer.emit(notification_message("notifications/progress", params))
 
-    async def request(self, key, method, params):
+    async def request(self, key: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
         capability = REQUIRED_CAPABILITY.get(method)
         if capability and capability not in self.client_capabilities:
             raise ToolError(
@@ -80,16 +88,17 @@ class SessionContext:
         if popped is None:
             raise ToolError(f"The client did not answer {method} in time.")
         source, raw = popped
-        if source.decode() == self._cancel_key:
+        if cast(bytes, source).decode() == self._cancel_key:
             self.cancelled = True
             raise Cancelled()
         answer = orjson.loads(raw)
         if answer.get("error"):
             message = answer["error"].get("message", "error")
             raise ToolError(f"The client answered {method} with an error: {message}")
-        return answer.get("result") or {}
+        result: dict[str, Any] = answer.get("result") or {}
+        return result
 
-    async def sleep(self, seconds):
+    async def sleep(self, seconds: float) -> None:
         if seconds <= 0:
             return
         popped = await self.redis.blpop([self._cancel_key], timeout=seconds)

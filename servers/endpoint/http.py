@@ -1,6 +1,8 @@
 """Minimal ASGI request/response helpers for the hot path (no Django request objects here)."""
 
 import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 from urllib.parse import parse_qs
 
 from django.conf import settings
@@ -17,14 +19,21 @@ class BodyTimeout(Exception):
     client must not hold a connection and a request slot for ever)."""
 
 
-def rpc_error(code: int, message: str) -> dict:
+# The ASGI callables and scope, as the endpoint uses them.
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+Headers = Iterable[tuple[str, str]]
+
+
+def rpc_error(code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
 
 
 class HttpRequest:
     __slots__ = ("scope", "receive", "method", "path", "headers", "_query", "body")
 
-    def __init__(self, scope, receive):
+    def __init__(self, scope: Scope, receive: Receive) -> None:
         self.scope = scope
         self.receive = receive
         self.method = scope["method"]
@@ -32,7 +41,7 @@ class HttpRequest:
         self.headers = {
             k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]
         }
-        self._query = None
+        self._query: dict[str, list[str]] | None = None
         self.body = b""  # as read by read_body (the live inspector shows it)
 
     def header(self, name: str, default: str | None = None) -> str | None:
@@ -73,12 +82,16 @@ class HttpRequest:
         return self.body
 
 
-def encode_headers(headers) -> list[tuple[bytes, bytes]]:
+def encode_headers(headers: Headers) -> list[tuple[bytes, bytes]]:
     return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
 
 
 async def respond(
-    send, status: int, body: bytes = b"", content_type: str | None = None, headers=()
+    send: Send,
+    status: int,
+    body: bytes = b"",
+    content_type: str | None = None,
+    headers: Headers = (),
 ) -> None:
     raw = encode_headers(headers)
     if content_type:
@@ -88,11 +101,11 @@ async def respond(
     await send({"type": "http.response.body", "body": body})
 
 
-async def respond_json(send, status: int, payload, headers=()) -> None:
+async def respond_json(send: Send, status: int, payload: Any, headers: Headers = ()) -> None:
     await respond(send, status, dumps(payload), "application/json", headers)
 
 
-async def start_sse(send, headers=()) -> None:
+async def start_sse(send: Send, headers: Headers = ()) -> None:
     raw = encode_headers(headers)
     raw += [
         (b"content-type", b"text/event-stream"),
@@ -102,5 +115,5 @@ async def start_sse(send, headers=()) -> None:
     await send({"type": "http.response.start", "status": 200, "headers": raw})
 
 
-async def send_chunk(send, data: bytes, more: bool = True) -> None:
+async def send_chunk(send: Send, data: bytes, more: bool = True) -> None:
     await send({"type": "http.response.body", "body": data, "more_body": more})

@@ -2,6 +2,8 @@
 endpoint for POSTs; every answer goes out on that session's stream (and, as the seed documents
 show, in the POST's own body too)."""
 
+from typing import Any
+
 import orjson
 
 from infra import keys as rkeys
@@ -16,6 +18,7 @@ from mcp_protocol.jsonrpc import (
     result_message,
 )
 from observability import tracing
+from servers.endpoint.http import Send
 
 from ..agents import routing as agents_routing
 from . import sessions, stream_limits, streamable, streams
@@ -25,7 +28,7 @@ from .http import BodyTooLarge, respond, respond_json
 LEGACY_VERSION = "2024-11-05"
 
 
-async def handle_stream(gate: Gate, send) -> None:
+async def handle_stream(gate: Gate, send: Send) -> None:
     if not gate.request.accepts("text/event-stream"):
         await respond_json(send, 406, {"error": "Accept: text/event-stream is required"})
         return
@@ -33,7 +36,7 @@ async def handle_stream(gate: Gate, send) -> None:
         await _serve_stream(gate, send, slot)
 
 
-async def _serve_stream(gate: Gate, send, slot) -> None:
+async def _serve_stream(gate: Gate, send: Send, slot) -> None:
     session = await sessions.create(
         gate.redis,
         server_id=gate.snapshot.server_id,
@@ -69,7 +72,7 @@ async def _serve_stream(gate: Gate, send, slot) -> None:
         await sessions.end(gate.redis, session)
 
 
-async def handle_message(gate: Gate, send) -> None:
+async def handle_message(gate: Gate, send: Send) -> None:
     from django.conf import settings
 
     if gate.session is None:
@@ -129,20 +132,20 @@ async def charge_on_stream(gate: Gate, message) -> None:
         raise
 
 
-async def reply_on_stream(gate: Gate, message: Request, writer) -> dict | None:
+async def reply_on_stream(gate: Gate, message: Request, writer) -> dict[str, Any] | None:
     reply = await answer(gate, message, writer)
     if reply is not None:
         await writer.emit(reply)
     return reply
 
 
-async def answer(gate: Gate, request: Request, writer) -> dict | None:
+async def answer(gate: Gate, request: Request, writer) -> dict[str, Any] | None:
     if request.method == "initialize":
         return await initialize(gate, request)
     return await streamable.answer(gate, request, gate.context(request, writer=writer))
 
 
-async def initialize(gate: Gate, request: Request) -> dict:
+async def initialize(gate: Gate, request: Request) -> dict[str, Any]:
     """The session was made when the stream opened; initialize fills in what the client said."""
     version, capabilities, client_info = streamable.read_initialize(request.params)
     mapping = {"v": version, "caps": orjson.dumps(capabilities)}

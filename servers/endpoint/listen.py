@@ -8,6 +8,7 @@ reach every listener on any worker through the server's Redis pub/sub channel
 
 import asyncio
 import time
+from typing import Any
 
 import orjson
 from django.conf import settings
@@ -16,6 +17,7 @@ from infra import keys as rkeys
 from infra.hub import hub
 from mcp_protocol import errors, sse
 from mcp_protocol.jsonrpc import Request, error_message, notification_message
+from servers.endpoint.http import Receive, Send
 
 from ..snapshot import DefinitionError, get_snapshot
 from . import auth, stream_limits, tasks
@@ -35,7 +37,7 @@ LIST_FLAGS = {
 RESOURCE_UPDATED = "notifications/resources/updated"
 
 
-async def wait_for_disconnect(receive) -> None:
+async def wait_for_disconnect(receive: Receive) -> None:
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
@@ -47,9 +49,9 @@ def _capable(capabilities, path) -> bool:
     return isinstance(section, dict) and bool(section.get(path[1]))
 
 
-def honoured_filter(requested: dict, capabilities) -> dict:
+def honoured_filter(requested: dict[str, Any], capabilities) -> dict[str, Any]:
     """The subset of a listen filter this server delivers; raises -32602 for a malformed one."""
-    honoured: dict = {}
+    honoured: dict[str, Any] = {}
     for flag, (capability, _method) in LIST_FLAGS.items():
         value = requested.get(flag)
         if value is None:
@@ -69,13 +71,13 @@ def honoured_filter(requested: dict, capabilities) -> dict:
     return honoured
 
 
-def wanted(honoured: dict, method: str, params: dict) -> bool:
+def wanted(honoured: dict[str, Any], method: str, params: dict[str, Any]) -> bool:
     if method == RESOURCE_UPDATED:
         return params.get("uri") in honoured.get("resourceSubscriptions", ())
     return any(honoured.get(flag) and method == listed for flag, (_c, listed) in LIST_FLAGS.items())
 
 
-def tagged(method: str, params: dict | None, subscription_id) -> dict:
+def tagged(method: str, params: dict[str, Any] | None, subscription_id) -> dict[str, Any]:
     params = dict(params or {})
     params["_meta"] = {**(params.get("_meta") or {}), SUBSCRIPTION_ID: subscription_id}
     return notification_message(method, params)
@@ -120,7 +122,7 @@ async def still_admitted(gate) -> errors.McpError | None:
     return None
 
 
-async def serve(gate, send, request: Request) -> None:
+async def serve(gate, send: Send, request: Request) -> None:
     headers = gate.cors_headers()
     requested = request.params.get("notifications", {})
     try:
@@ -147,10 +149,12 @@ async def serve(gate, send, request: Request) -> None:
         )
 
 
-async def _follow(gate, send, request: Request, honoured: dict, task_ids, slot) -> None:
+async def _follow(
+    gate, send: Send, request: Request, honoured: dict[str, Any], task_ids, slot
+) -> None:
     headers = gate.cors_headers()
     # On the process's one subscriber (infra/hub.py), not a connection of its own.
-    inbox: asyncio.Queue = asyncio.Queue()
+    inbox: asyncio.Queue[Any] = asyncio.Queue()
     subscription = await hub().listen(
         [rkeys.server_events(gate.snapshot.server_id), *tasks.task_channels(task_ids)],
         lambda _channel, data: inbox.put_nowait(data),

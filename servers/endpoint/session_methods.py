@@ -2,19 +2,22 @@
 session itself, the core methods of a server, and tools/call and tasks/* going to the tasks
 module first. Each is `async handler(gate, request, ctx) -> dict`; the table is dispatch.py."""
 
+from typing import Any
+
 from mcp_protocol import errors
 from mcp_protocol.context import LOG_LEVELS
+from mcp_protocol.jsonrpc import Request
 
 from .. import methods
 from ..agents import routing as agents_routing
 from . import sessions, tasks
 
 
-async def ping(gate, request, ctx) -> dict:
+async def ping(gate, request: Request, ctx) -> dict[str, Any]:
     return {}
 
 
-async def set_level(gate, request, ctx) -> dict:
+async def set_level(gate, request: Request, ctx) -> dict[str, Any]:
     level = request.params.get("level")
     if level not in LOG_LEVELS:
         raise errors.invalid_params(f"Unknown log level: {level!r}")
@@ -22,24 +25,24 @@ async def set_level(gate, request, ctx) -> dict:
     return {}
 
 
-def _uri(request) -> str:
+def _uri(request: Request) -> str:
     uri = request.params.get("uri")
     if not isinstance(uri, str) or not uri:
         raise errors.invalid_params("params.uri is required")
     return uri
 
 
-async def subscribe(gate, request, ctx) -> dict:
+async def subscribe(gate, request: Request, ctx) -> dict[str, Any]:
     await sessions.subscribe(gate.redis, gate.session, _uri(request))
     return {}
 
 
-async def unsubscribe(gate, request, ctx) -> dict:
+async def unsubscribe(gate, request: Request, ctx) -> dict[str, Any]:
     await sessions.unsubscribe(gate.redis, gate.session, _uri(request))
     return {}
 
 
-async def core(gate, request, ctx) -> dict:
+async def core(gate, request: Request, ctx) -> dict[str, Any]:
     if request.method in ("tools/list", "resources/read"):
         # Discovery's list and kept results' pages (servers/agents/).
         kept = await agents_routing.before(gate, request, ctx)
@@ -49,7 +52,7 @@ async def core(gate, request, ctx) -> dict:
     return await agents_routing.after(gate, request, result)
 
 
-async def tools_call(gate, request, ctx) -> dict:
+async def tools_call(gate, request: Request, ctx) -> dict[str, Any]:
     """The platform's own tools and long calls (servers/agents/) first; then a task-augmented
     call becomes a task; any other runs the ordinary way."""
     result = await agents_routing.before(gate, request, ctx)
@@ -61,7 +64,7 @@ async def tools_call(gate, request, ctx) -> dict:
     return await core(gate, request, ctx)
 
 
-async def task_method(gate, request, ctx) -> dict:
+async def task_method(gate, request: Request, ctx) -> dict[str, Any]:
     result = await tasks.session_call(gate, request, ctx)
     if result is None:
         raise errors.method_not_found(request.method)

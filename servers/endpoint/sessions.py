@@ -2,9 +2,12 @@
 
 import secrets
 from dataclasses import dataclass
+from typing import Any, cast
 
 import orjson
 from django.conf import settings
+from redis.asyncio import Redis
+from redis.typing import EncodableT
 
 from infra import keys as rkeys
 
@@ -17,12 +20,12 @@ class Session:
     server_id: int
     credential: str
     protocol_version: str
-    capabilities: dict
-    client_info: dict | None
+    capabilities: dict[str, Any]
+    client_info: dict[str, Any] | None
     log_level: str | None
 
     @classmethod
-    def from_hash(cls, sid: str, data: dict) -> "Session | None":
+    def from_hash(cls, sid: str, data: dict[bytes, bytes]) -> "Session | None":
         if not data:
             return None
         level = data.get(b"lvl")
@@ -44,16 +47,16 @@ def new_session_id() -> str:
 
 
 async def create(
-    redis,
+    redis: Redis,
     *,
     server_id: int,
     credential: str,
     protocol_version: str,
-    capabilities: dict,
-    client_info: dict | None,
+    capabilities: dict[str, Any],
+    client_info: dict[str, Any] | None,
 ) -> Session:
     sid = new_session_id()
-    mapping = {
+    mapping: dict[EncodableT, EncodableT] = {
         "srv": server_id,
         "cred": credential,
         "v": protocol_version,
@@ -86,7 +89,7 @@ async def update(redis, sid: str, mapping: dict) -> None:
         state_events.forget_locally(state_events.SESSION, sid)
 
 
-async def subscribe(redis, session: Session, uri: str) -> None:
+async def subscribe(redis: Redis, session: Session, uri: str) -> None:
     pipe = redis.pipeline(transaction=False)
     pipe.sadd(rkeys.resource_subscribers(session.server_id, uri), session.sid)
     pipe.sadd(rkeys.session_subscriptions(session.sid), uri)
@@ -94,18 +97,19 @@ async def subscribe(redis, session: Session, uri: str) -> None:
     await pipe.execute()
 
 
-async def unsubscribe(redis, session: Session, uri: str) -> None:
+async def unsubscribe(redis: Redis, session: Session, uri: str) -> None:
     pipe = redis.pipeline(transaction=False)
     pipe.srem(rkeys.resource_subscribers(session.server_id, uri), session.sid)
     pipe.srem(rkeys.session_subscriptions(session.sid), uri)
     await pipe.execute()
 
 
-async def end(redis, session: Session) -> None:
+async def end(redis: Redis, session: Session) -> None:
     # Event streams are left to expire on their own TTL: finding them would need a keyspace scan.
     uris = await redis.smembers(rkeys.session_subscriptions(session.sid))
     pipe = redis.pipeline(transaction=False)
     for uri in uris:
+        uri = cast(bytes, uri)
         pipe.srem(rkeys.resource_subscribers(session.server_id, uri.decode()), session.sid)
     pipe.srem(rkeys.server_sessions(session.server_id), session.sid)
     pipe.delete(rkeys.session(session.sid), rkeys.session_subscriptions(session.sid))

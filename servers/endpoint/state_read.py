@@ -13,8 +13,10 @@ through a pipeline.
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
+from redis.asyncio import Redis
 
 from infra import keys as rkeys
 from infra.redis import is_embedded
@@ -38,14 +40,15 @@ for i = 2 * ns + nk + 1, #KEYS do
 end
 return out
 """
-_scripts: dict = {}
+_scripts: dict[Any, Any] = {}
 
 
 @dataclass(slots=True)
 class State:
     server_generation: str | None
     key_generation: str | None  # None when no cached key asked for it; "0" when never bumped
-    session: dict | None  # None when no session was asked for; {} when it does not exist
+    # None when no session was asked for; {} when it does not exist.
+    session: dict[bytes, bytes] | None
     watched: bool = False  # someone has this server's live inspector open
 
 

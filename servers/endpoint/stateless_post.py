@@ -6,12 +6,14 @@ puts together are the stateless/ package."""
 import asyncio
 import logging
 import time
+from typing import Any
 
 from django.conf import settings
 
 from mcp_protocol import errors
 from mcp_protocol.errors import McpError
 from mcp_protocol.jsonrpc import Notification, Request, error_message, result_message
+from servers.endpoint.http import Send
 
 from ..agents import routing as agents_routing
 from . import calllog, dispatch, listen
@@ -43,7 +45,7 @@ REMOVED_METHODS = frozenset(
 )
 
 
-async def handle(gate, send, parsed) -> None:
+async def handle(gate, send: Send, parsed) -> None:
     headers = gate.cors_headers()
     if isinstance(parsed, Notification):
         # A modern client has nothing to tell the server out of band; accept and ignore.
@@ -95,7 +97,9 @@ def handler_for(gate, request: Request):
     raise McpError(errors.METHOD_NOT_FOUND, f"Method not found: {method}", http_status=404)
 
 
-async def run_until_done_or_gone(gate, request, envelope, handler, responder: Responder) -> None:
+async def run_until_done_or_gone(
+    gate, request: Request, envelope, handler, responder: Responder
+) -> None:
     """Run the call; a client that closes the connection cancels it (2026-07-28 cancellation)."""
     started = time.perf_counter()
     ctx = StatelessContext(
@@ -151,5 +155,5 @@ async def run_until_done_or_gone(gate, request, envelope, handler, responder: Re
         calllog.record(gate, request.method, request.params, reply, started, **_who(envelope))
 
 
-def _who(envelope: Envelope) -> dict:
+def _who(envelope: Envelope) -> dict[str, Any]:
     return {"client_info": envelope.client_info}

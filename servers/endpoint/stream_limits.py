@@ -73,7 +73,7 @@ def _refusal(status: int, message: str) -> Refused:
 class Slot:
     """One open stream's place under the limits."""
 
-    def __init__(self, shared_redis, keys: list[str]):
+    def __init__(self, shared_redis, keys: list[str]) -> None:
         self.shared = shared_redis
         self.keys = keys
         self.lease = secrets.token_hex(8)

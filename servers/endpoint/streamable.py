@@ -4,6 +4,7 @@
 import asyncio
 import logging
 import time
+from typing import Any
 
 import orjson
 from django.conf import settings
@@ -20,6 +21,7 @@ from mcp_protocol.jsonrpc import (
     result_message,
 )
 from observability import tracing
+from servers.endpoint.http import Send
 
 from ..agents import routing as agents_routing
 from . import calllog, dispatch, sessions, stateless_post, stream_limits, streams, tasks
@@ -33,11 +35,11 @@ log = logging.getLogger(__name__)
 SESSION_METHODS = {"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
 
 
-def error_body(error: McpError, request_id=None) -> dict:
+def error_body(error: McpError, request_id=None) -> dict[str, Any]:
     return error_message(request_id if request_id is not None else error.request_id, error)
 
 
-async def handle_post(gate: Gate, send) -> None:
+async def handle_post(gate: Gate, send: Send) -> None:
     req = gate.request
     try:
         body = await req.read_body(settings.MCP_MAX_BODY_BYTES)
@@ -158,7 +160,7 @@ async def handle_post(gate: Gate, send) -> None:
     await handle_request(gate, send, parsed)
 
 
-def read_initialize(params: dict) -> tuple[str, dict, dict | None]:
+def read_initialize(params: dict[str, Any]) -> tuple[str, dict[str, Any], dict | None]:
     """The negotiated version, client capabilities and clientInfo of an initialize request."""
     requested = params.get("protocolVersion")
     version = versions.negotiate(requested if isinstance(requested, str) else None)
@@ -171,7 +173,7 @@ def read_initialize(params: dict) -> tuple[str, dict, dict | None]:
     )
 
 
-def initialize_result(snapshot, version: str) -> dict:
+def initialize_result(snapshot, version: str) -> dict[str, Any]:
     result = {
         "protocolVersion": version,
         "capabilities": tasks.session_capabilities(snapshot, version),
@@ -187,7 +189,7 @@ def requested_methods(parsed) -> list[str]:
     return [m.method for m in messages if isinstance(m, Request)]
 
 
-async def initialize(gate: Gate, send, request: Request) -> None:
+async def initialize(gate: Gate, send: Send, request: Request) -> None:
     started = time.perf_counter()
     version, capabilities, client_info = read_initialize(request.params)
     snapshot = gate.snapshot
@@ -250,14 +252,14 @@ def wants_stream(gate: Gate, request: Request) -> bool:
     )
 
 
-async def run_method(gate: Gate, request: Request, ctx) -> dict:
+async def run_method(gate: Gate, request: Request, ctx) -> dict[str, Any]:
     handler = dispatch.SESSION.get(request.method)
     if handler is None:
         raise errors.method_not_found(request.method)
     return await handler(gate, request, ctx)
 
 
-async def answer(gate: Gate, request: Request, ctx) -> dict | None:
+async def answer(gate: Gate, request: Request, ctx) -> dict[str, Any] | None:
     """The JSON-RPC response for a request (None when it was cancelled), logged as a call."""
     started = time.perf_counter()
     try:
@@ -273,7 +275,7 @@ async def answer(gate: Gate, request: Request, ctx) -> dict | None:
     return reply
 
 
-async def handle_request(gate: Gate, send, request: Request) -> None:
+async def handle_request(gate: Gate, send: Send, request: Request) -> None:
     headers = gate.cors_headers()
     if not wants_stream(gate, request):
         ctx = gate.context(request, writer=None)
@@ -287,7 +289,7 @@ async def handle_request(gate: Gate, send, request: Request) -> None:
     writer = streams.StreamWriter(gate.redis, gate.session.sid, streams.new_stream_name())
     ctx = gate.context(request, writer=writer)
 
-    async def run():
+    async def run() -> None:
         message = await answer(gate, request, ctx)
         if message is None:
             await writer.close_without_response()
@@ -308,7 +310,7 @@ async def handle_request(gate: Gate, send, request: Request) -> None:
     )
 
 
-async def handle_batch(gate: Gate, send, messages) -> None:
+async def handle_batch(gate: Gate, send: Send, messages) -> None:
     replies = []
     for message in messages:
         if isinstance(message, Notification):
@@ -332,7 +334,7 @@ async def handle_batch(gate: Gate, send, messages) -> None:
         await respond(send, 202, headers=gate.cors_headers())
 
 
-async def handle_get(gate: Gate, send) -> None:
+async def handle_get(gate: Gate, send: Send) -> None:
     req = gate.request
     if gate.session is None and stateless_envelope.is_modern(gate, None):
         await respond(send, 405, headers=[*gate.cors_headers(), ("allow", "POST, OPTIONS")])
@@ -388,7 +390,7 @@ async def handle_get(gate: Gate, send) -> None:
         )
 
 
-async def handle_delete(gate: Gate, send) -> None:
+async def handle_delete(gate: Gate, send: Send) -> None:
     session = gate.session
     if session is None and stateless_envelope.is_modern(gate, None):
         await respond(send, 405, headers=[*gate.cors_headers(), ("allow", "POST, OPTIONS")])

@@ -10,6 +10,7 @@ from dashboard.csp import INFO_PAGE_HEADERS
 from mcp_protocol.context import NullContext
 from mcp_protocol.jsonrpc import dumps
 from mcp_protocol.limits import MAX_JSON_DEPTH, depth_exceeds
+from servers.endpoint.http import Send
 
 from ..surfaces import discovery, info, openapi, rest, webtools
 from . import calllog
@@ -32,7 +33,7 @@ def rest_context(gate: Gate) -> NullContext:
     return NullContext(credential=gate.credential.ident)
 
 
-async def read_json(gate: Gate, send):
+async def read_json(gate: Gate, send: Send):
     """The request body as JSON, or None after answering 400/413 itself."""
     from django.conf import settings
 
@@ -55,7 +56,7 @@ async def read_json(gate: Gate, send):
     return data, True
 
 
-async def server_info(gate: Gate, send) -> None:
+async def server_info(gate: Gate, send: Send) -> None:
     if info.wants_html(gate.request.header("accept")):
         page = info.info_page(gate.snapshot, base_url(gate)).encode()
         headers = [*INFO_PAGE_HEADERS, *gate.cors_headers()]
@@ -66,7 +67,7 @@ async def server_info(gate: Gate, send) -> None:
     )
 
 
-async def call_tool(gate: Gate, send, name: str) -> None:
+async def call_tool(gate: Gate, send: Send, name: str) -> None:
     gate.require_scope(["tools/call"])
     body, ok = await read_json(gate, send)
     if not ok:
@@ -81,24 +82,24 @@ async def call_tool(gate: Gate, send, name: str) -> None:
     await respond_json(send, status, payload, gate.cors_headers())
 
 
-async def openapi_document(gate: Gate, send) -> None:
+async def openapi_document(gate: Gate, send: Send) -> None:
     await respond_json(
         send, 200, openapi.openapi_document(gate.snapshot, base_url(gate)), gate.cors_headers()
     )
 
 
-async def discovery_document(gate: Gate, send) -> None:
+async def discovery_document(gate: Gate, send: Send) -> None:
     document = discovery.discovery_document(gate.snapshot, mount(gate))
     await respond_json(send, 200, document, gate.cors_headers())
 
 
-async def webtools_metadata(gate: Gate, send) -> None:
+async def webtools_metadata(gate: Gate, send: Send) -> None:
     await respond(
         send, 200, dumps(webtools.metadata(gate.snapshot)), "application/json", gate.cors_headers()
     )
 
 
-async def webtools_call(gate: Gate, send) -> None:
+async def webtools_call(gate: Gate, send: Send) -> None:
     gate.require_scope(["tools/call"])
     body, ok = await read_json(gate, send)
     if not ok:

@@ -12,15 +12,18 @@ another caller's task reads exactly like one that does not exist.
 """
 
 import asyncio
+from typing import Any
 
 import orjson
 from django.conf import settings
+from redis.asyncio import Redis
 
 from infra import keys as rkeys
 from infra import session_streams
 from infra.hub import hub
 from mcp_protocol import errors, versions
 from mcp_protocol.errors import MISSING_CLIENT_CAPABILITY, McpError
+from mcp_protocol.jsonrpc import Request
 from mcptasks import lifecycle
 from mcptasks.core import core_task_result
 from mcptasks.events import CORE_ERA, EXTENSION_ERA, events_channel
@@ -50,7 +53,7 @@ def uses_tasks(snapshot) -> bool:
     return any(tool.task_support != "forbidden" for tool in snapshot.tools.values())
 
 
-def _tool(snapshot, params: dict):
+def _tool(snapshot, params: dict[str, Any]):
     name = params.get("name")
     return snapshot.tools.get(name) if isinstance(name, str) else None
 
@@ -59,7 +62,16 @@ def _served_version(gate) -> str:
     return str(gate.snapshot.server_info.get("version") or "")
 
 
-def _create(gate, tool, params: dict, *, era: str, capabilities: dict, ttl=None, answers=None):
+def _create(
+    gate,
+    tool,
+    params: dict[str, Any],
+    *,
+    era: str,
+    capabilities: dict[str, Any],
+    ttl=None,
+    answers=None,
+):
     return lifecycle.create_task(
         gate.snapshot,
         tool.name,
@@ -85,7 +97,7 @@ def _find(gate, task_id) -> Task:
 # -- session era (2025-11-25 core tasks) --------------------------------------------------------
 
 
-def session_capabilities(snapshot, protocol_version: str) -> dict:
+def session_capabilities(snapshot, protocol_version: str) -> dict[str, Any]:
     """initialize's capabilities: the snapshot's, plus `tasks` for a 2025-11-25 session when a
     tool of this server may run as a task."""
     capabilities = dict(snapshot.capabilities)
@@ -94,12 +106,12 @@ def session_capabilities(snapshot, protocol_version: str) -> dict:
     return capabilities
 
 
-def wants_stream(request) -> bool:
+def wants_stream(request: Request) -> bool:
     """tasks/result may put the task's questions to the client before it answers."""
     return request.method == "tasks/result"
 
 
-async def session_call(gate, request, ctx) -> dict | None:
+async def session_call(gate, request: Request, ctx) -> dict[str, Any] | None:
     """The answer to a session-era tasks/* request or task-augmented tools/call; None for a
     tools/call that runs the ordinary way."""
     params = request.params
@@ -132,11 +144,11 @@ async def session_call(gate, request, ctx) -> dict | None:
     )
 
 
-def _related(task: Task) -> dict:
+def _related(task: Task) -> dict[str, Any]:
     return {RELATED_TASK: {"taskId": task.id}}
 
 
-async def _session_tools_call(gate, params: dict) -> dict | None:
+async def _session_tools_call(gate, params: dict[str, Any]) -> dict[str, Any] | None:
     tool = _tool(gate.snapshot, params)
     if tool is None:
         return None
@@ -177,7 +189,7 @@ def _token_or_none(token):
     return None
 
 
-def _progress_notification(event: dict, token) -> dict:
+def _progress_notification(event: dict[str, Any], token) -> dict[str, Any]:
     params = {"progressToken": token, "progress": event.get("progress")}
     if event.get("total") is not None:
         params["total"] = event["total"]
@@ -186,7 +198,9 @@ def _progress_notification(event: dict, token) -> dict:
     return {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
 
 
-async def _queue_on_get_stream(redis, sid: str, note: dict, task_id: str | None = None) -> None:
+async def _queue_on_get_stream(
+    redis: Redis, sid: str, note: dict[str, Any], task_id: str | None = None
+) -> None:
     task_id = task_id or note["params"]["taskId"]
     note = {**note, "params": {**note["params"], "_meta": {RELATED_TASK: {"taskId": task_id}}}}
     pipe = redis.pipeline(transaction=False)
@@ -201,14 +215,14 @@ async def _queue_on_get_stream(redis, sid: str, note: dict, task_id: str | None 
     await pipe.execute()
 
 
-async def relay_status(redis, sid: str, task_id: str, progress_token=None) -> None:
+async def relay_status(redis: Redis, sid: str, task_id: str, progress_token=None) -> None:
     """notifications/tasks/status on the session's GET stream until the task ends, the session
     does, or RELAY_SECONDS pass; with the call's `progress_token`, its progress too (the spec
     keeps the original request's token for the task's whole life). Best effort: a web worker
     that restarts stops relaying, and the client's polling still sees every change."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + RELAY_SECONDS
-    inbox: asyncio.Queue = asyncio.Queue()
+    inbox: asyncio.Queue[Any] = asyncio.Queue()
     # On the process's one subscriber (infra/hub.py), not a connection of its own.
     subscription = await hub().listen(
         [events_channel(task_id)], lambda _channel, data: inbox.put_nowait(data)
@@ -273,7 +287,7 @@ def _require_extension(call) -> None:
         raise missing_extension()
 
 
-async def stateless_tools_call(call) -> dict:
+async def stateless_tools_call(call) -> dict[str, Any]:
     """tools/call: a task when the request declares the extension and the tool allows one; a
     `task` step in a workflow first runs what comes before it here, asking through MRTR."""
     tool = _tool(call.gate.snapshot, call.request.params)
@@ -314,13 +328,13 @@ def _has_task_step(tool) -> bool:
     return any(getattr(step, "kind", None) == "task" for step in tool.compiled)
 
 
-async def stateless_get(call) -> dict:
+async def stateless_get(call) -> dict[str, Any]:
     _require_extension(call)
     task = await run_db(_find, call.gate, call.request.params.get("taskId"))
     return task_wire(task, EXTENSION_ERA)
 
 
-async def stateless_update(call) -> dict:
+async def stateless_update(call) -> dict[str, Any]:
     _require_extension(call)
     responses = call.request.params.get("inputResponses")
     if not isinstance(responses, dict):
@@ -330,7 +344,7 @@ async def stateless_update(call) -> dict:
     return {}
 
 
-async def stateless_cancel(call) -> dict:
+async def stateless_cancel(call) -> dict[str, Any]:
     _require_extension(call)
     task = await run_db(_find, call.gate, call.request.params.get("taskId"))
     await run_db(lifecycle.cancel_task, task, EXTENSION_ERA)
@@ -352,7 +366,7 @@ def _own_task_ids(gate, task_ids: list[str]) -> list[str]:
     return [task_id for task_id in task_ids if task_id in found]
 
 
-async def listen_task_ids(gate, request, requested: dict) -> list[str]:
+async def listen_task_ids(gate, request: Request, requested: dict[str, Any]) -> list[str]:
     """The task ids of a listen filter this caller may follow; -32021 when the request asks
     for some without declaring the extension, -32602 for a malformed list."""
     task_ids = requested.get("taskIds")
@@ -374,7 +388,7 @@ def task_channels(task_ids: list[str]) -> list[str]:
     return [events_channel(task_id) for task_id in task_ids]
 
 
-def listen_notification(event: dict) -> dict | None:
+def listen_notification(event: dict[str, Any]) -> dict[str, Any] | None:
     """The notifications/tasks message of a task status event (None for other events)."""
     if event.get("type") != "status":
         return None

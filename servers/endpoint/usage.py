@@ -4,13 +4,16 @@ hot path adds no round trip; accounts.tasks.flush_key_usage moves them into Post
 import asyncio
 import contextlib
 import time
+from typing import Any
+
+from redis.typing import EncodableT
 
 from infra import keys as rkeys
 from infra.redis import async_client
 
 FLUSH_SECONDS = 5.0
 _pending: dict[tuple[str, int], int] = {}
-_flusher: asyncio.Task | None = None
+_flusher: asyncio.Task[Any] | None = None
 
 
 def touch(key_id: int, hash_key: str = rkeys.KEY_USAGE) -> None:
@@ -25,7 +28,7 @@ async def flush() -> None:
         return
     batch = dict(_pending)
     _pending.clear()
-    by_hash: dict[str, dict[int, int]] = {}
+    by_hash: dict[str, dict[EncodableT, EncodableT]] = {}
     for (hash_key, key_id), used in batch.items():
         by_hash.setdefault(hash_key, {})[key_id] = used
     try:

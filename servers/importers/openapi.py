@@ -56,7 +56,7 @@ def parse_openapi(
 
 
 class _Parser:
-    def __init__(self, document: dict, origin: str | None, secret_prefix: str | None):
+    def __init__(self, document: dict, origin: str | None, secret_prefix: str | None) -> None:
         self.doc = document
         self.origin = origin
         if str(document.get("swagger", "")).startswith("2."):

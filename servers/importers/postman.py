@@ -12,6 +12,7 @@ reader's variable state, so it stays together.
 
 import copy
 import re
+from typing import Any
 
 import orjson
 
@@ -93,7 +94,7 @@ def _infer_schema(value) -> dict:
 
 
 class _Parser:
-    def __init__(self, document: dict, overrides: dict, secret_prefix: str | None):
+    def __init__(self, document: dict, overrides: dict, secret_prefix: str | None) -> None:
         info = document.get("info")
         if not isinstance(info, dict) or not isinstance(document.get("item"), list):
             raise ImportFailed("document: not a Postman collection (no `info` and `item` list)")
@@ -204,7 +205,7 @@ class _Parser:
         return _VARIABLE.sub(replace, text)
 
     def value_argument(
-        self, raw, location, wire, taken, problems, where, description=""
+        self, raw, location, wire, taken, problems, where, description: str = ""
     ) -> Argument | str:
         """An argument for a value that is a lone unset variable; else the value rendered."""
         raw = "" if raw is None else str(raw)
@@ -304,7 +305,7 @@ class _Parser:
             if segment.startswith(":") and len(segment) > 1:
                 wire = segment[1:]
                 var = path_values.get(wire, {})
-                schema = {"type": "string"}
+                schema: dict[str, Any] = {"type": "string"}
                 if var.get("value") not in (None, ""):
                     schema["examples"] = [str(var["value"])]
                 arg = Argument(

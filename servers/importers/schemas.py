@@ -34,7 +34,7 @@ class RefError(ValueError):
 class Resolver:
     """Follows local refs of one document. `dialect` is "2.0", "3.0" or "3.1"."""
 
-    def __init__(self, document: dict, dialect: str):
+    def __init__(self, document: dict, dialect: str) -> None:
         self.document = document
         self.dialect = dialect
         self.defs: dict[str, dict] = {}  # recursive schemas, kept under the tool schema's $defs

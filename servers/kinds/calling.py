@@ -11,7 +11,9 @@ from typing import Any
 @dataclass(frozen=True, slots=True)
 class Calling:
     snapshot: Any  # the Snapshot of the server whose tool is being called
-    tools_call: Callable[[Any, dict, Any], Awaitable[dict]]  # methods.tools_call
+    tools_call: Callable[
+        [Any, dict[str, Any], Any], Awaitable[dict[str, Any]]
+    ]  # methods.tools_call
 
 
 current: contextvars.ContextVar[Calling | None] = contextvars.ContextVar(

@@ -2,8 +2,11 @@
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
+
+from mcp_protocol.context import RequestContext
 
 from ..templating import TemplateCompileError, compile_value, render_text
 
@@ -17,7 +20,7 @@ CONTENT_REQUIRED = {
 }
 
 
-def validate_content_blocks(blocks, path: str) -> list[str]:
+def validate_content_blocks(blocks: Any, path: str) -> list[str]:
     if not isinstance(blocks, list):
         return [f"{path}: must be a list of content blocks"]
     errors = []
@@ -44,7 +47,7 @@ def validate_content_blocks(blocks, path: str) -> list[str]:
     return errors
 
 
-def normalize_content(blocks) -> list:
+def normalize_content(blocks: Any) -> Any:
     """Text fields of rendered blocks as strings: a lone `{{ n }}` renders to a native number."""
     if not isinstance(blocks, list):
         return blocks
@@ -62,7 +65,7 @@ def normalize_content(blocks) -> list:
     return blocks
 
 
-def validate_result(spec: dict, path: str) -> list[str]:
+def validate_result(spec: dict[str, Any], path: str) -> list[str]:
     """Checks for a result spec: {content, structuredContent?, isError?} (static and `return`)."""
     errors = []
     if "content" in spec:
@@ -76,13 +79,13 @@ def validate_result(spec: dict, path: str) -> list[str]:
     return errors
 
 
-def validate_config(config: dict) -> list[str]:
+def validate_config(config: dict[str, Any]) -> list[str]:
     if not isinstance(config, dict):
         return ["config: must be a mapping"]
     return validate_result(config, "config") + _template_errors(config, "config")
 
 
-def _template_errors(value, path: str) -> list[str]:
+def _template_errors(value: Any, path: str) -> list[str]:
     try:
         compile_value(value)
     except TemplateCompileError as exc:
@@ -92,13 +95,13 @@ def _template_errors(value, path: str) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class ResultTemplate:
-    render: Callable[[dict], dict]
+    render: Callable[[dict[str, Any]], dict[str, Any]]
     has_content: bool
     has_structured: bool
 
-    def build(self, variables: dict) -> dict:
+    def build(self, variables: dict[str, Any]) -> dict[str, Any]:
         rendered = self.render(variables)
-        result = {"content": normalize_content(rendered.get("content", []))}
+        result: dict[str, Any] = {"content": normalize_content(rendered.get("content", []))}
         if self.has_structured:
             result["structuredContent"] = rendered["structuredContent"]
             if not self.has_content:
@@ -113,7 +116,7 @@ class ResultTemplate:
         return result
 
 
-def compile_result(spec: dict) -> ResultTemplate:
+def compile_result(spec: dict[str, Any]) -> ResultTemplate:
     return ResultTemplate(
         render=compile_value(spec),
         has_content="content" in spec,
@@ -121,9 +124,11 @@ def compile_result(spec: dict) -> ResultTemplate:
     )
 
 
-def compile(tool_def: dict) -> ResultTemplate:
+def compile(tool_def: dict[str, Any]) -> ResultTemplate:
     return compile_result(tool_def.get("config") or {})
 
 
-async def call(compiled: ResultTemplate, arguments: dict, ctx) -> dict:
+async def call(
+    compiled: ResultTemplate, arguments: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
     return compiled.build(dict(arguments))

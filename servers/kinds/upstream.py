@@ -19,19 +19,26 @@ client, and closes the session. An upstream that cannot be reached gives a tool 
 it, and is recorded as unhealthy (servers/upstream/health.py).
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import Cancelled, InputRequired, McpError, ToolError
 
 from ..templating import render_text
 from ..upstream.config import compile_connection, validate_connection
 
+if TYPE_CHECKING:
+    from vault.resolve import SecretValues
+
+    from ..upstream.connection import Upstream
+
 CONFIG_FIELDS = frozenset({"url", "transport", "headers", "tool", "timeoutSeconds", "synced"})
 CONNECT_TIMEOUT = 30.0
 
 
-def validate_config(config: dict, path: str = "config") -> list[str]:
+def validate_config(config: dict[str, Any], path: str = "config") -> list[str]:
     if not isinstance(config, dict):
         return [f"{path}: must be a mapping"]
     errors = [f"{path}.{key}: unknown field" for key in sorted(set(config) - CONFIG_FIELDS)]
@@ -51,13 +58,13 @@ class UpstreamTool:
     url: str
     transport: str
     render_headers: Any
-    secret_names: frozenset
+    secret_names: frozenset[str]
     timeout: float
     server_id: int | None
     organization_id: int | None
 
 
-def compile(tool_def: dict) -> UpstreamTool:
+def compile(tool_def: dict[str, Any]) -> UpstreamTool:
     config = tool_def.get("config") or {}
     return UpstreamTool(
         name=tool_def.get("name", ""),
@@ -66,7 +73,9 @@ def compile(tool_def: dict) -> UpstreamTool:
     )
 
 
-async def secret_values(organization_id: int | None, server_id: int | None, names, test=False):
+async def secret_values(
+    organization_id: int | None, server_id: int | None, names: Iterable[str], test: bool = False
+) -> "SecretValues":
     from vault.resolve import SecretValues, asecrets_for
 
     if organization_id is None:
@@ -84,7 +93,9 @@ async def secret_values(organization_id: int | None, server_id: int | None, name
     return values
 
 
-async def upstream_for(compiled: UpstreamTool, *, test: bool = False, timeout: float | None = None):
+async def upstream_for(
+    compiled: UpstreamTool, *, test: bool = False, timeout: float | None = None
+) -> "Upstream":
     from ..upstream.connection import Upstream
 
     secrets = await secret_values(
@@ -103,7 +114,9 @@ async def upstream_for(compiled: UpstreamTool, *, test: bool = False, timeout: f
     )
 
 
-async def call(compiled: UpstreamTool, arguments: dict, ctx) -> dict:
+async def call(
+    compiled: UpstreamTool, arguments: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
     import asyncio
 
     from ..upstream import health
@@ -117,9 +130,9 @@ async def call(compiled: UpstreamTool, arguments: dict, ctx) -> dict:
     )
     from ..upstream.tasks import schedule_refresh
 
-    upstream = await upstream_for(compiled, test=bool(getattr(ctx, "use_test_secrets", False)))
+    upstream = await upstream_for(compiled, test=ctx.use_test_secrets)
 
-    async def tools_changed():
+    async def tools_changed() -> None:
         schedule_refresh(compiled.server_id)
 
     relay = Relay(ctx, on_tools_changed=tools_changed)

@@ -4,7 +4,7 @@
 class OutboundError(Exception):
     """A fetch that could not be made or completed; `message` is safe to show."""
 
-    def __init__(self, message: str):
+    def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 

@@ -28,7 +28,9 @@ ALLOW_LIST_SECONDS = 30.0
 
 
 class GuardedBackend(httpcore2.AsyncNetworkBackend):
-    def __init__(self, organization_id: int | None = None, networks: list[IPNetwork] | None = None):
+    def __init__(
+        self, organization_id: int | None = None, networks: list[IPNetwork] | None = None
+    ) -> None:
         self._inner = httpcore2.AnyIOBackend()
         self._organization_id = organization_id
         self._fixed = networks
@@ -89,7 +91,9 @@ class GuardedBackend(httpcore2.AsyncNetworkBackend):
 class GuardedTransport(httpx2.AsyncHTTPTransport):
     """httpx2's own transport with the connection pool rebuilt around the guarded backend."""
 
-    def __init__(self, backend: GuardedBackend, *, limits: httpx2.Limits | None = None, **kwargs):
+    def __init__(
+        self, backend: GuardedBackend, *, limits: httpx2.Limits | None = None, **kwargs
+    ) -> None:
         # trust_env=False: a proxy from the environment would connect on our behalf, unchecked.
         super().__init__(trust_env=False, **kwargs)
         limits = limits or httpx2.Limits(max_connections=100, max_keepalive_connections=20)

@@ -24,6 +24,7 @@ codes they use for bad arguments: the SDK's own server answers 0).
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import INTERNAL_ERROR, McpError, ToolError
 
 from ..kinds import upstream as upstream_kind
@@ -76,11 +77,11 @@ def _failure(name: str, reason: str) -> McpError:
     return McpError(INTERNAL_ERROR, f"Prompt {name} could not be got: {reason}", {"name": name})
 
 
-async def get(compiled: UpstreamPrompt, arguments: dict, ctx) -> dict:
+async def get(compiled: UpstreamPrompt, arguments: dict, ctx: RequestContext) -> dict:
     from ..upstream.connection import UpstreamRequestFailed, UpstreamUnreachable
     from ..upstream.relay import get_prompt
 
-    test = bool(getattr(ctx, "use_test_secrets", False))
+    test = ctx.use_test_secrets
     try:
         upstream = await upstream_kind.upstream_for(compiled, test=test, timeout=compiled.timeout)
     except ToolError as exc:  # a secret the headers name is not set

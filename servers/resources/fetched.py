@@ -29,6 +29,7 @@ import base64
 import re
 from dataclasses import dataclass
 
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import INTERNAL_ERROR, McpError, ToolError
 
 from ..kinds import http
@@ -134,7 +135,7 @@ def _failure(uri: str, reason: str) -> McpError:
     return McpError(INTERNAL_ERROR, f"Resource {uri} could not be fetched: {reason}", {"uri": uri})
 
 
-async def read(compiled: FetchedResource, uri: str, ctx) -> list[dict]:
+async def read(compiled: FetchedResource, uri: str, ctx: RequestContext) -> list[dict]:
     try:
         response, masker = await http.fetch(compiled.request, {}, {}, ctx)
     except ToolError as exc:

@@ -21,6 +21,7 @@ messages. Contents the upstream returns under its uri are returned under ours.
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import INTERNAL_ERROR, McpError, ToolError
 
 from ..kinds import upstream as upstream_kind
@@ -67,11 +68,11 @@ def _failure(uri: str, reason: str) -> McpError:
     return McpError(INTERNAL_ERROR, f"Resource {uri} could not be read: {reason}", {"uri": uri})
 
 
-async def read(compiled: UpstreamResource, uri: str, ctx) -> list[dict]:
+async def read(compiled: UpstreamResource, uri: str, ctx: RequestContext) -> list[dict]:
     from ..upstream.connection import UpstreamRequestFailed, UpstreamUnreachable
     from ..upstream.relay import read_resource
 
-    test = bool(getattr(ctx, "use_test_secrets", False))
+    test = ctx.use_test_secrets
     try:
         upstream = await upstream_kind.upstream_for(compiled, test=test, timeout=compiled.timeout)
     except ToolError as exc:  # a secret the headers name is not set

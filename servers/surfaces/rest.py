@@ -7,6 +7,7 @@ tool fails (its message, which is meant for the caller) or the server does.
 
 import logging
 
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import INVALID_PARAMS, InputRequired, McpError
 from servers.methods import call_method
 
@@ -27,7 +28,7 @@ def input_errors(tool, arguments) -> list[dict]:
     ]
 
 
-async def call_tool_rest(snapshot, name: str, body, ctx) -> tuple[int, dict]:
+async def call_tool_rest(snapshot, name: str, body, ctx: RequestContext) -> tuple[int, dict]:
     tool = snapshot.tools.get(name)
     if tool is None:
         return 404, {"error": f"Unknown tool: {name}"}

@@ -10,6 +10,7 @@ import logging
 
 from jsonschema import Draft202012Validator
 
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import INVALID_PARAMS, InputRequired, McpError
 from servers.methods import call_method
 

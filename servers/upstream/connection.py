@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import Cancelled, InputRequired, McpError, ToolError
 from observability import tracing
 from vault.masking import mask
@@ -37,7 +38,7 @@ CLIENT_INFO = types.Implementation(name="getmcp-upstream-relay", version="1.0.0"
 class UpstreamUnreachable(Exception):
     """The upstream could not be reached or would not start a session; `reason` is safe to show."""
 
-    def __init__(self, reason: str):
+    def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
 
@@ -45,7 +46,7 @@ class UpstreamUnreachable(Exception):
 class UpstreamRequestFailed(Exception):
     """The upstream answered a request with a JSON-RPC error (it is reachable)."""
 
-    def __init__(self, code: int, message: str):
+    def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -82,14 +83,16 @@ class Relay:
     here and raised again once the upstream call has returned.
     """
 
-    def __init__(self, ctx, on_tools_changed: Callable[[], Awaitable[None]] | None = None):
+    def __init__(
+        self, ctx: RequestContext, on_tools_changed: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
         self.ctx = ctx
         self.on_tools_changed = on_tools_changed
         self.pending: BaseException | None = None
         self._requests = 0
 
     def _can(self, capability: str) -> bool:
-        return capability in (getattr(self.ctx, "client_capabilities", None) or {})
+        return capability in self.ctx.client_capabilities
 
     async def _ask(self, method: str, params: dict, result_type):
         self._requests += 1
@@ -154,7 +157,7 @@ class _StatusLog:
     """HTTP error statuses seen on a connection: the SDK reports a 401 as a bare "error
     response", and a person fixing credentials needs the status."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.errors: list[int] = []
 
     async def __call__(self, response: httpx2.Response) -> None:

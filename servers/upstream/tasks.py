@@ -46,7 +46,7 @@ def schedule_refresh(server_id: int | None) -> None:
         return
     key = keys.upstream_refresh_scheduled(server_id)
 
-    def enqueue():
+    def enqueue() -> None:
         try:
             if not sync_client().set(key, 1, nx=True, ex=REFRESH_DEBOUNCE_SECONDS):
                 return
@@ -55,7 +55,7 @@ def schedule_refresh(server_id: int | None) -> None:
         except Exception:
             logger.exception("Could not schedule an upstream refresh for server %s", server_id)
 
-    def enqueue_in_thread():
+    def enqueue_in_thread() -> None:
         try:
             enqueue()
         finally:

@@ -7,6 +7,7 @@ import struct
 
 import pytest
 
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import InputRequired, McpError, ToolError
 from servers import kinds
 from servers.definition import export_definition, import_definition, load_file
@@ -14,7 +15,7 @@ from servers.definition import export_definition, import_definition, load_file
 pytestmark = pytest.mark.django_db
 
 
-class AnsweringClient:
+class AnsweringClient(RequestContext):
     """A client context that answers server->client requests from a dict and records the rest."""
 
     def __init__(self, answers=None, capabilities=None):

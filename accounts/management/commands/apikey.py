@@ -1,7 +1,7 @@
 import json
 from datetime import timedelta
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from accounts.models import ApiKey
@@ -20,7 +20,7 @@ def key_state(key: ApiKey) -> str:
 class Command(BaseCommand):
     help = "Create, list and revoke API keys. The raw key is shown once, at creation."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", metavar="ACTION")
         sub.required = True
         create = sub.add_parser("create", help="issue a key and print it once")
@@ -82,7 +82,7 @@ class Command(BaseCommand):
         self.stdout.write("Copy it now, it is not shown again:")
         self.stdout.write(raw)
 
-    def _list(self, options):
+    def _list(self, options) -> None:
         user, _ = resolve_owner(options["owner"], options.get("org"))
         orgs = user.organizations()
         if options.get("org"):

@@ -4,7 +4,7 @@ import sys
 
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.models import User
 
@@ -12,7 +12,7 @@ from accounts.models import User
 class Command(BaseCommand):
     help = "Create a user (email login) with their personal organization."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("email")
         parser.add_argument(
             "--password-env",

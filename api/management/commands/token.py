@@ -1,7 +1,7 @@
 import json
 from datetime import timedelta
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from accounts.models import User
@@ -14,7 +14,7 @@ class Command(BaseCommand):
         "The raw token is shown once, at creation."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", metavar="ACTION")
         sub.required = True
         create = sub.add_parser("create", help="issue a token and print it once")
@@ -62,7 +62,7 @@ class Command(BaseCommand):
         self.stdout.write("Copy it now, it is not shown again:")
         self.stdout.write(raw)
 
-    def _list(self, options):
+    def _list(self, options) -> None:
         user = self._owner(options["owner"])
         rows = [("PREFIX", "NAME", "CREATED", "LAST USED", "STATE")]
         for token in user.personal_access_tokens.all():

@@ -1,7 +1,7 @@
 """`manage.py audit verify [--org SLUG]`: check the audit hash chains; `audit purge`: apply
 the retention now."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.models import Organization
 from audit import chain, retention
@@ -10,7 +10,7 @@ from audit import chain, retention
 class Command(BaseCommand):
     help = "Verify the audit trail's hash chains (verify) or apply its retention (purge)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="command", required=True)
         verify = sub.add_parser("verify", help="Report the first broken row of each chain.")
         verify.add_argument("--org", help="Only this organization's chain (its slug).")

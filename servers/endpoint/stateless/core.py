@@ -1,5 +1,7 @@
 """The handlers of the core methods in the stateless era (the method table is ../dispatch.py)."""
 
+from typing import Any
+
 from mcp_protocol.errors import InputRequired
 
 from ... import methods
@@ -9,11 +11,11 @@ from .responder import StatelessCall
 from .results import discover
 
 
-async def run_discover(call: StatelessCall) -> dict:
+async def run_discover(call: StatelessCall) -> dict[str, Any]:
     return discover(call.gate.snapshot)
 
 
-async def run_method(call: StatelessCall) -> dict:
+async def run_method(call: StatelessCall) -> dict[str, Any]:
     request = call.request
     if request.method in ("tools/list", "tools/call", "resources/read"):
         # Discovery, platform tools, long calls and kept results (servers/agents/).
@@ -26,7 +28,7 @@ async def run_method(call: StatelessCall) -> dict:
     return await agents_routing.after(call.gate, request, result)
 
 
-async def run_mrtr(call: StatelessCall) -> dict:
+async def run_mrtr(call: StatelessCall) -> dict[str, Any]:
     try:
         return await run_method(call)
     except InputRequired as exc:

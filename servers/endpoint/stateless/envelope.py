@@ -7,6 +7,7 @@ routing headers against the body (-32020), the protocol version (-32022).
 import base64
 import binascii
 import re
+from typing import Any
 
 from mcp_protocol import errors, versions
 from mcp_protocol.context import LOG_LEVELS
@@ -47,7 +48,7 @@ BASE64_WORD = re.compile(r"^=\?base64\?(.*)\?=$", re.DOTALL)
 LITERAL_HEADER = re.compile(r"^[\x20-\x7e\t]*$")
 
 
-def _meta_of(params) -> dict | None:
+def _meta_of(params) -> dict[str, Any] | None:
     meta = params.get("_meta") if isinstance(params, dict) else None
     return meta if isinstance(meta, dict) else None
 
@@ -97,7 +98,7 @@ def decode_header_value(raw: str) -> str:
         raise ValueError("malformed base64") from None
 
 
-def _check_routing_headers(headers: dict, request: Request) -> None:
+def _check_routing_headers(headers: dict[str, Any], request: Request) -> None:
     method_header = headers.get("mcp-method")
     if method_header is None:
         raise refusal(HEADER_MISMATCH, "Missing Mcp-Method header")
@@ -149,7 +150,9 @@ def header_parameters(input_schema) -> list[tuple[str, str]]:
     return found
 
 
-def check_parameter_headers(input_schema, arguments: dict, headers: dict) -> None:
+def check_parameter_headers(
+    input_schema, arguments: dict[str, Any], headers: dict[str, Any]
+) -> None:
     """Each `x-mcp-header` argument and its Mcp-Param-* header: both absent, or equal."""
     for name, header in header_parameters(input_schema):
         raw = headers.get(header)
@@ -176,7 +179,7 @@ class Envelope:
 
     __slots__ = ("protocol_version", "capabilities", "client_info", "log_level", "progress_token")
 
-    def __init__(self, meta: dict):
+    def __init__(self, meta: dict[str, Any]) -> None:
         self.protocol_version = meta[META_VERSION]
         self.capabilities = meta[META_CAPABILITIES]
         self.client_info = meta.get(META_CLIENT_INFO)
@@ -184,7 +187,7 @@ class Envelope:
         self.progress_token = meta.get("progressToken")
 
 
-def read_envelope(request: Request, headers: dict) -> Envelope:
+def read_envelope(request: Request, headers: dict[str, Any]) -> Envelope:
     meta = _meta_of(request.params)
     missing = [key for key in (META_VERSION, META_CAPABILITIES) if meta is None or key not in meta]
     if missing:

@@ -3,6 +3,7 @@
 and finds them."""
 
 import hashlib
+from typing import Any
 
 import orjson
 from django.conf import settings
@@ -20,7 +21,7 @@ def _state_secret() -> bytes:
     return secret.encode()
 
 
-def _state_bind(gate, request: Request) -> dict:
+def _state_bind(gate, request: Request) -> dict[str, Any]:
     target = request.params.get(MRTR_METHODS[request.method])
     return {
         "server": gate.snapshot.server_id,
@@ -35,10 +36,10 @@ def _request_digest(request: Request) -> str:
     return hashlib.sha256(orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
-def read_answers(gate, request: Request) -> dict:
+def read_answers(gate, request: Request) -> dict[str, Any]:
     """The client's answers so far: those sealed in requestState, then this round's."""
     params = request.params
-    answers: dict = {}
+    answers: dict[str, Any] = {}
     if "requestState" in params:
         token = params["requestState"]
         if not isinstance(token, str):
@@ -62,7 +63,9 @@ def read_answers(gate, request: Request) -> dict:
     return answers
 
 
-def input_required(gate, request: Request, exc: InputRequired, ctx: StatelessContext) -> dict:
+def input_required(
+    gate, request: Request, exc: InputRequired, ctx: StatelessContext
+) -> dict[str, Any]:
     state = sealed_state.seal(
         {"answers": ctx.used_answers, "request": _request_digest(request)},
         secret=_state_secret(),

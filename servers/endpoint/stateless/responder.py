@@ -1,11 +1,13 @@
 """How one POST is answered, and what a handler of the stateless era is given."""
 
 import asyncio
+from typing import Any
 
 import orjson
 
 from mcp_protocol import sse
 from mcp_protocol.jsonrpc import Request
+from servers.endpoint.http import Headers, Send
 
 from ..http import respond_json, send_chunk, start_sse
 from ..stateless_context import StatelessContext
@@ -16,7 +18,7 @@ class Responder:
     """Answers one POST: plain JSON when the call ends before it has anything to stream (so an
     error keeps its HTTP status), an SSE stream from its first notification on."""
 
-    def __init__(self, send, headers, *, can_stream: bool):
+    def __init__(self, send: Send, headers: Headers, *, can_stream: bool) -> None:
         self.send = send
         self.headers = headers
         self.can_stream = can_stream
@@ -24,7 +26,7 @@ class Responder:
         self.done = False
         self.lock = asyncio.Lock()
 
-    async def notify(self, message: dict) -> None:
+    async def notify(self, message: dict[str, Any]) -> None:
         if not self.can_stream:
             return
         async with self.lock:
@@ -40,7 +42,7 @@ class Responder:
             if self.streaming and not self.done:
                 await send_chunk(self.send, sse.comment())
 
-    async def finish(self, message: dict, status: int = 200) -> None:
+    async def finish(self, message: dict[str, Any], status: int = 200) -> None:
         async with self.lock:
             if self.done:
                 return
@@ -56,7 +58,9 @@ class StatelessCall:
 
     __slots__ = ("gate", "request", "envelope", "context")
 
-    def __init__(self, gate, request: Request, envelope: Envelope, context: StatelessContext):
+    def __init__(
+        self, gate, request: Request, envelope: Envelope, context: StatelessContext
+    ) -> None:
         self.gate = gate
         self.request = request
         self.envelope = envelope

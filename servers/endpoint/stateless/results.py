@@ -1,10 +1,13 @@
 """What every stateless result carries: `resultType`, the server's identity and, where the
 result may be cached, `ttlMs`/`cacheScope`."""
 
+from typing import Any
+
 from django.conf import settings
 
 from mcp_protocol import versions
 
+from ...snapshot import Snapshot
 from .envelope import META_SERVER_INFO
 
 CACHEABLE = frozenset(
@@ -19,13 +22,13 @@ CACHEABLE = frozenset(
 )
 
 
-def cache_hints(snapshot) -> dict:
+def cache_hints(snapshot: Snapshot) -> dict[str, Any]:
     # A server behind keys may answer differently per key: never share it across credentials.
     scope = "public" if snapshot.auth_mode == "none" else "private"
     return {"ttlMs": int(getattr(settings, "MCP_CACHE_TTL_MS", 60_000)), "cacheScope": scope}
 
 
-def decorate(snapshot, method: str, result: dict) -> dict:
+def decorate(snapshot: Snapshot, method: str, result: dict[str, Any]) -> dict[str, Any]:
     result = dict(result)
     result.setdefault("resultType", "complete")
     meta = dict(result.get("_meta") or {})
@@ -36,7 +39,7 @@ def decorate(snapshot, method: str, result: dict) -> dict:
     return result
 
 
-def discover(snapshot) -> dict:
+def discover(snapshot: Snapshot) -> dict[str, Any]:
     result = {
         "supportedVersions": list(versions.SUPPORTED),
         "capabilities": dict(snapshot.capabilities),

@@ -22,29 +22,18 @@ Another language would be one more entry of LANGUAGES: a module with `check(sour
 `run(tool, arguments, ctx)` behind the same config shape.
 """
 
-from dataclasses import dataclass
+from typing import Any
+
+from mcp_protocol.context import RequestContext
 
 from .config import LANGUAGES, validate_config, validate_on_save
 from .limits import Limits
+from .tool import CodeTool
 
 __all__ = ["CodeTool", "call", "compile", "validate_config", "validate_on_save"]
 
 
-@dataclass(frozen=True, slots=True)
-class CodeTool:
-    name: str
-    language: str
-    source: str  # the module followed by the driver that calls main
-    entry: object
-    user_lines: int  # lines of the tool's own source; the driver follows them
-    limits: Limits
-    secret_names: frozenset
-    organization_id: int | None
-    server_id: int | None
-    has_output_schema: bool
-
-
-def compile(tool_def: dict) -> CodeTool:
+def compile(tool_def: dict[str, Any]) -> CodeTool:
     config = tool_def.get("config") or {}
     language = config.get("language", "python")
     runtime = LANGUAGES[language]
@@ -65,5 +54,8 @@ def compile(tool_def: dict) -> CodeTool:
     )
 
 
-async def call(compiled: CodeTool, arguments: dict, ctx) -> dict:
-    return await LANGUAGES[compiled.language].run(compiled, arguments, ctx)
+async def call(
+    compiled: CodeTool, arguments: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    result: dict[str, Any] = await LANGUAGES[compiled.language].run(compiled, arguments, ctx)
+    return result

@@ -1,5 +1,7 @@
 """Validation of a code tool's config: language, source (checked by the language) and limits."""
 
+from typing import Any
+
 from . import python
 from .limits import validate_limits
 
@@ -9,7 +11,7 @@ LANGUAGES = {"python": python}
 CONFIG_FIELDS = frozenset({"language", "source", "limits"})
 
 
-def validate_config(config: dict) -> list[str]:
+def validate_config(config: dict[str, Any]) -> list[str]:
     if not isinstance(config, dict):
         return ["config: must be a mapping"]
     errors = []
@@ -26,7 +28,7 @@ def validate_config(config: dict) -> list[str]:
     return errors
 
 
-def validate_on_save(config: dict) -> list[str]:
+def validate_on_save(config: dict[str, Any]) -> list[str]:
     """The checks too costly for every compile, run where a definition is saved (after
     validate_config found nothing)."""
     runtime = LANGUAGES.get(config.get("language", "python"))

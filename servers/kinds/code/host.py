@@ -18,13 +18,29 @@ request in the session era, `input_required` and a re-run from the top in the st
 
 import contextvars
 import time
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
-from mcp_protocol.context import LOG_LEVELS
+from mcp_protocol.context import LOG_LEVELS, RequestContext
 from servers.outbound import BlockedDestination, OutboundError, guarded_request
 
 from .. import calling
+from .tool import CodeTool
+
+if TYPE_CHECKING:
+    from vault.masking import Masker
+
+
+class _Run(Protocol):
+    """What the host sees of the run it serves (runtime.Run)."""
+
+    ctx: RequestContext
+    masker: "Masker"
+    tool: CodeTool
+
+    def wall_left(self) -> float: ...
+
 
 FUNCTIONS = ("fetch", "log", "progress", "elicit", "sample", "call_tool")
 # Host calls that wait for the client: the sandbox is parked (dumped, its worker released).
@@ -40,19 +56,19 @@ call_depth: contextvars.ContextVar[int] = contextvars.ContextVar("code_call_dept
 class SandboxException(Exception):
     """Raised inside the sandbox as `exc_type(message)`: code may catch it."""
 
-    def __init__(self, exc_type: str, message: str):
+    def __init__(self, exc_type: str, message: str) -> None:
         super().__init__(message)
         self.exc_type = exc_type
         self.message = message
 
 
-def _text(value, what: str) -> str:
+def _text(value: Any, what: str) -> str:
     if not isinstance(value, str):
         raise SandboxException("TypeError", f"{what} must be a string")
     return value
 
 
-def _string_map(value, what: str) -> dict:
+def _string_map(value: Any, what: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -67,27 +83,27 @@ def _is_json(content_type: str) -> bool:
 class Host:
     """The host side of one run: answers host calls and keeps what a test run shows."""
 
-    def __init__(self, run):
+    def __init__(self, run: _Run) -> None:
         self.run = run
         self.ctx = run.ctx
         self.masker = run.masker
         self.asked = 0  # client requests so far: the stateless era's answer keys
 
-    async def call(self, name: str, args: tuple, kwargs: dict):
+    async def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return await getattr(self, f"_{name}")(*args, **kwargs)
 
     # -- fetch ------------------------------------------------------------------------------------
 
     async def _fetch(
         self,
-        url,
-        method="GET",
-        headers=None,
-        json=None,
-        data=None,
-        params=None,
-        timeout=None,
-    ):
+        url: Any,
+        method: Any = "GET",
+        headers: Any = None,
+        json: Any = None,
+        data: Any = None,
+        params: Any = None,
+        timeout: Any = None,
+    ) -> dict[str, Any]:
         url = _text(url, "fetch: url")
         method = _text(method, "fetch: method").upper()
         if method not in FETCH_METHODS:
@@ -137,9 +153,9 @@ class Host:
             "truncated": response.truncated,
         }
 
-    def _trace(self, request: dict, response, error: str | None) -> None:
+    def _trace(self, request: dict[str, Any], response: Any, error: str | None) -> None:
         """The exchange as a test run shows it (the same shape as the http kind's)."""
-        records = getattr(self.ctx, "http_trace", None)
+        records = self.ctx.http_trace
         if records is None:
             return
         record = {"request": self.masker.mask_data(request)}
@@ -162,7 +178,7 @@ class Host:
 
     # -- notifications ----------------------------------------------------------------------------
 
-    async def _log(self, level, message=None, logger=None):
+    async def _log(self, level: Any, message: Any = None, logger: Any = None) -> None:
         if message is None:  # log("text") means an info line
             level, message = "info", level
         if level not in LOG_LEVELS:
@@ -173,7 +189,7 @@ class Host:
             message = self.masker.mask(message)
         await self.ctx.log(level, message, logger if isinstance(logger, str) else "code")
 
-    async def _progress(self, progress, total=None, message=None):
+    async def _progress(self, progress: Any, total: Any = None, message: Any = None) -> None:
         for value, what in ((progress, "progress"), (total, "total")):
             if value is not None and (
                 isinstance(value, bool) or not isinstance(value, int | float)
@@ -189,7 +205,7 @@ class Host:
         self.asked += 1
         return f"code_{kind}{self.asked}"
 
-    async def _elicit(self, message, schema=None):
+    async def _elicit(self, message: Any, schema: Any = None) -> dict[str, Any]:
         message = self.masker.mask(_text(message, "elicit: message"))
         if schema is None:
             schema = {"type": "object", "properties": {}}
@@ -200,13 +216,13 @@ class Host:
 
     async def _sample(
         self,
-        messages,
-        max_tokens=512,
-        system=None,
-        temperature=None,
-        stop=None,
-        model_preferences=None,
-    ):
+        messages: Any,
+        max_tokens: Any = 512,
+        system: Any = None,
+        temperature: Any = None,
+        stop: Any = None,
+        model_preferences: Any = None,
+    ) -> dict[str, Any]:
         if isinstance(messages, str):
             messages = [messages]
         if not isinstance(messages, list) or not messages:
@@ -224,7 +240,7 @@ class Host:
             wire.append(self.masker.mask_data(item))
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise SandboxException("ValueError", "sample: max_tokens must be a whole number >= 1")
-        params: dict = {"messages": wire, "maxTokens": max_tokens}
+        params: dict[str, Any] = {"messages": wire, "maxTokens": max_tokens}
         if system is not None:
             params["systemPrompt"] = self.masker.mask(_text(system, "sample: system"))
         if temperature is not None:
@@ -237,13 +253,13 @@ class Host:
 
     # -- call_tool --------------------------------------------------------------------------------
 
-    async def _call_tool(self, name, arguments=None):
+    async def _call_tool(self, name: Any, arguments: Any = None) -> dict[str, Any]:
         name = _text(name, "call_tool: name")
         if arguments is not None and not isinstance(arguments, dict):
             raise SandboxException("TypeError", "call_tool: arguments must be a dict")
         current = calling.current.get()
         snapshot = current.snapshot if current is not None else None
-        if snapshot is None or name not in snapshot.tools:
+        if current is None or snapshot is None or name not in snapshot.tools:
             raise SandboxException("ValueError", f"call_tool: this server has no tool {name!r}")
         from django.conf import settings
 
@@ -262,7 +278,9 @@ class Host:
             call_depth.reset(token)
 
 
-def describe(name: str, args: tuple, kwargs: dict, masker) -> dict:
+def describe(
+    name: str, args: tuple[Any, ...], kwargs: dict[str, Any], masker: "Masker"
+) -> dict[str, Any]:
     """A host call as a test run lists it (arguments masked and cut short)."""
     shown = orjson.dumps(
         {"args": args, "kwargs": kwargs}, default=str, option=orjson.OPT_NON_STR_KEYS

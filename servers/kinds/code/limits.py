@@ -14,8 +14,10 @@ Monty 1.4 counts no allocations of its own: the heap limit is what stops allocat
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
+from pydantic_monty import ResourceLimits
 
 # key: (default, settings name of the maximum or a fixed maximum, integer?)
 LIMITS = {
@@ -28,12 +30,15 @@ LIMITS = {
 }
 
 
-def maximum(key: str):
+def maximum(key: str) -> int | float:
     source = LIMITS[key][1]
-    return source if isinstance(source, int) else getattr(settings, source)
+    if isinstance(source, int):
+        return source
+    value: int | float = getattr(settings, str(source))
+    return value
 
 
-def validate_limits(value, path: str) -> list[str]:
+def validate_limits(value: Any, path: str) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, dict):
@@ -53,7 +58,7 @@ def validate_limits(value, path: str) -> list[str]:
     return errors
 
 
-def validate_server_settings(value, path: str = "code") -> list[str]:
+def validate_server_settings(value: Any, path: str = "code") -> list[str]:
     """The server's `code` settings: only `limits` so far."""
     if not isinstance(value, dict):
         return [f"{path}: must be a mapping"]
@@ -72,7 +77,9 @@ class Limits:
     recursion_depth: int
 
     @classmethod
-    def from_config(cls, value: dict | None, server: dict | None = None) -> "Limits":
+    def from_config(
+        cls, value: dict[str, Any] | None, server: dict[str, Any] | None = None
+    ) -> "Limits":
         value = {**(server or {}), **(value or {})}
         chosen = {}
         for key, (default, _, _) in LIMITS.items():
@@ -87,7 +94,7 @@ class Limits:
             recursion_depth=int(chosen["recursionDepth"]),
         )
 
-    def monty(self) -> dict:
+    def monty(self) -> ResourceLimits:
         """The limits the sandbox worker enforces itself."""
         return {
             "max_feed_duration_secs": self.cpu_seconds,

@@ -27,7 +27,7 @@ _lock = threading.Lock()
 _pool: AsyncMonty | None = None
 _pid: int | None = None
 # Workers each organization holds in this process: no tenant may take every worker.
-_held: dict = {}
+_held: dict[int | None, int] = {}
 WAIT_STEP_SECONDS = 0.02
 
 
@@ -76,7 +76,7 @@ def organization_share() -> int:
     return max(1, min(share, workers))
 
 
-async def hold(organization_id) -> bool:
+async def hold(organization_id: int | None) -> bool:
     """Take one of the organization's worker slots, waiting up to CHECKOUT_TIMEOUT_SECONDS;
     False when none became free."""
     import asyncio
@@ -93,7 +93,7 @@ async def hold(organization_id) -> bool:
         await asyncio.sleep(WAIT_STEP_SECONDS)
 
 
-def let_go(organization_id) -> None:
+def let_go(organization_id: int | None) -> None:
     with _lock:
         left = _held.get(organization_id, 0) - 1
         if left > 0:

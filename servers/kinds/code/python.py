@@ -1,24 +1,31 @@
 """The Python language of code tools: checks on save, the program fed to Monty, and a run."""
 
+from typing import Any
+
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import ToolError
 
 from . import python_source, syntax
 from .result import to_result
 from .runtime import Run, driver
+from .tool import CodeTool
 
 
-def check(source) -> list[str]:
+def check(source: str) -> list[str]:
     """What every compile checks (cheap: see python_source)."""
     return python_source.check(source)[0]
 
 
-def check_on_save(source) -> list[str]:
+def check_on_save(source: str) -> list[str]:
     """What a save checks besides: the source parses (Monty's parser, in a sandbox worker)."""
     return syntax.errors(source)
 
 
 def entry(source: str) -> python_source.Entry:
-    return python_source.check(source)[1]
+    found = python_source.check(source)[1]
+    if found is None:  # compile() runs only on source that passed check()
+        raise ValueError("the source defines no main(args) entry point")
+    return found
 
 
 def program(source: str) -> str:
@@ -28,14 +35,12 @@ def program(source: str) -> str:
 referenced_secrets = python_source.referenced_secrets
 
 
-async def _secrets(tool, ctx) -> dict:
+async def _secrets(tool: CodeTool, ctx: RequestContext) -> dict[str, Any]:
     from vault.resolve import asecrets_for
 
     if tool.organization_id is None or not tool.secret_names:
         return {}
-    values = await asecrets_for(
-        tool.organization_id, tool.server_id, test=bool(getattr(ctx, "use_test_secrets", False))
-    )
+    values = await asecrets_for(tool.organization_id, tool.server_id, test=ctx.use_test_secrets)
     missing = sorted(tool.secret_names - set(values))
     if missing:
         raise ToolError(
@@ -46,17 +51,17 @@ async def _secrets(tool, ctx) -> dict:
     return {name: values[name] for name in tool.secret_names}
 
 
-def _info(tool, ctx) -> dict:
+def _info(tool: CodeTool, ctx: RequestContext) -> dict[str, Any]:
     return {
         "tool": tool.name,
-        "protocolVersion": getattr(ctx, "protocol_version", None),
-        "client": getattr(ctx, "client_info", None),
-        "isTest": bool(getattr(ctx, "use_test_secrets", False)),
+        "protocolVersion": ctx.protocol_version,
+        "client": ctx.client_info,
+        "isTest": ctx.use_test_secrets,
         "outputBytes": tool.limits.output_bytes,
     }
 
 
-async def run(tool, arguments: dict, ctx) -> dict:
+async def run(tool: CodeTool, arguments: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     from vault.masking import Masker
 
     secrets = await _secrets(tool, ctx)
@@ -67,7 +72,7 @@ async def run(tool, arguments: dict, ctx) -> dict:
     except ToolError as exc:
         raise ToolError(masker.mask(exc.message), exc.structured_content) from None
     finally:
-        printed = getattr(ctx, "printed", None)
+        printed = ctx.printed
         if printed is not None:
             printed.extend(
                 {"stream": stream, "text": masker.mask(text)}

@@ -56,7 +56,7 @@ def _parameters(text: str) -> list[str] | None:
     return None
 
 
-def check(source) -> tuple[list[str], Entry | None]:
+def check(source: str) -> tuple[list[str], Entry | None]:
     """Problems and, when there are none, how to call `main`."""
     if not isinstance(source, str) or not source.strip():
         return ["is required: a Python module defining main"], None

@@ -10,20 +10,25 @@
 - None: an empty text block.
 """
 
+from typing import TYPE_CHECKING, Any
+
 import orjson
 
 from mcp_protocol.errors import ToolError
 
 from ..static import validate_content_blocks
 
+if TYPE_CHECKING:
+    from vault.masking import Masker
+
 RESULT_KEYS = frozenset({"content", "structuredContent", "isError"})
 
 
-def _json(value) -> str:
+def _json(value: Any) -> str:
     return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
-def _is_result(value) -> bool:
+def _is_result(value: Any) -> bool:
     return (
         isinstance(value, dict)
         and isinstance(value.get("content"), list)
@@ -31,7 +36,9 @@ def _is_result(value) -> bool:
     )
 
 
-def to_result(value, *, has_output_schema: bool, masker, max_bytes: int) -> dict:
+def to_result(
+    value: Any, *, has_output_schema: bool, masker: "Masker", max_bytes: int
+) -> dict[str, Any]:
     if _is_result(value):
         problems = validate_content_blocks(value["content"], "content")
         if problems:
@@ -66,4 +73,5 @@ def to_result(value, *, has_output_schema: bool, masker, max_bytes: int) -> dict
             f"The code tool was stopped: output limit exceeded ({size} bytes returned, "
             f"at most {max_bytes})."
         )
-    return masker.mask_data(result)
+    masked: dict[str, Any] = masker.mask_data(result)
+    return masked

@@ -14,6 +14,8 @@ nested code tool never waits for a worker its caller holds.
 import asyncio
 import contextlib
 import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from pydantic_monty import (
     AsyncFutureSnapshot,
@@ -26,10 +28,17 @@ from pydantic_monty import (
     MontySyntaxError,
 )
 
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import ToolError
 
 from .host import CLIENT_WAITS, FUNCTIONS, Host, SandboxException, describe
 from .pool import get_pool, hold, let_go, lower_priority
+from .python_source import Entry
+from .tool import CodeTool
+
+if TYPE_CHECKING:
+    from vault.masking import Masker
+
 
 # Appended after the tool's own source (so its line numbers stay as written): the `ctx` that
 # `main(args, ctx)` receives, whose methods are the same host functions as the globals.
@@ -50,10 +59,12 @@ class _GetmcpContext:
 """
 
 
-def _stub(name: str):
+def _stub(name: str) -> Callable[..., NoReturn]:
     """What the sandbox holds for a host function: only its name matters, the driver answers."""
 
-    def host_function(*args, **kwargs):  # pragma: no cover - never called: the driver answers
+    def host_function(
+        *args: Any, **kwargs: Any
+    ) -> NoReturn:  # pragma: no cover - never called: the driver answers
         raise RuntimeError(f"{name} is answered by the driver")
 
     host_function.__name__ = host_function.__qualname__ = name
@@ -73,19 +84,26 @@ _getmcp_result
 OUTPUT_BREACH = "getmcp output limit exceeded"
 
 
-def driver(entry) -> str:
+def driver(entry: Entry) -> str:
     call = "main(args, _GetmcpContext(_getmcp_info))" if entry.takes_ctx else "main(args)"
     awaiting = "await " if entry.is_async else ""
     return CONTEXT_CLASS + f"\n_getmcp_result = {awaiting}{call}\n" + OUTPUT_CHECK
 
 
 class LimitExceeded(ToolError):
-    def __init__(self, what: str, detail: str):
+    def __init__(self, what: str, detail: str) -> None:
         super().__init__(f"The code tool was stopped: {what} exceeded ({detail}).")
 
 
 class Run:
-    def __init__(self, tool, arguments: dict, ctx, masker, secrets: dict):
+    def __init__(
+        self,
+        tool: CodeTool,
+        arguments: dict[str, Any],
+        ctx: RequestContext,
+        masker: "Masker",
+        secrets: dict[str, Any],
+    ) -> None:
         self.tool = tool
         self.arguments = arguments
         self.ctx = ctx
@@ -95,16 +113,16 @@ class Run:
         self.host = Host(self)
         self.host_calls = 0
         self.spent = 0.0  # wall time so far, time waiting for the client excluded
-        self.session = None
+        self.session: Any = None  # the sandbox worker's session while the code runs
         self.prints = CollectStreams(max_bytes=tool.limits.output_bytes)
-        self.trace = getattr(ctx, "host_calls", None)
+        self.trace = ctx.host_calls
 
     def wall_left(self) -> float:
-        return self.limits.wall_seconds - self.spent
+        return float(self.limits.wall_seconds - self.spent)
 
     # -- the worker -------------------------------------------------------------------------------
 
-    async def _checkout(self):
+    async def _checkout(self) -> Any:
         organization = self.tool.organization_id
         if not await hold(organization):
             raise ToolError(
@@ -117,7 +135,7 @@ class Run:
             let_go(organization)
             raise
 
-    async def _open_session(self):
+    async def _open_session(self) -> Any:
         pool = await get_pool()
         session = pool.checkout(
             script_name="main.py",
@@ -143,7 +161,7 @@ class Run:
             finally:
                 let_go(self.tool.organization_id)
 
-    async def _timed(self, awaitable):
+    async def _timed(self, awaitable: Awaitable[Any]) -> Any:
         """Await sandbox work or a host call within the wall-time budget left."""
         left = self.wall_left()
         started = time.monotonic()
@@ -153,7 +171,8 @@ class Run:
             async with asyncio.timeout(left):
                 return await awaitable
         except TimeoutError:
-            if asyncio.current_task().cancelling():
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
                 raise
             raise LimitExceeded("wall time limit", f"{self.limits.wall_seconds:g} s") from None
         finally:
@@ -161,7 +180,7 @@ class Run:
 
     # -- the run ----------------------------------------------------------------------------------
 
-    async def execute(self, source: str, info: dict):
+    async def execute(self, source: str, info: dict[str, Any]) -> Any:
         try:
             session = await self._checkout()
             snap = await self._timed(
@@ -179,7 +198,7 @@ class Run:
         finally:
             await self._release()
 
-    async def _answer(self, snap):
+    async def _answer(self, snap: Any) -> Any:
         if isinstance(snap, AsyncNameLookupSnapshot):
             name = snap.variable_name
             if name == "secrets":
@@ -201,7 +220,7 @@ class Run:
             return await self._reply(snap, {"exc_type": "NameError", "message": message})
         record = describe(name, args, kwargs, self.masker) if self.trace is not None else None
         started = time.perf_counter()
-        outcome = {}
+        outcome: dict[str, Any] = {}
         try:
             if name in CLIENT_WAITS:
                 outcome, snap = await self._parked(snap, name, args, kwargs)
@@ -216,21 +235,22 @@ class Run:
                 if "exc_type" in outcome:
                     error = f"{outcome['exc_type']}: {outcome['message']}"
                     record["error"] = self.masker.mask(error)
-                self.trace.append(record)
+                if self.trace is not None:
+                    self.trace.append(record)
         return await self._reply(snap, outcome)
 
-    async def _sleep(self, args) -> dict:
+    async def _sleep(self, args: Any) -> dict[str, Any]:
         """time.sleep / asyncio.sleep: waited here, within the wall time left."""
         seconds = args[0] if args and isinstance(args[0], int | float) else 0
         await self._timed(asyncio.sleep(max(0.0, min(float(seconds), self.wall_left() + 0.01))))
         return {"return_value": None}
 
-    def _count(self, name) -> None:
+    def _count(self, name: str) -> None:
         self.host_calls += 1
         if self.host_calls > self.limits.host_calls:
             raise LimitExceeded("host call limit", f"{self.limits.host_calls} calls")
 
-    async def _host_call(self, name, args, kwargs, *, timed: bool) -> dict:
+    async def _host_call(self, name: str, args: Any, kwargs: Any, *, timed: bool) -> dict[str, Any]:
         try:
             call = self.host.call(name, args, kwargs)
             value = await (self._timed(call) if timed else call)
@@ -240,7 +260,9 @@ class Run:
             return {"exc_type": type(exc).__name__, "message": f"{name}(): {exc}"}
         return {"return_value": value}
 
-    async def _parked(self, snap, name, args, kwargs):
+    async def _parked(
+        self, snap: Any, name: str, args: Any, kwargs: Any
+    ) -> tuple[dict[str, Any], Any]:
         """Dump the sandbox and free its worker while the client (or a nested tool) works."""
         blob = snap.dump()
         await self._release()
@@ -252,7 +274,7 @@ class Run:
         restored = await self._timed(session.load_snapshot(blob, print_callback=self.prints))
         return outcome, restored
 
-    async def _reply(self, snap, outcome: dict):
+    async def _reply(self, snap: Any, outcome: dict[str, Any]) -> Any:
         if snap.allow_eager_await:
             # `await fetch(...)`: the sandbox wants an awaitable; settle it at once.
             pending = await self._timed(snap.resume({"future": ...}))
@@ -260,7 +282,7 @@ class Run:
                 isinstance(pending, AsyncFutureSnapshot)
                 and snap.call_id in pending.pending_call_ids
             ):
-                return await self._timed(pending.resume({snap.call_id: outcome}))
+                return await self._timed(pending.resume({snap.call_id: cast(Any, outcome)}))
             return pending
         return await self._timed(snap.resume(outcome))
 

@@ -12,9 +12,9 @@ import hashlib
 import os
 import threading
 
-from pydantic_monty import Monty, MontyCrashedError, MontyError, MontySyntaxError
+from pydantic_monty import Monty, MontyCrashedError, MontyError, MontySyntaxError, ResourceLimits
 
-CHECK_LIMITS = {"max_feed_duration_secs": 1.0, "max_memory": 64 * 1024 * 1024}
+CHECK_LIMITS: ResourceLimits = {"max_feed_duration_secs": 1.0, "max_memory": 64 * 1024 * 1024}
 REQUEST_TIMEOUT_SECONDS = 2.0
 WRAPPER = "def _getmcp_syntax_check():\n"
 INDENT = "    "

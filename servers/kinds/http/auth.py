@@ -3,6 +3,7 @@
 
 import base64
 import hashlib
+from typing import Any, cast
 
 import orjson
 
@@ -18,7 +19,12 @@ from .request import Outbound, _scalar
 
 
 async def apply_auth(
-    tool: HttpTool, outbound: Outbound, variables: dict, *, test: bool, refresh: bool = False
+    tool: HttpTool,
+    outbound: Outbound,
+    variables: dict[str, Any],
+    *,
+    test: bool,
+    refresh: bool = False,
 ) -> None:
     if not tool.auth:
         return
@@ -46,7 +52,7 @@ async def apply_auth(
         outbound.sensitive.append(token)
 
 
-def _oauth_cache_key(tool: HttpTool, auth: dict, test: bool) -> str:
+def _oauth_cache_key(tool: HttpTool, auth: dict[str, Any], test: bool) -> str:
     material = orjson.dumps(
         [
             tool.organization_id,
@@ -61,7 +67,9 @@ def _oauth_cache_key(tool: HttpTool, auth: dict, test: bool) -> str:
     return keys.http_oauth_token(hashlib.sha256(material).hexdigest())
 
 
-async def oauth_token(tool: HttpTool, auth: dict, *, test: bool, refresh: bool = False) -> str:
+async def oauth_token(
+    tool: HttpTool, auth: dict[str, Any], *, test: bool, refresh: bool = False
+) -> str:
     from infra.redis import async_client
     from vault import crypto
 
@@ -71,7 +79,7 @@ async def oauth_token(tool: HttpTool, auth: dict, *, test: bool, refresh: bool =
         cached = await redis.get(key)
         if cached:
             try:
-                return crypto.decrypt(cached.decode())
+                return crypto.decrypt(cast(bytes, cached).decode())
             except crypto.SecretUnreadable:
                 pass
     client_id, client_secret = _scalar(auth["clientId"]), _scalar(auth["clientSecret"])

@@ -48,8 +48,8 @@ class HttpTool:
     server_id: int | None
     organization_id: int | None
     method: str
-    url_parts: tuple  # literal renderers and ("arg", name) placeholders, in order
-    url_arguments: frozenset
+    url_parts: tuple[Any, ...]  # literal renderers and ("arg", name) placeholders, in order
+    url_arguments: frozenset[str]
     parameters: tuple[Parameter, ...]
     default_location: str | None
     render_headers: Any
@@ -57,7 +57,7 @@ class HttpTool:
     render_body: Any
     has_body: bool
     body_type: str
-    auth: dict | None
+    auth: dict[str, Any] | None
     render_auth: Any
     select: Any
     render_template: Any
@@ -71,21 +71,21 @@ class HttpTool:
     max_concurrency: int
     forwards: tuple[Forward, ...]
     follow_redirects: bool
-    secret_names: frozenset
+    secret_names: frozenset[str]
     fingerprint: str
     _semaphores: Any = field(default_factory=weakref.WeakKeyDictionary, compare=False)
 
     def semaphore(self) -> asyncio.Semaphore:
         # One per event loop: a semaphore may not be shared between loops.
         loop = asyncio.get_running_loop()
-        semaphore = self._semaphores.get(loop)
+        semaphore: asyncio.Semaphore | None = self._semaphores.get(loop)
         if semaphore is None:
             semaphore = self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
         return semaphore
 
 
-def _url_parts(url: str) -> tuple[tuple, frozenset]:
-    parts: list = []
+def _url_parts(url: str) -> tuple[tuple[Any, ...], frozenset[str]]:
+    parts: list[Any] = []
     names = set()
     position = 0
     for match in PLACEHOLDER.finditer(url):
@@ -99,7 +99,7 @@ def _url_parts(url: str) -> tuple[tuple, frozenset]:
     return tuple(parts), frozenset(names)
 
 
-def _parameters(config: dict, url_arguments) -> tuple[Parameter, ...]:
+def _parameters(config: dict[str, Any], url_arguments: frozenset[str]) -> tuple[Parameter, ...]:
     result = []
     for argument, spec in (config.get("parameters") or {}).items():
         if isinstance(spec, str):
@@ -121,7 +121,7 @@ def _parameters(config: dict, url_arguments) -> tuple[Parameter, ...]:
     return tuple(result)
 
 
-def _forwards(items) -> tuple[Forward, ...]:
+def _forwards(items: Any) -> tuple[Forward, ...]:
     forwards = []
     for item in items or ():
         if isinstance(item, str):
@@ -133,16 +133,16 @@ def _forwards(items) -> tuple[Forward, ...]:
     return tuple(forwards)
 
 
-def _secret_names(*values) -> frozenset:
+def _secret_names(*values: Any) -> frozenset[str]:
     return frozenset(referenced_secrets(list(values)))
 
 
 def compile_config(
-    config: dict,
+    config: dict[str, Any],
     *,
     name: str,
-    server: dict | None = None,
-    output_schema=None,
+    server: dict[str, Any] | None = None,
+    output_schema: dict[str, Any] | None = None,
     send_unmapped: bool = True,
 ) -> HttpTool:
     """The compiled request of an http tool or workflow step; `server` is the `_server` entry."""
@@ -203,7 +203,7 @@ def compile_config(
     )
 
 
-def compile(tool_def: dict) -> HttpTool:
+def compile(tool_def: dict[str, Any]) -> HttpTool:
     return compile_config(
         tool_def.get("config") or {},
         name=tool_def.get("name", ""),

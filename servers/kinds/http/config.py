@@ -1,6 +1,8 @@
 """The http kind's config and the server's `http` settings: their fields, limits and validation."""
 
 import re
+from collections.abc import Iterable
+from typing import Any
 
 import jmespath
 import jmespath.exceptions
@@ -76,7 +78,14 @@ SECRET_REFERENCE = re.compile(
 # -- validation -----------------------------------------------------------------------------------
 
 
-def _positive_number(value, path: str, *, maximum=None, integer=False, zero=False) -> list[str]:
+def _positive_number(
+    value: Any,
+    path: str,
+    *,
+    maximum: int | float | None = None,
+    integer: bool = False,
+    zero: bool = False,
+) -> list[str]:
     kinds = int if integer else int | float
     if not isinstance(value, kinds) or isinstance(value, bool):
         return [f"{path}: must be a {'whole ' if integer else ''}number"]
@@ -87,7 +96,7 @@ def _positive_number(value, path: str, *, maximum=None, integer=False, zero=Fals
     return []
 
 
-def _templates(value, path: str) -> list[str]:
+def _templates(value: Any, path: str) -> list[str]:
     try:
         compile_value(value)
     except TemplateCompileError as exc:
@@ -95,7 +104,7 @@ def _templates(value, path: str) -> list[str]:
     return []
 
 
-def _validate_auth(auth, path: str) -> list[str]:
+def _validate_auth(auth: Any, path: str) -> list[str]:
     if not isinstance(auth, dict):
         return [f"{path}: must be a mapping with a type"]
     kind = auth.get("type")
@@ -112,7 +121,7 @@ def _validate_auth(auth, path: str) -> list[str]:
     return errors + _templates(auth, path)
 
 
-def _validate_forward_headers(value, path: str) -> list[str]:
+def _validate_forward_headers(value: Any, path: str) -> list[str]:
     if not isinstance(value, list):
         return [f"{path}: must be a list of header names"]
     errors = []
@@ -132,13 +141,13 @@ def _validate_forward_headers(value, path: str) -> list[str]:
     return errors
 
 
-def _validate_mapping(value, path: str) -> list[str]:
+def _validate_mapping(value: Any, path: str) -> list[str]:
     if not isinstance(value, dict):
         return [f"{path}: must be a mapping"]
     return _templates(value, path)
 
 
-def _validate_parameters(parameters, path: str) -> list[str]:
+def _validate_parameters(parameters: Any, path: str) -> list[str]:
     if not isinstance(parameters, dict):
         return [f"{path}: must be a mapping of argument -> location"]
     errors = []
@@ -166,7 +175,8 @@ _EXPRESSION = re.compile(r"\{\{(.*?)\}\}|\{%")
 
 def _origin_from_arguments(url: str) -> bool:
     """Whether the scheme-and-host part of a URL template depends on anything but secrets."""
-    origin = _ORIGIN.match(url).group(1)
+    matched = _ORIGIN.match(url)
+    origin = matched.group(1) if matched else ""  # the pattern matches every string
     if PLACEHOLDER.search(origin):
         return True
     for match in _EXPRESSION.finditer(origin):
@@ -176,7 +186,7 @@ def _origin_from_arguments(url: str) -> bool:
     return False
 
 
-def _sends_credentials(config: dict) -> bool:
+def _sends_credentials(config: dict[str, Any]) -> bool:
     auth = config.get("auth")
     return bool(
         (isinstance(auth, dict) and auth.get("type") not in (None, "none"))
@@ -185,13 +195,13 @@ def _sends_credentials(config: dict) -> bool:
     )
 
 
-def referenced_secrets(config) -> set[str]:
+def referenced_secrets(config: Any) -> set[str]:
     """The secret names a config uses (for the dashboard to warn about missing ones)."""
     text = orjson.dumps(config).decode() if not isinstance(config, str) else config
     return {a or b for a, b in SECRET_REFERENCE.findall(text)}
 
 
-def validate_server_settings(settings: dict, path: str = "http") -> list[str]:
+def validate_server_settings(settings: dict[str, Any], path: str = "http") -> list[str]:
     """Checks for a server's `http` settings (for the definition validator)."""
     if not isinstance(settings, dict):
         return [f"{path}: must be a mapping"]
@@ -214,7 +224,7 @@ def validate_server_settings(settings: dict, path: str = "http") -> list[str]:
 
 
 # Limits of the numeric fields: `_positive_number` keyword arguments.
-NUMBER_LIMITS = {
+NUMBER_LIMITS: dict[str, dict[str, Any]] = {
     "timeoutSeconds": {"maximum": MAX_TIMEOUT},
     "retries": {"maximum": MAX_RETRIES, "integer": True, "zero": True},
     "retryBackoffMs": {"maximum": 60_000, "zero": True},
@@ -223,7 +233,9 @@ NUMBER_LIMITS = {
 }
 
 
-def validate_config(config: dict, path: str = "config", *, extra_fields=()) -> list[str]:
+def validate_config(
+    config: dict[str, Any], path: str = "config", *, extra_fields: Iterable[str] = ()
+) -> list[str]:
     if not isinstance(config, dict):
         return [f"{path}: must be a mapping"]
     errors = [
@@ -253,7 +265,7 @@ def validate_config(config: dict, path: str = "config", *, extra_fields=()) -> l
     return errors
 
 
-def _validate_url(config: dict, path: str) -> list[str]:
+def _validate_url(config: dict[str, Any], path: str) -> list[str]:
     url = config.get("url")
     if not isinstance(url, str) or not url:
         return [f"{path}.url: required, an http(s) URL or a path under the server's baseUrl"]
@@ -268,7 +280,7 @@ def _validate_url(config: dict, path: str) -> list[str]:
     return errors
 
 
-def _validate_body(config: dict, path: str) -> list[str]:
+def _validate_body(config: dict[str, Any], path: str) -> list[str]:
     errors = []
     body_type = config.get("bodyType", "json")
     if body_type not in BODY_TYPES:
@@ -283,7 +295,7 @@ def _validate_body(config: dict, path: str) -> list[str]:
     return errors
 
 
-def _validate_response(response, path: str) -> list[str]:
+def _validate_response(response: Any, path: str) -> list[str]:
     if not isinstance(response, dict):
         return [f"{path}: must be a mapping"]
     errors = [f"{path}.{key}: unknown field" for key in sorted(set(response) - RESPONSE_FIELDS)]
@@ -303,7 +315,7 @@ def _validate_response(response, path: str) -> list[str]:
     return errors
 
 
-def _validate_response_template(template, path: str) -> list[str]:
+def _validate_response_template(template: Any, path: str) -> list[str]:
     if not isinstance(template, str):
         return [f"{path}: must be a string"]
     errors = _templates(template, path)

@@ -8,10 +8,11 @@ from urllib.parse import quote
 import orjson
 
 from infra import keys
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import ToolError
 
 from ...templating import render_text
-from .compiling import HttpTool
+from .compiling import HttpTool, Parameter
 
 # -- building the request -------------------------------------------------------------------------
 
@@ -20,11 +21,11 @@ from .compiling import HttpTool
 class Outbound:
     method: str
     url: str
-    headers: dict = field(default_factory=dict)
-    params: list = field(default_factory=list)
+    headers: dict[str, Any] = field(default_factory=dict)
+    params: list[Any] = field(default_factory=list)
     json: Any = None
-    data: dict | None = None
-    files: dict | None = None
+    data: dict[str, Any] | None = None
+    files: dict[str, Any] | None = None
     content: bytes | None = None
     sensitive: list[str] = field(default_factory=list)  # values to mask besides the secrets
 
@@ -50,7 +51,7 @@ class Outbound:
         return keys.http_response_cache(tool.server_id, tool.fingerprint, digest)
 
 
-def _set_path(target: dict, path: tuple[str, ...], value) -> None:
+def _set_path(target: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
     for key in path[:-1]:
         node = target.get(key)
         if not isinstance(node, dict):
@@ -59,26 +60,26 @@ def _set_path(target: dict, path: tuple[str, ...], value) -> None:
     target[path[-1]] = value
 
 
-def _query_values(name: str, value) -> list[tuple[str, str]]:
+def _query_values(name: str, value: Any) -> list[tuple[str, str]]:
     if isinstance(value, list | tuple):
         return [(name, _scalar(item)) for item in value if item is not None]
     return [(name, _scalar(value))]
 
 
-def _scalar(value) -> str:
+def _scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return value if isinstance(value, str) else render_text(value)
 
 
-def _path_segment(value) -> str:
+def _path_segment(value: Any) -> str:
     """An argument as one path segment: slashes encoded, and `.`/`..` too, so an argument cannot
     climb to another endpoint of the API."""
     segment = quote(_scalar(value), safe="")
     return segment.replace(".", "%2E") if segment in (".", "..") else segment
 
 
-def _stringify(mapping) -> dict:
+def _stringify(mapping: dict[str, Any] | None) -> dict[str, Any]:
     return {str(k): _scalar(v) for k, v in (mapping or {}).items() if v is not None}
 
 
@@ -86,12 +87,12 @@ def _stringify(mapping) -> dict:
 class _Fields:
     """Arguments placed in the body, before the body type decides how they are sent."""
 
-    json: dict = field(default_factory=dict)
-    form: dict = field(default_factory=dict)
-    files: dict = field(default_factory=dict)
+    json: dict[str, Any] = field(default_factory=dict)
+    form: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, Any] = field(default_factory=dict)
 
 
-def build_request(tool: HttpTool, arguments: dict, variables: dict) -> Outbound:
+def build_request(tool: HttpTool, arguments: dict[str, Any], variables: dict[str, Any]) -> Outbound:
     outbound = Outbound(method=tool.method, url=_render_url(tool, arguments, variables))
     outbound.headers = _stringify(tool.render_headers(variables))
     for name, value in (tool.render_query(variables) or {}).items():
@@ -113,7 +114,7 @@ def build_request(tool: HttpTool, arguments: dict, variables: dict) -> Outbound:
     return outbound
 
 
-def _render_url(tool: HttpTool, arguments: dict, variables: dict) -> str:
+def _render_url(tool: HttpTool, arguments: dict[str, Any], variables: dict[str, Any]) -> str:
     url = ""
     for kind, part in tool.url_parts:
         if kind == "text":
@@ -125,7 +126,7 @@ def _render_url(tool: HttpTool, arguments: dict, variables: dict) -> str:
     return url
 
 
-def _place(parameter, value, outbound: Outbound, fields: _Fields) -> None:
+def _place(parameter: Parameter, value: Any, outbound: Outbound, fields: _Fields) -> None:
     """One mapped argument where its parameter says (path parameters are in the URL)."""
     if parameter.location == "query":
         outbound.params += _query_values(parameter.name, value)
@@ -146,7 +147,9 @@ def _place(parameter, value, outbound: Outbound, fields: _Fields) -> None:
         fields.form[parameter.name] = _scalar(value)
 
 
-def _place_unmapped(tool: HttpTool, arguments: dict, outbound: Outbound, fields: _Fields):
+def _place_unmapped(
+    tool: HttpTool, arguments: dict[str, Any], outbound: Outbound, fields: _Fields
+) -> None:
     """Arguments no parameter names go to the tool's default location (query or JSON body)."""
     mapped = {p.argument for p in tool.parameters}
     for name, value in arguments.items():
@@ -158,7 +161,7 @@ def _place_unmapped(tool: HttpTool, arguments: dict, outbound: Outbound, fields:
             fields.json[name] = value
 
 
-def _attach_body(tool: HttpTool, outbound: Outbound, body, fields: _Fields) -> None:
+def _attach_body(tool: HttpTool, outbound: Outbound, body: Any, fields: _Fields) -> None:
     if tool.body_type == "json":
         if fields.json:
             body = _merge(body if isinstance(body, dict) else {}, fields.json)
@@ -177,7 +180,7 @@ def _attach_body(tool: HttpTool, outbound: Outbound, body, fields: _Fields) -> N
             outbound.files.update(fields.files)
 
 
-def _merge(base: dict, extra: dict) -> dict:
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in extra.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
@@ -187,8 +190,8 @@ def _merge(base: dict, extra: dict) -> dict:
     return merged
 
 
-def forward_client_headers(tool: HttpTool, outbound: Outbound, ctx) -> None:
-    inbound = getattr(ctx, "client_headers", None) or {}
+def forward_client_headers(tool: HttpTool, outbound: Outbound, ctx: RequestContext) -> None:
+    inbound = ctx.client_headers
     for forward in tool.forwards:
         value = inbound.get(forward.source)
         if value:

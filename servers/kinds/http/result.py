@@ -2,12 +2,13 @@
 binary bodies, errors; and `call`, the kind's entry point."""
 
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jmespath
 import jmespath.exceptions
 import orjson
 
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import ToolError
 from servers.outbound import GuardedResponse
 
@@ -15,6 +16,9 @@ from ...templating import render_text
 from .compiling import HttpTool
 from .config import ERROR_EXCERPT
 from .sending import _is_json, _is_textual, fetch
+
+if TYPE_CHECKING:
+    from vault.masking import Masker
 
 # -- the response ---------------------------------------------------------------------------------
 
@@ -32,7 +36,7 @@ STATUS_HINTS = {
 }
 
 
-def upstream_error(response: GuardedResponse, masker) -> ToolError:
+def upstream_error(response: GuardedResponse, masker: "Masker") -> ToolError:
     status = response.status_code
     hint = STATUS_HINTS.get(status) or (
         "the API failed; try again later" if status >= 500 else "the API refused the request"
@@ -53,7 +57,9 @@ def _truncation_note(tool: HttpTool) -> str:
     )
 
 
-def build_result(tool: HttpTool, response: GuardedResponse, arguments: dict, masker) -> dict:
+def build_result(
+    tool: HttpTool, response: GuardedResponse, arguments: dict[str, Any], masker: "Masker"
+) -> dict[str, Any]:
     """The CallToolResult for a response (raises ToolError for upstream errors)."""
     if response.status_code >= 400:
         raise upstream_error(response, masker)
@@ -142,7 +148,7 @@ def _head_summary(response: GuardedResponse) -> str:
     return "\n".join(lines)
 
 
-def _binary_result(tool: HttpTool, response: GuardedResponse, content_type: str) -> dict:
+def _binary_result(tool: HttpTool, response: GuardedResponse, content_type: str) -> dict[str, Any]:
     if response.truncated:
         raise ToolError(
             f"The upstream API sent a {content_type or 'binary'} body larger than the "
@@ -159,7 +165,9 @@ def _binary_result(tool: HttpTool, response: GuardedResponse, content_type: str)
     return {"content": [{"type": "resource", "resource": resource}]}
 
 
-async def call(compiled: HttpTool, arguments: dict, ctx) -> dict:
+async def call(
+    compiled: HttpTool, arguments: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
     arguments = dict(arguments or {})
     response, masker = await fetch(compiled, arguments, arguments, ctx)
     return build_result(compiled, response, arguments, masker)

@@ -6,10 +6,12 @@ import base64
 import random
 import time
 from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlencode
 
 import orjson
 
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import ToolError
 from servers.outbound import BlockedDestination, GuardedResponse, OutboundError, guarded_request
 
@@ -18,16 +20,20 @@ from .compiling import HttpTool
 from .config import IDEMPOTENT, MAX_RETRY_AFTER
 from .request import Outbound, build_request, forward_client_headers
 
+if TYPE_CHECKING:
+    from vault.masking import Masker
+    from vault.resolve import SecretValues
+
 # -- running --------------------------------------------------------------------------------------
 
 
-def _masker(secrets, outbound: Outbound):
+def _masker(secrets: "SecretValues", outbound: Outbound) -> "Masker":
     from vault.masking import Masker
 
     return Masker([*secrets.values(), *outbound.sensitive])
 
 
-async def _secrets(tool: HttpTool, test: bool):
+async def _secrets(tool: HttpTool, test: bool) -> "SecretValues":
     from vault.resolve import SecretValues, asecrets_for
 
     if tool.organization_id is None or not tool.secret_names:
@@ -68,21 +74,23 @@ def _should_retry(tool: HttpTool, status: int | None) -> bool:
 
 def _backoff(tool: HttpTool, attempt: int) -> float:
     # Exponential with jitter, so many callers that failed together do not return together.
-    return tool.backoff * (2**attempt) * (0.5 + random.random() / 2)
+    return float(tool.backoff * (2**attempt) * (0.5 + random.random() / 2))
 
 
 class _Trace:
     """What a test run shows; a no-op unless the context asks for it (ctx.http_trace)."""
 
-    def __init__(self, ctx):
-        self.records = getattr(ctx, "http_trace", None)
+    def __init__(self, ctx: RequestContext) -> None:
+        self.records = ctx.http_trace
 
-    def add(self, record: dict) -> None:
+    def add(self, record: dict[str, Any]) -> None:
         if self.records is not None:
             self.records.append(record)
 
 
-def _request_dump(outbound: Outbound, response: GuardedResponse | None, masker) -> dict:
+def _request_dump(
+    outbound: Outbound, response: GuardedResponse | None, masker: "Masker"
+) -> dict[str, Any]:
     url = outbound.url
     if outbound.params:
         url += ("&" if "?" in url else "?") + urlencode(outbound.params)
@@ -108,7 +116,9 @@ def _request_dump(outbound: Outbound, response: GuardedResponse | None, masker) 
     return dump
 
 
-def _response_dump(response: GuardedResponse, masker, *, limit: int = 64 * 1024) -> dict:
+def _response_dump(
+    response: GuardedResponse, masker: "Masker", *, limit: int = 64 * 1024
+) -> dict[str, Any]:
     textual = _is_textual(response.content_type)
     body = (
         masker.mask(response.content[:limit].decode(response.encoding, errors="replace"))
@@ -146,7 +156,7 @@ async def _send(tool: HttpTool, outbound: Outbound) -> GuardedResponse:
     )
 
 
-def _to_cache(response: GuardedResponse, masker) -> bytes:
+def _to_cache(response: GuardedResponse, masker: "Masker") -> bytes:
     # Nothing of the request is kept (its headers carry credentials); the URL is masked.
     return orjson.dumps(
         {
@@ -178,9 +188,11 @@ def _from_cache(raw: bytes) -> GuardedResponse:
     )
 
 
-async def fetch(tool: HttpTool, arguments: dict, variables: dict, ctx):
+async def fetch(
+    tool: HttpTool, arguments: dict[str, Any], variables: dict[str, Any], ctx: RequestContext
+) -> tuple[GuardedResponse, "Masker"]:
     """Send the tool's request (auth, forwarding, cache, retries); returns (response, masker)."""
-    test = bool(getattr(ctx, "use_test_secrets", False))
+    test = ctx.use_test_secrets
     secrets = await _secrets(tool, test)
     variables = {**variables, "secrets": secrets}
     outbound = build_request(tool, arguments, variables)
@@ -196,7 +208,7 @@ async def fetch(tool: HttpTool, arguments: dict, variables: dict, ctx):
         cache_key = outbound.cache_key(tool)
         cached = await async_client().get(cache_key)
         if cached:
-            response = _from_cache(cached)
+            response = _from_cache(cast(bytes, cached))
             trace.add(
                 {
                     "request": _request_dump(outbound, None, masker),
@@ -227,7 +239,15 @@ async def fetch(tool: HttpTool, arguments: dict, variables: dict, ctx):
     return response, masker
 
 
-async def _send_with_retries(tool, outbound, variables, masker, trace, ctx, test):
+async def _send_with_retries(
+    tool: HttpTool,
+    outbound: Outbound,
+    variables: dict[str, Any],
+    masker: "Masker",
+    trace: _Trace,
+    ctx: RequestContext,
+    test: bool,
+) -> tuple[GuardedResponse, "Masker"]:
     attempt = 0
     refreshed = False
     while True:
@@ -290,12 +310,8 @@ async def _send_with_retries(tool, outbound, variables, masker, trace, ctx, test
         return response, masker
 
 
-async def _pause(ctx, seconds: float) -> None:
-    sleep = getattr(ctx, "sleep", None)
-    if sleep is None:
-        await asyncio.sleep(seconds)
-    else:
-        await sleep(seconds)
+async def _pause(ctx: RequestContext, seconds: float) -> None:
+    await ctx.sleep(seconds)
 
 
 def _is_json(content_type: str) -> bool:

@@ -8,15 +8,28 @@ Later steps see `found.status`, `found.headers`, `found.body` (parsed JSON, or t
 
 import contextlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
+
+from mcp_protocol.context import RequestContext
 
 from ...templating import render_text
 from .compiling import HttpTool, compile_config
 from .config import validate_config
 from .result import upstream_error
 from .sending import _is_json, _is_textual, fetch
+
+
+class _Step(Protocol):
+    """The workflow step (workflow.base.Step) an http step runs as."""
+
+    @property
+    def extra(self) -> Any: ...
+
+    @property
+    def key(self) -> str: ...
+
 
 # -- the workflow `http` step ---------------------------------------------------------------------
 #
@@ -29,7 +42,7 @@ from .sending import _is_json, _is_textual, fetch
 STEP_FIELDS = ("into", "failOnError")
 
 
-def validate_step(body: dict, path: str) -> list[str]:
+def validate_step(body: dict[str, Any], path: str) -> list[str]:
     errors = validate_config(body, path, extra_fields=STEP_FIELDS)
     into = body.get("into")
     if into is not None and not (isinstance(into, str) and into.isidentifier()):
@@ -45,7 +58,7 @@ class StepRequest:
     fail_on_error: bool
 
 
-def compile_step(body: dict, tool_def: dict | None = None) -> StepRequest:
+def compile_step(body: dict[str, Any], tool_def: dict[str, Any] | None = None) -> StepRequest:
     config = {key: value for key, value in body.items() if key not in STEP_FIELDS}
     tool_def = tool_def or {}
     tool = compile_config(
@@ -57,7 +70,7 @@ def compile_step(body: dict, tool_def: dict | None = None) -> StepRequest:
     return StepRequest(tool, body.get("failOnError", True))
 
 
-async def run_step(step, variables: dict, ctx):
+async def run_step(step: _Step, variables: dict[str, Any], ctx: RequestContext) -> None:
     request: StepRequest = step.extra
     tool = request.tool
     response, masker = await fetch(tool, variables, variables, ctx)

@@ -1,5 +1,9 @@
 """X"""
 
+from collections.abc import Iterator
+from typing import Any
+
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import InputRequired
 
 from ...templating import TemplateCompileError, compile_value
@@ -15,7 +19,7 @@ from .steps import StartTask
 ASKING_STEPS = ("elicit", "sample", "roots")
 
 
-def _validate_all(body, path):
+def _validate_all(body: Any, path: str) -> list[str]:
     items = body.get("steps")
     if not isinstance(items, list) or not items:
         return [f"{path}.steps: required, a list of elicit, sample or roots steps"]
@@ -35,7 +39,7 @@ def _validate_all(body, path):
     return errors
 
 
-def _compile_all(body, tool_def, position):
+def _compile_all(body: Any, tool_def: dict[str, Any], position: str) -> tuple[Step, ...]:
     return tuple(
         _compile_step(name, inner or {}, tool_def, f"{position}_{index}")
         for index, item in enumerate(body["steps"])
@@ -43,8 +47,8 @@ def _compile_all(body, tool_def, position):
     )
 
 
-async def _run_all(step, variables, ctx):
-    missing: dict = {}
+async def _run_all(step: Step, variables: dict[str, Any], ctx: RequestContext) -> None:
+    missing: dict[str, Any] = {}
     state = None
     for inner in step.extra:
         try:
@@ -79,7 +83,7 @@ STEP_TYPES: dict[str, StepType] = {
 # -- the kind -------------------------------------------------------------------------------------
 
 
-def _intos(name: str, body: dict, path: str):
+def _intos(name: str, body: dict[str, Any], path: str) -> Iterator[tuple[str, Any]]:
     """(path, variable) of every `into` of a step, the inner steps of `all` included."""
     if "into" in body:
         yield path, body["into"]
@@ -91,7 +95,7 @@ def _intos(name: str, body: dict, path: str):
                     yield f"{path}.steps[{index}].{inner_name}", inner["into"]
 
 
-def validate_config(config: dict) -> list[str]:
+def validate_config(config: dict[str, Any]) -> list[str]:
     if not isinstance(config, dict):
         return ["config: must be a mapping"]
     steps = config.get("steps")
@@ -128,8 +132,9 @@ def validate_config(config: dict) -> list[str]:
     return errors
 
 
-def _compile_step(name: str, body: dict, tool_def: dict, position: str) -> Step:
+def _compile_step(name: str, body: dict[str, Any], tool_def: dict[str, Any], position: str) -> Step:
     step_type = STEP_TYPES[name]
+    extra: Any
     if name == "all":
         extra = _compile_all(body, tool_def, position)
     else:
@@ -143,7 +148,7 @@ def _compile_step(name: str, body: dict, tool_def: dict, position: str) -> Step:
     )
 
 
-def compile(tool_def: dict) -> tuple[Step, ...]:
+def compile(tool_def: dict[str, Any]) -> tuple[Step, ...]:
     return tuple(
         _compile_step(name, body or {}, tool_def, str(index))
         for index, item in enumerate((tool_def.get("config") or {}).get("steps", []))
@@ -151,7 +156,9 @@ def compile(tool_def: dict) -> tuple[Step, ...]:
     )
 
 
-async def run_steps(compiled: tuple[Step, ...], variables: dict, ctx) -> dict | None:
+async def run_steps(
+    compiled: tuple[Step, ...], variables: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any] | None:
     """Run steps over `variables` (answers land there); the result of a `return` step, if any."""
     for step in compiled:
         result = await STEP_TYPES[step.kind].run(step, variables, ctx)
@@ -160,7 +167,9 @@ async def run_steps(compiled: tuple[Step, ...], variables: dict, ctx) -> dict | 
     return None
 
 
-async def call(compiled: tuple[Step, ...], arguments: dict, ctx) -> dict:
+async def call(
+    compiled: tuple[Step, ...], arguments: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
     result = await run_steps(compiled, dict(arguments), ctx)
     return result if result is not None else {"content": [{"type": "text", "text": ""}]}
 
@@ -170,7 +179,7 @@ async def call(compiled: tuple[Step, ...], arguments: dict, ctx) -> dict:
 PROMPT_STEPS = ("log", "progress", "sleep", "elicit", "sample", "roots", "fail", "all")
 
 
-def validate_prompt_steps(steps, path: str) -> list[str]:
+def validate_prompt_steps(steps: Any, path: str) -> list[str]:
     """Problems of a prompt's `steps`, naming `path`; a prompt answers with its messages, so
     `return` has no place there."""
     if not isinstance(steps, list):
@@ -186,7 +195,7 @@ def validate_prompt_steps(steps, path: str) -> list[str]:
     return errors
 
 
-def compile_steps(steps: list, owner: dict) -> tuple[Step, ...]:
+def compile_steps(steps: list[Any], owner: dict[str, Any]) -> tuple[Step, ...]:
     return compile({**owner, "config": {"steps": steps}})
 
 

@@ -2,18 +2,27 @@
 roots, fail, return, notify, task."""
 
 import asyncio
+from typing import Any, NoReturn
 
-from mcp_protocol.context import LOG_LEVELS
+from mcp_protocol.context import LOG_LEVELS, RequestContext
 from mcp_protocol.errors import McpError, ToolError
 
 from ...templating import render_text
 from ..static import ResultTemplate, compile_result, validate_result
-from .base import MAX_SLEEP_SECONDS, StepType, _as_number, _into_errors, _number_like, _required
+from .base import (
+    MAX_SLEEP_SECONDS,
+    Step,
+    StepType,
+    _as_number,
+    _into_errors,
+    _number_like,
+    _required,
+)
 
 # -- log ------------------------------------------------------------------------------------------
 
 
-def _validate_log(body, path):
+def _validate_log(body: Any, path: str) -> list[str]:
     errors = _required(body, path, "message")
     level = body.get("level", "info")
     if level not in LOG_LEVELS:
@@ -21,7 +30,7 @@ def _validate_log(body, path):
     return errors
 
 
-async def _run_log(step, variables, ctx):
+async def _run_log(step: Step, variables: dict[str, Any], ctx: RequestContext) -> None:
     body = step.render(variables)
     await ctx.log(body.get("level", "info"), body["message"], body.get("logger"))
 
@@ -29,7 +38,7 @@ async def _run_log(step, variables, ctx):
 # -- progress -------------------------------------------------------------------------------------
 
 
-def _validate_progress(body, path):
+def _validate_progress(body: Any, path: str) -> list[str]:
     errors = _required(body, path, "progress")
     for field in ("progress", "total"):
         if field in body and not _number_like(body[field]):
@@ -37,7 +46,7 @@ def _validate_progress(body, path):
     return errors
 
 
-async def _run_progress(step, variables, ctx):
+async def _run_progress(step: Step, variables: dict[str, Any], ctx: RequestContext) -> None:
     body = step.render(variables)
     total = body.get("total")
     await ctx.progress(
@@ -50,7 +59,7 @@ async def _run_progress(step, variables, ctx):
 # -- sleep ----------------------------------------------------------------------------------------
 
 
-def _validate_sleep(body, path):
+def _validate_sleep(body: Any, path: str) -> list[str]:
     errors = _required(body, path, "ms")
     ms = body.get("ms")
     if ms is not None and (not _number_like(ms) or (not isinstance(ms, str) and ms < 0)):
@@ -58,7 +67,7 @@ def _validate_sleep(body, path):
     return errors
 
 
-async def _run_sleep(step, variables, ctx):
+async def _run_sleep(step: Step, variables: dict[str, Any], ctx: RequestContext) -> None:
     seconds = _as_number(step.render(variables)["ms"], "sleep.ms") / 1000
     await ctx.sleep(min(max(seconds, 0.0), MAX_SLEEP_SECONDS))
 
@@ -66,41 +75,39 @@ async def _run_sleep(step, variables, ctx):
 # -- reconnect: let the client's connection go while the work goes on -----------------------------
 
 
-def _validate_reconnect(body, path):
+def _validate_reconnect(body: Any, path: str) -> list[str]:
     retry = body.get("retryMs", 1000)
     if isinstance(retry, bool) or not isinstance(retry, int) or not 0 <= retry <= 60_000:
         return [f"{path}.retryMs: must be a whole number of milliseconds from 0 to 60000"]
     return []
 
 
-async def _run_reconnect(step, variables, ctx):
+async def _run_reconnect(step: Step, variables: dict[str, Any], ctx: RequestContext) -> None:
     # Only a session-era client of 2025-11-25 or later can resume a stream; elsewhere the step
     # is a no-op and the call simply goes on.
-    disconnect = getattr(ctx, "disconnect", None)
-    if disconnect is not None:
-        await disconnect(int(step.render(variables).get("retryMs", 1000)))
+    await ctx.disconnect(int(step.render(variables).get("retryMs", 1000)))
 
 
 # -- elicit, sample, roots: requests to the client --------------------------------------------------
 
 
-def _validate_elicit(body, path):
+def _validate_elicit(body: Any, path: str) -> list[str]:
     errors = _required(body, path, "message", "requestedSchema") + _into_errors(body, path)
     if "requestedSchema" in body and not isinstance(body["requestedSchema"], dict):
         errors.append(f"{path}.requestedSchema: must be a mapping")
     return errors
 
 
-def _request_params(body: dict) -> dict:
+def _request_params(body: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in body.items() if key != "into"}
 
 
-async def _run_elicit(step, variables, ctx):
+async def _run_elicit(step: Step, variables: dict[str, Any], ctx: RequestContext) -> None:
     body = _request_params(step.render(variables))
     variables[step.key] = await ctx.request(step.key, "elicitation/create", body)
 
 
-def _validate_sample(body, path):
+def _validate_sample(body: Any, path: str) -> list[str]:
     errors = _required(body, path, "messages", "maxTokens") + _into_errors(body, path)
     if "messages" in body and not isinstance(body["messages"], list):
         errors.append(f"{path}.messages: must be a list")
@@ -109,25 +116,25 @@ def _validate_sample(body, path):
     return errors
 
 
-async def _run_sample(step, variables, ctx):
+async def _run_sample(step: Step, variables: dict[str, Any], ctx: RequestContext) -> None:
     body = _request_params(step.render(variables))
     if isinstance(body.get("maxTokens"), str):
         body["maxTokens"] = int(_as_number(body["maxTokens"], "maxTokens"))
     variables[step.key] = await ctx.request(step.key, "sampling/createMessage", body)
 
 
-def _validate_roots(body, path):
+def _validate_roots(body: Any, path: str) -> list[str]:
     return _into_errors(body, path)
 
 
-async def _run_roots(step, variables, ctx):
+async def _run_roots(step: Step, variables: dict[str, Any], ctx: RequestContext) -> None:
     variables[step.key] = await ctx.request(step.key, "roots/list", {})
 
 
 # -- fail, return ---------------------------------------------------------------------------------
 
 
-def _validate_fail(body, path):
+def _validate_fail(body: Any, path: str) -> list[str]:
     errors = _required(body, path, "message")
     code = body.get("code")
     if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
@@ -135,7 +142,7 @@ def _validate_fail(body, path):
     return errors
 
 
-async def _run_fail(step, variables, ctx):
+async def _run_fail(step: Step, variables: dict[str, Any], ctx: RequestContext) -> NoReturn:
     body = step.render(variables)
     message = render_text(body["message"])
     if body.get("code") is not None:
@@ -143,11 +150,11 @@ async def _run_fail(step, variables, ctx):
     raise ToolError(message, body.get("structuredContent"))
 
 
-def _validate_return(body, path):
+def _validate_return(body: Any, path: str) -> list[str]:
     return validate_result(body, path)
 
 
-async def _run_return(step, variables, ctx):
+async def _run_return(step: Step, variables: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     result_template: ResultTemplate = step.extra
     return result_template.build(variables)
 
@@ -161,7 +168,7 @@ NOTIFY_LISTS = {
 }
 
 
-def _validate_notify(body, path):
+def _validate_notify(body: Any, path: str) -> list[str]:
     lists, resources = body.get("lists", []), body.get("resources", [])
     errors = []
     if not isinstance(lists, list) or any(item not in NOTIFY_LISTS for item in lists):
@@ -176,11 +183,11 @@ def _validate_notify(body, path):
     return errors
 
 
-def _compile_notify(body, tool_def):
+def _compile_notify(body: Any, tool_def: dict[str, Any]) -> Any:
     return (tool_def.get("_server") or {}).get("id")
 
 
-async def _run_notify(step, variables, ctx):
+async def _run_notify(step: Step, variables: dict[str, Any], ctx: RequestContext) -> None:
     """A tool whose lists or resources depend on something getmcp cannot see (an upstream
     server, an external system) tells every connected client to fetch them again."""
     from ... import changes
@@ -207,21 +214,20 @@ class StartTask(Exception):
     """Raised by the `task` step when the endpoint asked to be told (see servers.endpoint.tasks);
     `answers` are the client's answers the steps before it used."""
 
-    def __init__(self, answers: dict):
+    def __init__(self, answers: dict[str, Any]) -> None:
         super().__init__("start task")
         self.answers = answers
 
 
-def _validate_task(body, path):
+def _validate_task(body: Any, path: str) -> list[str]:
     if body:
         return [f"{path}: takes no fields (write `- task: {{}}`)"]
     return []
 
 
-async def _run_task(step, variables, ctx):
-    start = getattr(ctx, "start_task", None)
-    if start is not None:
-        start()
+async def _run_task(step: Step, variables: dict[str, Any], ctx: RequestContext) -> None:
+    if ctx.start_task is not None:
+        ctx.start_task()
 
 
 # The step types of this module, as the table in __init__.py lists them.

@@ -1,7 +1,7 @@
 import os
 import shlex
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from servers.cli.demo_setup import endpoint_url, set_up_demo
 from servers.definition import DefinitionError
@@ -10,7 +10,7 @@ from servers.definition import DefinitionError
 class Command(BaseCommand):
     help = "First-run set-up: a demo user, the example servers and an API key (idempotent)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--email", default="demo@getmcp.local")
         parser.add_argument(
             "--password-env",

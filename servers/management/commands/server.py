@@ -1,4 +1,4 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from servers.cli import subcommands
 
@@ -6,7 +6,7 @@ from servers.cli import subcommands
 class Command(BaseCommand):
     help = "Manage servers: " + ", ".join(m.NAME for m in subcommands())
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="subcommand", metavar="SUBCOMMAND")
         sub.required = True
         for module in subcommands():

@@ -1,6 +1,6 @@
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from servers.models import Server
 from servers.snapshot import DefinitionError
@@ -13,7 +13,7 @@ class Command(BaseCommand):
         "the server's test secrets and prints the request, response, result and timing."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="subcommand", metavar="SUBCOMMAND")
         sub.required = True
         test = sub.add_parser("test", help="Run a tool once with sample arguments.")

@@ -1,9 +1,10 @@
 import pytest
 
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import McpError
 
 
-class ScriptedContext:
+class ScriptedContext(RequestContext):
     """A client that answers server->client requests from a script and records everything."""
 
     def __init__(self, answers=None, protocol_version="2025-11-25"):

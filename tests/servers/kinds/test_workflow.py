@@ -1,6 +1,6 @@
 import pytest
 
-from mcp_protocol.context import NullContext
+from mcp_protocol.context import NullContext, RequestContext
 from mcp_protocol.errors import InputRequired, McpError, ToolError
 from servers.kinds import workflow
 
@@ -242,7 +242,7 @@ async def test_another_module_can_register_a_step_type():
     assert result["content"][0]["text"] == "200"
 
 
-class StatelessClient:
+class StatelessClient(RequestContext):
     """Answers from `inputResponses` or asks for what is missing, like the 2026 stateless era."""
 
     protocol_version = "2026-07-28"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import McpError
 
 SCRIPT = Path(__file__).resolve().parent / "upstream_server.py"
@@ -82,7 +83,7 @@ def loopback_allowed(settings):
     settings.OUTBOUND_ALLOWED_NETWORKS = "127.0.0.0/8"
 
 
-class RecordingContext:
+class RecordingContext(RequestContext):
     """Our client, as a tool sees it: records logs and progress, answers requests from a script."""
 
     def __init__(self, answers=None, capabilities=("elicitation", "sampling", "roots")):
