@@ -43,7 +43,7 @@ class ValidationBudgetExceeded(Exception):
 
 
 # The running validation's budget: [keywords since the last clock read, CPU deadline or None].
-_DEADLINE: contextvars.ContextVar[list | None] = contextvars.ContextVar(
+_DEADLINE: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
     "schema_validation_deadline", default=None
 )
 # Reading the thread's CPU clock costs microseconds (far more than a small validation), so it
@@ -138,7 +138,9 @@ _Keyword = Callable[[Any, Any, Any, Any], Iterable[ValidationError] | None]
 
 def _budgeted(keyword: _Keyword) -> _Keyword:
     @functools.wraps(keyword)
-    def checked(validator, value, instance, schema):
+    def checked(
+        validator: Any, value: Any, instance: Any, schema: Any
+    ) -> Iterator[ValidationError]:
         budget = _DEADLINE.get()
         if budget is not None:
             budget[0] += 1

@@ -31,8 +31,10 @@ import asyncio
 import logging
 import time
 import weakref
+from typing import Any
 
 from django.conf import settings
+from redis.asyncio import Redis
 
 from infra import keys as rkeys
 from infra.hub import Hub, hub
@@ -51,7 +53,7 @@ MAX_ENTRIES = 50_000
 class Entry:
     __slots__ = ("value", "verified", "used")
 
-    def __init__(self, value, verified: float):
+    def __init__(self, value: Any, verified: float) -> None:
         self.value = value
         self.verified = verified  # time.monotonic() when the read behind it was sent
         self.used = False  # served from memory since the last refresh
@@ -65,7 +67,7 @@ class Mirror:
         self.epoch = 0  # moves on every drop: a read that saw it move keeps nothing
         self.subscribed = False
         self._hub: Hub | None = None
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[asyncio.Task[None]] = []
 
     # -- the request path ---------------------------------------------------------------------
 
@@ -103,7 +105,7 @@ class Mirror:
         generation, watched = server.value
         return State(generation, key_generation, session_data, watched)
 
-    async def read(self, redis, slug: str, digest: str | None, sid: str | None) -> State:
+    async def read(self, redis: Redis, slug: str, digest: str | None, sid: str | None) -> State:
         """Read Redis (one round trip) and keep what was read when nothing changed meanwhile."""
         epoch = self.epoch
         live = self.live()
@@ -124,7 +126,7 @@ class Mirror:
         )
 
     @staticmethod
-    def _keep(entries: dict, name: str, value, sent: float) -> None:
+    def _keep(entries: dict[str, Entry], name: str, value: Any, sent: float) -> None:
         if name in entries or len(entries) < MAX_ENTRIES:
             entries[name] = Entry(value, sent)
 
@@ -185,7 +187,7 @@ class Mirror:
     async def refresh(self) -> None:
         """Re-read every entry used since the last pass; drop those not used for a bound."""
         oldest = time.monotonic() - settings.MCP_STATE_MAX_STALE_SECONDS
-        due: list[tuple[dict, str, Entry]] = []
+        due: list[tuple[dict[str, Entry], str, Entry]] = []
         for entries in (self.servers, self.keys, self.sessions):
             for name, entry in list(entries.items()):
                 if entry.used:
@@ -204,8 +206,11 @@ class Mirror:
         )
         if not self.live():
             return
-        fresh = {id(self.servers): found.servers, id(self.keys): found.keys}
-        fresh[id(self.sessions)] = found.sessions
+        fresh: dict[int, dict[str, Any]] = {
+            id(self.servers): found.servers,
+            id(self.keys): found.keys,
+            id(self.sessions): found.sessions,
+        }
         for entries, name, entry in due:
             # An entry dropped meanwhile (its announcement came) stays dropped.
             if entries.get(name) is entry:
@@ -216,14 +221,15 @@ class Mirror:
 _mirrors: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Mirror]" = (
     weakref.WeakKeyDictionary()
 )
-_last: list = [None, None]  # (loop, mirror): the one lookup a request makes, without the dict
+_last: list[Any] = [None, None]  # (loop, mirror): the one lookup a request makes, without the dict
 
 
 def mirror() -> Mirror:
     """The running loop's mirror (redis-py's asyncio connections cannot cross loops)."""
     loop = asyncio.get_running_loop()
     if _last[0] is loop:
-        return _last[1]
+        mirror_found: Mirror = _last[1]
+        return mirror_found
     found = _mirrors.get(loop)
     if found is None:
         found = _mirrors[loop] = Mirror()

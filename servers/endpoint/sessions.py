@@ -74,11 +74,11 @@ async def create(
     )
 
 
-async def set_log_level(redis, sid: str, level: str) -> None:
+async def set_log_level(redis: Redis, sid: str, level: str) -> None:
     await update(redis, sid, {"lvl": level})
 
 
-async def update(redis, sid: str, mapping: dict) -> None:
+async def update(redis: Redis, sid: str, mapping: dict[EncodableT, EncodableT]) -> None:
     """Change fields of a session; every process's mirror forgets its copy."""
     pipe = redis.pipeline(transaction=False)
     pipe.hset(rkeys.session(sid), mapping=mapping)

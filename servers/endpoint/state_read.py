@@ -57,17 +57,18 @@ class Read:
     """What `read_many` found: slug -> (generation, watched), digest -> generation ("0" when
     never bumped), session id -> its hash ({} when it does not exist)."""
 
-    servers: dict
-    keys: dict
-    sessions: dict
+    servers: dict[str, tuple[str | None, bool]]
+    keys: dict[str, str]
+    sessions: dict[str, dict[Any, Any]]
 
 
-def _decode(value) -> str | None:
+def _decode(value: bytes | None) -> str | None:
     return value.decode() if value else None
 
 
-async def read_many(redis, slugs, digests, session_ids) -> Read:
-    slugs, digests, session_ids = list(slugs), list(digests), list(session_ids)
+async def read_many(
+    redis: Redis, slugs: list[str], digests: list[str], session_ids: list[str]
+) -> Read:
     idle = settings.MCP_SESSION_IDLE_SECONDS
     if is_embedded():
         pipe = redis.pipeline(transaction=False)
@@ -98,7 +99,7 @@ async def read_many(redis, slugs, digests, session_ids) -> Read:
     at = 2 * len(slugs)
     keys_found = {digest: _decode(replies[at + i]) or "0" for i, digest in enumerate(digests)}
     at += len(digests)
-    sessions = {}
+    sessions: dict[str, dict[Any, Any]] = {}
     for i, sid in enumerate(session_ids):
         flat = replies[at + i]
         sessions[sid] = (
@@ -107,7 +108,7 @@ async def read_many(redis, slugs, digests, session_ids) -> Read:
     return Read(servers, keys_found, sessions)
 
 
-async def read_state(redis, slug: str, digest: str | None, session_id: str | None) -> State:
+async def read_state(redis: Redis, slug: str, digest: str | None, session_id: str | None) -> State:
     found = await read_many(
         redis, [slug], [digest] if digest else [], [session_id] if session_id else []
     )

@@ -127,7 +127,7 @@ def _format_errors(errors: list[dict]) -> str:
     )
 
 
-async def execute(snapshot, body, ctx) -> tuple[int, dict]:
+async def execute(snapshot, body, ctx: RequestContext) -> tuple[int, dict]:
     """Run `body.action` with `body.request` on this snapshot (already the requested version)."""
     refusal = _check_body(snapshot, body)
     if refusal is not None:

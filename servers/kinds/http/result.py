@@ -77,13 +77,15 @@ def build_result(
         return {"content": [{"type": "text", "text": masker.mask(text) + _truncation_note(tool)}]}
     parsed, data = _parsed(tool, response, content_type, text)
     text_out = _text_out(tool, response, arguments, parsed, data, text)
-    result: dict = {"content": [{"type": "text", "text": masker.mask(text_out)}]}
+    result: dict[str, Any] = {"content": [{"type": "text", "text": masker.mask(text_out)}]}
     if tool.structured and parsed:
         result["structuredContent"] = _structured(tool, data, masker)
     return result
 
 
-def _parsed(tool: HttpTool, response: GuardedResponse, content_type: str, text: str):
+def _parsed(
+    tool: HttpTool, response: GuardedResponse, content_type: str, text: str
+) -> tuple[bool, Any]:
     """(True, the JSON body, through the tool's selector) or (False, the text)."""
     if not (_is_json(content_type) or (not content_type and text.lstrip()[:1] in ("{", "["))):
         return False, text
@@ -102,7 +104,12 @@ def _parsed(tool: HttpTool, response: GuardedResponse, content_type: str, text: 
 
 
 def _text_out(
-    tool: HttpTool, response: GuardedResponse, arguments, parsed: bool, data, text
+    tool: HttpTool,
+    response: GuardedResponse,
+    arguments: dict[str, Any],
+    parsed: bool,
+    data: Any,
+    text: str,
 ) -> str:
     """The result's text: the tool's template rendered, else the JSON, else the body as sent."""
     if tool.render_template is not None:
@@ -124,8 +131,10 @@ def _text_out(
     return text_out
 
 
-def _structured(tool: HttpTool, data: Any, masker) -> dict:
-    structured = masker.mask_data(data if isinstance(data, dict) else {"result": data})
+def _structured(tool: HttpTool, data: Any, masker: "Masker") -> dict[str, Any]:
+    structured: dict[str, Any] = masker.mask_data(
+        data if isinstance(data, dict) else {"result": data}
+    )
     if tool.output_validator is not None:
         error = next(iter(tool.output_validator.iter_errors(structured)), None)
         if error is not None:
