@@ -50,7 +50,7 @@ async def _serve_stream(gate: Gate, send, slot) -> None:
 
     async def session_alive() -> bool:
         # With every other stream's check of this turn: one pipeline (infra/coalesce.py).
-        return bool(await coalescer().execute("EXISTS", rkeys.session(session.sid)))
+        return bool(await coalescer().execute("EXISTS", rkeys.session(session.sid), shared=True))
 
     try:
         await streams.serve_get_stream(

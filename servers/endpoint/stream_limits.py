@@ -109,7 +109,7 @@ class Slot:
         lapses = time.time() + lease
         await asyncio.gather(
             *(batch.execute("ZADD", key, "XX", lapses, self.lease) for key in self.keys),
-            *(batch.execute("EXPIRE", key, int(lease * 2)) for key in self.keys),
+            *(batch.execute("EXPIRE", key, int(lease * 2), shared=True) for key in self.keys),
         )
 
     async def give_back(self) -> None:

@@ -374,7 +374,7 @@ async def handle_get(gate: Gate, send) -> None:
 
     async def session_alive() -> bool:
         # With every other stream's check of this turn: one pipeline (infra/coalesce.py).
-        return bool(await coalescer().execute("EXISTS", rkeys.session(session.sid)))
+        return bool(await coalescer().execute("EXISTS", rkeys.session(session.sid), shared=True))
 
     async with stream_limits.open_stream(gate, session_id=session.sid) as slot:
         await streams.serve_get_stream(

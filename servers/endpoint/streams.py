@@ -24,6 +24,8 @@ FINAL = b"f"
 DISCONNECT = b"x"  # the server asks the client to reconnect later (2025-11-25 polling)
 GET_STREAM = "get"
 RETRY_MS = 1000
+# A GET stream re-reads its Redis stream every this many keep-alive turns even when not woken.
+REREAD_TURNS = 4
 
 
 def new_stream_name() -> str:
@@ -161,8 +163,9 @@ async def serve_get_stream(
     the session ends. The stream holds no Redis connection nor timer of its own: it waits for
     the session's wake-up from the process's one subscriber (infra/hub.py) or for its turn on
     the process's keep-alive clock (infra/beat.py), then reads what is new with a short XREAD
-    sent together with every other stream's (infra/coalesce.py). It also reads at each turn, so
-    a wake-up lost to a Redis hiccup delays an event, never loses it. At each turn it awaits
+    sent together with every other stream's (infra/coalesce.py). It also reads every
+    REREAD_TURNS turns: the hub wakes every stream when its connection comes back, so this is
+    only a backstop, and a wake-up lost anyway delays an event, never loses it. At each turn it awaits
     `tick` (if given), then `session_alive` (an async callable: the stream ends when it is false)
     and sends a keep-alive comment.
     """
@@ -181,6 +184,7 @@ async def serve_get_stream(
             await send_chunk(send, prelude)
         quiet = False
         turn = None
+        turns = 0
         while not gone.is_set():
             if quiet:
                 # Nothing new at the last read: wait for a wake-up, the client, or our turn.
@@ -194,14 +198,17 @@ async def serve_get_stream(
                     return
                 if turn.done():
                     turn = None
+                    turns += 1
                     if tick is not None:
                         await tick()
                     if not await session_alive():
                         await send_chunk(send, b"", more=False)
                         return
                     await send_chunk(send, sse.comment())
+                    if not woken.is_set() and turns % REREAD_TURNS:
+                        continue
             woken.clear()
-            reply = await batch.execute("XREAD", "COUNT", 100, "STREAMS", key, last)
+            reply = await batch.execute("XREAD", "COUNT", 100, "STREAMS", key, last, shared=True)
             quiet = not reply
             if quiet:
                 continue

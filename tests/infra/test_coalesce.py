@@ -56,3 +56,18 @@ async def test_an_asker_that_went_away_does_not_break_the_others(unique):
         await leaving
     assert await staying in (0, 1)
     await async_client().delete(key)
+
+
+async def test_a_shared_question_asked_by_many_is_sent_once_per_batch(unique):
+    client = async_client()
+    batch = Coalescer(client)
+    key = f"coalesce:{unique}"
+    await client.hset(key, "field", "value")
+    # A command nothing else of the platform sends, so the server's count is this test's.
+    before = (await client.info("commandstats")).get("cmdstat_hstrlen", {}).get("calls", 0)
+    asks = (batch.execute("HSTRLEN", key, "field", shared=True) for _ in range(300))
+    replies = await asyncio.gather(*asks)
+    after = (await client.info("commandstats")).get("cmdstat_hstrlen", {}).get("calls", 0)
+    assert replies == [5] * 300
+    assert after - before == 1
+    await client.delete(key)
