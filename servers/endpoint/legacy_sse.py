@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 
 from infra import keys as rkeys
+from infra.coalesce import coalescer
 from mcp_protocol import errors, sse
 from mcp_protocol.errors import McpError
 from mcp_protocol.jsonrpc import (
@@ -51,7 +52,8 @@ async def _serve_stream(gate: Gate, send: Send, slot) -> None:
     prelude = sse.event(endpoint.encode(), event_type="endpoint")
 
     async def session_alive() -> bool:
-        return bool(await gate.redis.exists(rkeys.session(session.sid)))
+        # With every other stream's check of this turn: one pipeline (infra/coalesce.py).
+        return bool(await coalescer().execute("EXISTS", rkeys.session(session.sid), shared=True))
 
     try:
         await streams.serve_get_stream(
