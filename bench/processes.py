@@ -24,6 +24,7 @@ import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import getmcp_side  # noqa: E402  (bench/getmcp_side.py: the getmcp side's database and paths)
 import run  # noqa: E402  (bench/run.py: the server set-up, session and wrk driver)
 
 sys.path.insert(0, str(run.ROOT / "scripts"))
@@ -46,7 +47,7 @@ def open_through(url: str, text: str, authorization: str, seconds: float = 20) -
 
 def measure(count: int, env: dict, args) -> tuple[run.Result, float]:
     servers = [
-        run.Server(f"getmcp-key-{n}", run.GETMCP_AUTH_PATH, env, "", side="getmcp-key")
+        run.Server(f"getmcp-key-{n}", getmcp_side.GETMCP_AUTH_PATH, env, "", side="getmcp-key")
         for n in range(count)
     ]
     front_port = run.free_port()
@@ -58,7 +59,7 @@ def measure(count: int, env: dict, args) -> tuple[run.Result, float]:
     try:
         for server in servers:
             server.wait()
-        url = f"http://127.0.0.1:{front_port}{run.GETMCP_AUTH_PATH}"
+        url = f"http://127.0.0.1:{front_port}{getmcp_side.GETMCP_AUTH_PATH}"
         authorization = run.bearer_for("getmcp-key")
         session = open_through(url, args.text, authorization)
         run.wrk(url, session, args, args.warmup, authorization)

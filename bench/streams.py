@@ -33,6 +33,7 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import getmcp_side  # noqa: E402  (bench/getmcp_side.py: the getmcp side's database and paths)
 import run  # noqa: E402  (bench/run.py: the same server set-up and wrk driver)
 
 MODERN = "2026-07-28"
@@ -212,7 +213,7 @@ def main() -> None:
         "MCP_STREAMS_PER_PROCESS": str(args.streams + 100),
         "MCP_STREAMS_PER_KEY": str(args.streams + 100),
     }
-    server = run.Server("getmcp-key", run.GETMCP_AUTH_PATH, env, args.server_cpu)
+    server = run.Server("getmcp-key", getmcp_side.GETMCP_AUTH_PATH, env, args.server_cpu)
     try:
         server.wait()
         figures = asyncio.run(measure(server, env, args))
@@ -231,7 +232,7 @@ async def measure(server, env: dict, args) -> tuple:
     rss_before = rss_mib(server.process.pid)
     clients_before = redis_clients(redis_url)
 
-    streams = Streams(server.port, run.GETMCP_AUTH_PATH, authorization)
+    streams = Streams(server.port, getmcp_side.GETMCP_AUTH_PATH, authorization)
     started = time.monotonic()
     await streams.open(server.url, args.streams)
     opened_in = time.monotonic() - started

@@ -33,6 +33,7 @@ import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import getmcp_side  # noqa: E402  (bench/getmcp_side.py: the getmcp side's database and paths)
 import run  # noqa: E402  (bench/run.py: database, server and wrk helpers)
 from streams import rss_mib  # noqa: E402
 
@@ -104,7 +105,7 @@ def create_tenants(env: dict, orgs: int, per_org: int, creators: int) -> list[st
     return [line.split(" ", 2)[2] for line in lines]
 
 
-def psql(*commands: str, database_url: str = run.ADMIN_DATABASE_URL) -> str:
+def psql(*commands: str, database_url: str = getmcp_side.ADMIN_DATABASE_URL) -> str:
     command = ["psql", "-qAt", database_url]
     for sql in commands:
         command += ["-c", sql]
@@ -117,20 +118,22 @@ def prepare_tenants(orgs: int, per_org: int, creators: int, recreate: bool) -> t
     The tenants are created once and kept in a template database (`<bench database>_tenants_
     <orgs>x<per org>`, with the targets and their raw keys in results/bench/): later runs clone
     it with CREATE DATABASE ... TEMPLATE in seconds and migrate the clone."""
-    template = f"{run.BENCH_DATABASE}_tenants_{orgs}x{per_org}"
+    template = f"{getmcp_side.BENCH_DATABASE}_tenants_{orgs}x{per_org}"
     saved = run.ROOT / "results" / "bench" / f"{template}.json"
     exists = psql(f"SELECT 1 FROM pg_database WHERE datname = '{template}'").strip() == "1"
     base_env = os.environ | {"PYTHONPATH": str(run.ROOT)}
     if exists and saved.exists() and not recreate:
         psql(
-            f"DROP DATABASE IF EXISTS {run.BENCH_DATABASE} WITH (FORCE)",
-            f"CREATE DATABASE {run.BENCH_DATABASE} TEMPLATE {template}",
+            f"DROP DATABASE IF EXISTS {getmcp_side.BENCH_DATABASE} WITH (FORCE)",
+            f"CREATE DATABASE {getmcp_side.BENCH_DATABASE} TEMPLATE {template}",
         )
         env = base_env | {
-            "DATABASE_URL": run.ADMIN_DATABASE_URL.rsplit("/", 1)[0] + "/" + run.BENCH_DATABASE
+            "DATABASE_URL": getmcp_side.ADMIN_DATABASE_URL.rsplit("/", 1)[0]
+            + "/"
+            + getmcp_side.BENCH_DATABASE
         }
         env.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
-        run.run([run.PYTHON, "manage.py", "migrate", "--noinput"], env)
+        getmcp_side.run([run.PYTHON, "manage.py", "migrate", "--noinput"], env)
         print(f"tenants cloned from the template database {template}", flush=True)
         return env, json.loads(saved.read_text())
     env = run.prepare_getmcp(base_env)
@@ -143,7 +146,7 @@ def prepare_tenants(orgs: int, per_org: int, creators: int, recreate: bool) -> t
     )
     psql(
         f"DROP DATABASE IF EXISTS {template} WITH (FORCE)",
-        f"CREATE DATABASE {template} TEMPLATE {run.BENCH_DATABASE}",
+        f"CREATE DATABASE {template} TEMPLATE {getmcp_side.BENCH_DATABASE}",
     )
     saved.parent.mkdir(parents=True, exist_ok=True)
     saved.write_text(json.dumps(targets))
