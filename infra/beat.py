@@ -5,10 +5,16 @@ still exists, renew its lease under the stream limits, re-read in case a wake-up
 a timer per stream, streams opened together (a reconnect storm, a benchmark) fall due together
 forever after, and ten thousand of them asked Redis at the same instant every period.
 
-Here a stream draws a turn (`Beat.turn`): the period is cut into BUCKETS slots and each stream
-belongs to one, round robin, so the chores of a process are spread evenly over the period; a
-bucket's streams wake from one shared future and their Redis questions leave as one pipeline
-(infra.coalesce). The clock runs only while some stream holds a ticket.
+Here a stream holds a ticket (`Beat.ticket`): the period is cut into BUCKETS slots and each
+ticket belongs to one, round robin, so the chores of a process are spread evenly over the
+period; at its slot the clock marks every ticket of the bucket due and rings its `Doorbell`,
+and the streams' Redis questions of that moment leave as one pipeline (infra.coalesce). The
+clock runs only while some ticket is held.
+
+A stream waits on one `Doorbell` that everything which may need it rings (its turn, a wake-up
+from the hub, its client going away): one future per wait, not a task and an `asyncio.wait` over
+three futures each time. At ten thousand streams that per-turn overhead was most of the streams'
+idle CPU (docs/scaling.md).
 
 The period is read from `period()` at every slot, so a changed setting applies within a period.
 """
@@ -23,17 +29,53 @@ BUCKETS = 16
 _beats: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Beat]" = weakref.WeakKeyDictionary()
 
 
+class Doorbell:
+    """A wake-up for one waiting task; rings before the wait are not lost (they coalesce)."""
+
+    __slots__ = ("_rung", "_waiter")
+
+    def __init__(self) -> None:
+        self._rung = False
+        self._waiter: asyncio.Future | None = None
+
+    def ring(self) -> None:
+        self._rung = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def wait(self) -> None:
+        """Return at the next ring, or at once if it rang since the last wait returned."""
+        if not self._rung:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        self._rung = False
+
+
 class Ticket:
-    def __init__(self, beat: "Beat", bucket: int):
+    __slots__ = ("beat", "bucket", "bell", "due")
+
+    def __init__(self, beat: "Beat", bucket: int, bell: Doorbell):
         self.beat = beat
         self.bucket = bucket
+        self.bell = bell
+        self.due = False
 
-    def turn(self) -> asyncio.Future:
-        """A future resolved at this ticket's next turn (shared with its bucket: never cancel it)."""
-        return self.beat._futures[self.bucket]
+    def take_turn(self) -> bool:
+        """Whether this ticket's turn came since the last call."""
+        due, self.due = self.due, False
+        return due
+
+    async def turn(self) -> None:
+        """Wait for this ticket's next turn (only for a holder that waits on nothing else)."""
+        while not self.take_turn():
+            await self.bell.wait()
 
     def close(self) -> None:
-        self.beat._leave()
+        self.beat._leave(self)
 
     def __enter__(self) -> "Ticket":
         return self
@@ -45,29 +87,33 @@ class Ticket:
 class Beat:
     def __init__(self, period: Callable[[], float]) -> None:
         self.period = period
-        loop = asyncio.get_running_loop()
-        self._futures = [loop.create_future() for _ in range(BUCKETS)]
+        self._buckets: list[set[Ticket]] = [set() for _ in range(BUCKETS)]
         self._next_bucket = itertools.cycle(range(BUCKETS))
         self._holders = 0
         self._clock: asyncio.Task | None = None
 
-    def ticket(self) -> Ticket:
+    def ticket(self, bell: Doorbell | None = None) -> Ticket:
+        """A place on the clock; at each turn it is marked due and `bell` is rung."""
         self._holders += 1
         if self._clock is None or self._clock.done():
             self._clock = asyncio.get_running_loop().create_task(self._run())
-        return Ticket(self, next(self._next_bucket))
+        ticket = Ticket(self, next(self._next_bucket), bell or Doorbell())
+        self._buckets[ticket.bucket].add(ticket)
+        return ticket
 
-    def _leave(self) -> None:
-        self._holders -= 1
+    def _leave(self, ticket: Ticket) -> None:
+        if ticket in self._buckets[ticket.bucket]:
+            self._buckets[ticket.bucket].discard(ticket)
+            self._holders -= 1
 
     async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
         for bucket in itertools.cycle(range(BUCKETS)):
             await asyncio.sleep(max(self.period(), 0.01) / BUCKETS)
             if self._holders <= 0:
                 return
-            due, self._futures[bucket] = self._futures[bucket], loop.create_future()
-            due.set_result(None)
+            for ticket in self._buckets[bucket]:
+                ticket.due = True
+                ticket.bell.ring()
 
 
 def beat(period: Callable[[], float]) -> Beat:

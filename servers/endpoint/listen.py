@@ -8,11 +8,13 @@ reach every listener on any worker through the server's Redis pub/sub channel
 
 import asyncio
 import time
+from collections import deque
 from typing import Any
 
 import orjson
 
 from infra import keys as rkeys
+from infra.beat import Doorbell
 from infra.coalesce import coalescer
 from infra.hub import hub
 from mcp_protocol import errors, sse
@@ -154,16 +156,22 @@ async def _follow(
     gate, send: Send, request: Request, honoured: dict[str, Any], task_ids, slot
 ) -> None:
     headers = gate.cors_headers()
-    # On the process's one subscriber (infra/hub.py), not a connection of its own.
-    inbox: asyncio.Queue[Any] = asyncio.Queue()
+    # One doorbell for everything the stream waits for (infra/beat.py): an event from the
+    # process's one subscriber (infra/hub.py), its client going away, its turn on the clock.
+    bell = Doorbell()
+    inbox: deque[Any] = deque()
+
+    def deliver(_channel, data) -> None:
+        inbox.append(data)
+        bell.ring()
+
     subscription = await hub().listen(
-        [rkeys.server_events(gate.snapshot.server_id), *tasks.task_channels(task_ids)],
-        lambda _channel, data: inbox.put_nowait(data),
+        [rkeys.server_events(gate.snapshot.server_id), *tasks.task_channels(task_ids)], deliver
     )
     gone = asyncio.create_task(wait_for_disconnect(gate.request.receive))
+    gone.add_done_callback(lambda _t: bell.ring())
     # No timer of its own: the stream's chores come at its turn on the process's clock.
-    ticket = streams.stream_beat().ticket()
-    turn = None
+    ticket = streams.stream_beat().ticket(bell)
     try:
         await start_sse(send, headers)
         ack = tagged(
@@ -171,17 +179,11 @@ async def _follow(
         )
         await send_chunk(send, sse.event(orjson.dumps(ack)))
         while not gone.done():
-            turn = turn or ticket.turn()
-            reader = asyncio.ensure_future(inbox.get())
-            await asyncio.wait({reader, gone, turn}, return_when=asyncio.FIRST_COMPLETED)
+            if not inbox and not ticket.due:
+                await bell.wait()
             if gone.done():
-                reader.cancel()
                 return
-            if not reader.done():
-                reader.cancel()
-            data = reader.result() if reader.done() and not reader.cancelled() else None
-            if turn.done():
-                turn = None
+            if ticket.take_turn():
                 await slot.renew_if_due()
                 refusal = await still_admitted(gate)
                 if refusal is not None:
@@ -189,20 +191,28 @@ async def _follow(
                     final = error_message(request.id, refusal)
                     await send_chunk(send, sse.event(orjson.dumps(final)), more=False)
                     return
-            if data is None:  # a keep-alive, or the hub reconnected (nothing to replay here)
-                await send_chunk(send, sse.comment())
-                continue
-            event = orjson.loads(data)
-            status = tasks.listen_notification(event)
-            if status is not None:
-                note = tagged(status["method"], status["params"], request.id)
-                await send_chunk(send, sse.event(orjson.dumps(note)))
-                continue
-            method, params = event.get("method"), event.get("params") or {}
-            if isinstance(method, str) and wanted(honoured, method, params):
-                note = tagged(method, params, request.id)
-                await send_chunk(send, sse.event(orjson.dumps(note)))
+                if not inbox:  # a keep-alive
+                    await send_chunk(send, sse.comment())
+            while inbox:
+                await _forward(send, request, honoured, inbox.popleft())
     finally:
         ticket.close()
         gone.cancel()
         await asyncio.shield(subscription.close())
+
+
+async def _forward(send: Send, request: Request, honoured: dict[str, Any], data) -> None:
+    """One message from the hub to the stream, if the listen filter wants it."""
+    if data is None:  # the hub reconnected (nothing to replay here): a keep-alive
+        await send_chunk(send, sse.comment())
+        return
+    event = orjson.loads(data)
+    status = tasks.listen_notification(event)
+    if status is not None:
+        note = tagged(status["method"], status["params"], request.id)
+        await send_chunk(send, sse.event(orjson.dumps(note)))
+        return
+    method, params = event.get("method"), event.get("params") or {}
+    if isinstance(method, str) and wanted(honoured, method, params):
+        note = tagged(method, params, request.id)
+        await send_chunk(send, sse.event(orjson.dumps(note)))

@@ -12,7 +12,7 @@ from django.conf import settings
 
 from infra import keys as rkeys
 from infra import session_streams
-from infra.beat import beat
+from infra.beat import Doorbell, beat
 from infra.coalesce import coalescer
 from infra.hub import hub
 from mcp_protocol import sse
@@ -169,35 +169,38 @@ async def serve_get_stream(
     `tick` (if given), then `session_alive` (an async callable: the stream ends when it is false)
     and sends a keep-alive comment.
     """
+    # One doorbell for everything the stream waits for (infra/beat.py): its client going away,
+    # a wake-up from the hub, its turn on the clock.
+    bell = Doorbell()
     gone = asyncio.Event()
     watcher = asyncio.create_task(watch_disconnect(receive, gone))
-    gone_wait = asyncio.ensure_future(gone.wait())
+    watcher.add_done_callback(lambda _t: bell.ring())
     key = rkeys.session_stream(sid, stream)
-    woken = asyncio.Event()
+    woken = False
+
+    def wake(_channel, _data) -> None:
+        nonlocal woken
+        woken = True
+        bell.ring()
+
     last = start_id
     batch = coalescer()
-    subscription = await hub().listen([rkeys.session_wake(sid)], lambda _c, _d: woken.set())
-    ticket = stream_beat().ticket()
+    subscription = await hub().listen([rkeys.session_wake(sid)], wake)
+    ticket = stream_beat().ticket(bell)
     try:
         await start_sse(send, headers)
         if prelude:
             await send_chunk(send, prelude)
         quiet = False
-        turn = None
         turns = 0
         while not gone.is_set():
             if quiet:
                 # Nothing new at the last read: wait for a wake-up, the client, or our turn.
-                turn = turn or ticket.turn()
-                wake_wait = asyncio.ensure_future(woken.wait())
-                await asyncio.wait(
-                    {wake_wait, gone_wait, turn}, return_when=asyncio.FIRST_COMPLETED
-                )
-                wake_wait.cancel()
+                if not woken and not ticket.due:
+                    await bell.wait()
                 if gone.is_set():
                     return
-                if turn.done():
-                    turn = None
+                if ticket.take_turn():
                     turns += 1
                     if tick is not None:
                         await tick()
@@ -205,9 +208,11 @@ async def serve_get_stream(
                         await send_chunk(send, b"", more=False)
                         return
                     await send_chunk(send, sse.comment())
-                    if not woken.is_set() and turns % REREAD_TURNS:
+                    if not woken and turns % REREAD_TURNS:
                         continue
-            woken.clear()
+                elif not woken:
+                    continue
+            woken = False
             reply = await batch.execute("XREAD", "COUNT", 100, "STREAMS", key, last, shared=True)
             quiet = not reply
             if quiet:
@@ -228,7 +233,6 @@ async def serve_get_stream(
     finally:
         ticket.close()
         watcher.cancel()
-        gone_wait.cancel()
         await asyncio.shield(subscription.close())
 
 

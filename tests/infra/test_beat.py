@@ -4,7 +4,7 @@ tickets are spread over the period, and the clock stops when no ticket is held."
 import asyncio
 import time
 
-from infra.beat import BUCKETS, Beat
+from infra.beat import BUCKETS, Beat, Doorbell
 
 
 async def test_every_ticket_gets_a_turn_within_one_period():
@@ -21,9 +21,10 @@ async def test_turns_are_spread_over_the_period_not_all_at_once():
     beat = Beat(lambda: 0.32)
     tickets = [beat.ticket() for _ in range(BUCKETS * 4)]
     moments: list[float] = []
-    for ticket in tickets:
-        ticket.turn().add_done_callback(lambda _f: moments.append(time.monotonic()))
-    await asyncio.wait_for(asyncio.gather(*(t.turn() for t in tickets)), 1)
+    turns = [asyncio.ensure_future(t.turn()) for t in tickets]
+    for turn in turns:
+        turn.add_done_callback(lambda _f: moments.append(time.monotonic()))
+    await asyncio.wait_for(asyncio.gather(*turns), 1)
     # Each bucket's tickets wake together; buckets a slot apart.
     assert len({round(m, 2) for m in moments}) >= BUCKETS // 2
     assert max(moments) - min(moments) >= 0.32 * (BUCKETS - 2) / BUCKETS
@@ -40,3 +41,25 @@ async def test_the_clock_stops_when_the_last_ticket_is_given_back():
     # ... and starts again for the next one.
     with beat.ticket() as ticket:
         await asyncio.wait_for(ticket.turn(), 1)
+
+
+async def test_a_ring_before_the_wait_is_not_lost_and_rings_coalesce():
+    bell = Doorbell()
+    bell.ring()
+    bell.ring()
+    await asyncio.wait_for(bell.wait(), 0.1)
+    waiting = asyncio.ensure_future(bell.wait())
+    await asyncio.sleep(0.02)
+    assert not waiting.done()
+    bell.ring()
+    await asyncio.wait_for(waiting, 0.1)
+
+
+async def test_a_turn_marks_the_ticket_due_and_rings_its_bell():
+    beat = Beat(lambda: 0.16)
+    bell = Doorbell()
+    with beat.ticket(bell) as ticket:
+        assert not ticket.take_turn()
+        await asyncio.wait_for(bell.wait(), 1)
+        assert ticket.take_turn()
+        assert not ticket.take_turn()
