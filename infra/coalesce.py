@@ -52,13 +52,17 @@ class Coalescer:
 
     async def execute(self, *args, shared: bool = False, **options):
         """Send one command with the next batch; returns its reply or raises its error."""
+        return await self.submit(*args, shared=shared, **options)
+
+    def submit(self, *args, shared: bool = False, **options) -> asyncio.Future:
+        """`execute` as a future: several of them gathered cost no task each."""
         if shared:
             future = self._shared.get(args)
             if future is None:
                 future = self._shared[args] = self._queue_command(args, options)
             # Shielded: one asker going away must not cancel the reply the others wait for.
-            return await asyncio.shield(future)
-        return await self._queue_command(args, options)
+            return asyncio.shield(future)
+        return self._queue_command(args, options)
 
     def _queue_command(self, args: tuple, options: dict) -> asyncio.Future:
         future = asyncio.get_running_loop().create_future()

@@ -13,10 +13,12 @@ Tenant schemas run on the shared event loop, so three things are bounded:
 import contextvars
 import functools
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import unquote
 
+import orjson
 import re2
 from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
 from jsonschema.exceptions import SchemaError
@@ -326,9 +328,34 @@ def _ref_cycle(schema: Any) -> str | None:
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
 
+# Meta-validation is most of the cost of compiling a server on its cold first call, and many
+# servers share schemas (imported from the same API, copied between tools): each distinct schema
+# is checked once per process, keyed by its canonical JSON (sorted keys).
+_PROBLEMS_CACHE_SIZE = 4096
+_problems_cache: "OrderedDict[bytes, tuple[tuple[str, str], ...]]" = OrderedDict()
+
+
 def schema_problems(schema: Any) -> list[tuple[str, str]]:
     """(path, message) for each reason a tenant's schema is refused, checked without recursion
     before anything recursive looks at it."""
+    if depth_exceeds(schema, MAX_JSON_DEPTH):
+        return [("", f"nested deeper than {MAX_JSON_DEPTH} levels")]
+    try:
+        canonical = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):  # not plain JSON: checked every time
+        return _schema_problems(schema)
+    found = _problems_cache.get(canonical)
+    if found is None:
+        found = tuple(_schema_problems(schema))
+        _problems_cache[canonical] = found
+        if len(_problems_cache) > _PROBLEMS_CACHE_SIZE:
+            _problems_cache.popitem(last=False)
+    else:
+        _problems_cache.move_to_end(canonical)
+    return list(found)
+
+
+def _schema_problems(schema: Any) -> list[tuple[str, str]]:
     if depth_exceeds(schema, MAX_JSON_DEPTH):
         return [("", f"nested deeper than {MAX_JSON_DEPTH} levels")]
     try:

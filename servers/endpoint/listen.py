@@ -91,12 +91,12 @@ async def still_admitted(gate) -> errors.McpError | None:
     a generation moved."""
     # Asked with every other stream's question of this turn: one pipeline (infra/coalesce.py).
     batch = coalescer()
-    asks = [batch.execute("GET", rkeys.server_generation(gate.slug), shared=True)]
+    asks = [batch.submit("GET", rkeys.server_generation(gate.slug), shared=True)]
     credential = gate.credential
     token = auth.bearer_token(gate.request.header("authorization"))
     digest = auth.digest(token) if token and credential.key_id is not None else None
     if digest is not None:
-        asks.append(batch.execute("GET", rkeys.key_generation(digest), shared=True))
+        asks.append(batch.submit("GET", rkeys.key_generation(digest), shared=True))
     replies = await asyncio.gather(*asks)
     server_generation = replies[0].decode() if replies[0] else "0"
     # Through the cache even when the generation did not move: servers.invalidation may have

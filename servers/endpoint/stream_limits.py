@@ -108,8 +108,8 @@ class Slot:
         batch = coalescer()
         lapses = time.time() + lease
         await asyncio.gather(
-            *(batch.execute("ZADD", key, "XX", lapses, self.lease) for key in self.keys),
-            *(batch.execute("EXPIRE", key, int(lease * 2), shared=True) for key in self.keys),
+            *(batch.submit("ZADD", key, "XX", lapses, self.lease) for key in self.keys),
+            *(batch.submit("EXPIRE", key, int(lease * 2), shared=True) for key in self.keys),
         )
 
     async def give_back(self) -> None:
