@@ -162,7 +162,7 @@ async def serve_get_stream(
     A POST stream ends after its final event; the GET stream runs until the client goes away or
     the session ends. The stream holds no Redis connection nor timer of its own: it waits for
     the session's wake-up from the process's one subscriber (infra/hub.py) or for its turn on
-    the process's keep-alive clock (infra/beat.py), then reads what is new with a short XREAD
+    the process's keep-alive clock (infra/beat.py), both ringing its one doorbell, then reads what is new with a short XREAD
     sent together with every other stream's (infra/coalesce.py). It also reads every
     REREAD_TURNS turns: the hub wakes every stream when its connection comes back, so this is
     only a backstop, and a wake-up lost anyway delays an event, never loses it. At each turn it awaits
