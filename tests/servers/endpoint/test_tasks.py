@@ -9,7 +9,7 @@ import pytest
 
 from accounts.models import ApiKey
 from servers.definition import import_definition
-from tests.celery_workers import running_workers, wait_until
+from tests.celery_workers import SharedWorker, running_workers, wait_until
 from tests.servers.endpoint.conftest import server_definition
 from tests.servers.endpoint.mcp_http import ACCEPT_BOTH, RawMcp, messages_of, parse_sse
 
@@ -88,26 +88,6 @@ TASK_TOOLS = [
         },
     },
 ]
-
-
-class SharedWorker:
-    """The module's Celery worker: started when a test needs one alive, kept for the next test
-    (a worker's start is most of such a test's time), stopped when a test needs none."""
-
-    def __init__(self, start):
-        self._start = start
-        self.current = None
-
-    def alive(self):
-        if self.current is None or self.current.process.poll() is not None:
-            # A thread pool: a task a previous test left waiting cannot hold the only slot.
-            self.current = self._start(concurrency=4)
-        return self.current
-
-    def stop(self):
-        if self.current is not None:
-            self.current.stop()
-            self.current = None
 
 
 @pytest.fixture(scope="module")
