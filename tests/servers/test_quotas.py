@@ -146,9 +146,12 @@ def test_over_the_limit_on_the_legacy_sse_transport_the_error_also_goes_on_the_s
         }
         return httpx2.post(post_url, json=body, headers=headers, timeout=30)
 
-    assert call(1).status_code in (200, 202)
-    refused = call(2)
-    assert refused.status_code == 429 and "retry-after" in refused.headers
-    assert reader.wait_for('"id":2')
-    streamed = [line for line in reader.text.splitlines() if '"id":2' in line]
-    assert "limit of 1 calls per minute" in streamed[0]
+    try:
+        assert call(1).status_code in (200, 202)
+        refused = call(2)
+        assert refused.status_code == 429 and "retry-after" in refused.headers
+        assert reader.wait_for('"id":2')
+        streamed = [line for line in reader.text.splitlines() if '"id":2' in line]
+        assert "limit of 1 calls per minute" in streamed[0]
+    finally:
+        reader.close()  # its thread must not outlive the test
