@@ -148,7 +148,7 @@ class Gate:
     async def admit(self, *, preflight: bool = False) -> None:
         """Raises Refused with the HTTP answer when the request may not go on."""
         req = self.request
-        host = req.header("host") or ""
+        host = req.header("host", "")
         if not host_allowed(host):
             raise Refused(400, errors.INVALID_REQUEST, "Invalid Host header", reason="host_refused")
 
