@@ -110,6 +110,7 @@ async def handle_message(gate: Gate, send: Send) -> None:
         await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
         return
     writer = streams.StreamWriter(gate.redis, gate.session.sid, streams.GET_STREAM)
+    assert gate.snapshot is not None  # admitted
     if streamable.may_talk_to_client(gate.snapshot, message):
         # The call may need the client's answer, which arrives in a later POST: accept this one
         # now (old clients send one POST at a time) and let the result travel on the stream.
@@ -160,4 +161,5 @@ async def initialize(gate: Gate, request: Request) -> dict[str, Any]:
         mapping["ci"] = orjson.dumps(client_info)
     assert gate.session is not None  # a legacy POST names its stream's session
     await sessions.update(gate.redis, gate.session.sid, mapping)
+    assert gate.snapshot is not None  # admitted
     return result_message(request.id, streamable.initialize_result(gate.snapshot, version))
