@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 PYTHON = sys.executable
 ADMIN_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/postgres"
-BENCH_DATABASE = "getmcp_bench"
+# Another name (BENCH_DATABASE) lets several people bench on one Postgres at once.
+BENCH_DATABASE = os.environ.get("BENCH_DATABASE", "getmcp_bench")
 OWNER = "bench@example.com"
 GETMCP_PATH = "/mcp/bench-echo"
 GETMCP_AUTH_PATH = "/mcp/bench-echo-auth"

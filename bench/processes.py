@@ -17,10 +17,14 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+
+import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import getmcp_side  # noqa: E402  (bench/getmcp_side.py: the getmcp side's database and paths)
 import run  # noqa: E402  (bench/run.py: the server set-up, session and wrk driver)
 
 sys.path.insert(0, str(run.ROOT / "scripts"))
@@ -28,9 +32,22 @@ sys.path.insert(0, str(run.ROOT / "scripts"))
 import balancer  # noqa: E402  (scripts/balancer.py)
 
 
+def open_through(url: str, text: str, authorization: str, seconds: float = 20) -> str:
+    """A session opened through the balancer. haproxy marks a backend down when its first health
+    check ran before the process listened, and up again after a few good checks: retry."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return run.open_session(url, text, authorization)
+        except (httpx2.HTTPError, OSError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
 def measure(count: int, env: dict, args) -> tuple[run.Result, float]:
     servers = [
-        run.Server(f"getmcp-key-{n}", run.GETMCP_AUTH_PATH, env, "", side="getmcp-key")
+        run.Server(f"getmcp-key-{n}", getmcp_side.GETMCP_AUTH_PATH, env, "", side="getmcp-key")
         for n in range(count)
     ]
     front_port = run.free_port()
@@ -42,9 +59,9 @@ def measure(count: int, env: dict, args) -> tuple[run.Result, float]:
     try:
         for server in servers:
             server.wait()
-        url = f"http://127.0.0.1:{front_port}{run.GETMCP_AUTH_PATH}"
+        url = f"http://127.0.0.1:{front_port}{getmcp_side.GETMCP_AUTH_PATH}"
         authorization = run.bearer_for("getmcp-key")
-        session = run.open_session(url, args.text, authorization)
+        session = open_through(url, args.text, authorization)
         run.wrk(url, session, args, args.warmup, authorization)
         best = None
         for _ in range(args.rounds):

@@ -33,6 +33,7 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import getmcp_side  # noqa: E402  (bench/getmcp_side.py: the getmcp side's database and paths)
 import run  # noqa: E402  (bench/run.py: the same server set-up and wrk driver)
 
 MODERN = "2026-07-28"
@@ -198,6 +199,9 @@ def main() -> None:
     parser.add_argument("--server-cpu", default="1")
     parser.add_argument("--load-cpu", default="0")
     parser.add_argument("--notify-seconds", type=float, default=10)
+    parser.add_argument(
+        "--idle-seconds", type=float, default=15, help="the window idle CPU is measured over"
+    )
     args = parser.parse_args()
     args.text = "hello benchmark"
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -209,7 +213,7 @@ def main() -> None:
         "MCP_STREAMS_PER_PROCESS": str(args.streams + 100),
         "MCP_STREAMS_PER_KEY": str(args.streams + 100),
     }
-    server = run.Server("getmcp-key", run.GETMCP_AUTH_PATH, env, args.server_cpu)
+    server = run.Server("getmcp-key", getmcp_side.GETMCP_AUTH_PATH, env, args.server_cpu)
     try:
         server.wait()
         figures = asyncio.run(measure(server, env, args))
@@ -228,12 +232,18 @@ async def measure(server, env: dict, args) -> tuple:
     rss_before = rss_mib(server.process.pid)
     clients_before = redis_clients(redis_url)
 
-    streams = Streams(server.port, run.GETMCP_AUTH_PATH, authorization)
+    streams = Streams(server.port, getmcp_side.GETMCP_AUTH_PATH, authorization)
     started = time.monotonic()
     await streams.open(server.url, args.streams)
     opened_in = time.monotonic() - started
     await asyncio.sleep(2)
     rss_after = rss_mib(server.process.pid)
+    # What holding the streams costs by itself: CPU over one keep-alive period, no calls.
+    print(f"{len(streams.connections)} streams open; server pid {server.process.pid}", flush=True)
+    print(f"load average at the time: {os.getloadavg()[0]:.1f}", flush=True)
+    cpu_before = run.cpu_seconds(server.process.pid)
+    await asyncio.sleep(args.idle_seconds)
+    idle_cpu = (run.cpu_seconds(server.process.pid) - cpu_before) / args.idle_seconds
     clients_after = redis_clients(redis_url)
     busy = await asyncio.to_thread(throughput, server, session, args)
     await asyncio.to_thread(
@@ -248,12 +258,21 @@ async def measure(server, env: dict, args) -> tuple:
     streams.close()
     return (
         streams, opened_in, rss_before, rss_after, clients_before, clients_after, idle, busy,
-        reached,
+        reached, idle_cpu,
     )  # fmt: skip
 
 
 def report(
-    streams, opened_in, rss_before, rss_after, clients_before, clients_after, idle, busy, reached
+    streams,
+    opened_in,
+    rss_before,
+    rss_after,
+    clients_before,
+    clients_after,
+    idle,
+    busy,
+    reached,
+    idle_cpu,
 ) -> None:
     opened = len(streams.connections)
     per_stream_kib = (rss_after - rss_before) * 1024 / opened if opened else 0.0
@@ -263,11 +282,13 @@ def report(
     )
     print(f"server RSS: {rss_before:.0f} MiB before, {rss_after:.0f} MiB with the streams open")
     print(f"memory per stream: {per_stream_kib:.1f} KiB")
+    print(f"server CPU with the streams open and no calls: {idle_cpu:.1%} of a core")
     print(f"Redis clients: {clients_before} before, {clients_after} with the streams open")
     print(
         f"tools/call: {idle.rps:.0f} req/s with no stream open, {busy.rps:.0f} req/s with "
         f"{opened} open ({busy.rps / idle.rps:.0%}); p50 {idle.p50_ms:.2f} -> {busy.p50_ms:.2f} ms; "
-        f"errors {idle.errors} and {busy.errors}"
+        f"errors {idle.errors} and {busy.errors}; server CPU per call {idle.cpu_ms_per_call:.2f} -> "
+        f"{busy.cpu_ms_per_call:.2f} ms"
     )
     print(
         f"a tools/list_changed reached {sum(reached.values())} of {opened} streams in the window "

@@ -3,9 +3,11 @@ calls to one server, the first (cold) call of a server, and the process's memory
 
     .venv/bin/python bench/tenants.py --orgs 1000 --servers-per-org 10 --duration 10
 
-Creates the tenants in a fresh `getmcp_bench` database (an organization with one API key and
-its servers, each with the `echo` static tool; the creation takes minutes and is not measured),
-then on one getmcp process (uvicorn, as in bench/run.py):
+The first run creates the tenants in a fresh `getmcp_bench` database (BENCH_DATABASE names
+another) through the real services, an organization with one API key and its servers, each with
+the `echo` static tool, in `--creators` processes side by side (not measured), and keeps them in
+a template database; later runs clone the template in seconds (`--recreate` to start over).
+Then on one getmcp process (uvicorn, as in bench/run.py):
 
 1. the cold first call of `--cold` servers never called before, one at a time (latency of each);
 2. warm stateless (2026-07-28) `tools/call` on ONE server with wrk (bench/many.lua);
@@ -31,51 +33,124 @@ import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import getmcp_side  # noqa: E402  (bench/getmcp_side.py: the getmcp side's database and paths)
 import run  # noqa: E402  (bench/run.py: database, server and wrk helpers)
 from streams import rss_mib  # noqa: E402
 
 MODERN = "2026-07-28"
 
-# Run by `manage.py shell`: creates the tenants and prints one "path key" line per server.
+# Run by `manage.py shell`, once per creator process: creates the organizations numbered
+# `creator` modulo `creators` through the real services (user, personal organization, API key,
+# import_definition: audit chain, signals and all), one transaction per organization, and
+# prints one "path key" line per server.
 CREATE = """
 import json, os, sys
+from django.db import transaction
 from accounts.models import ApiKey, User
 from servers.definition import import_definition
 
 orgs, per_org = int(os.environ["BENCH_ORGS"]), int(os.environ["BENCH_PER_ORG"])
+creator, creators = int(os.environ["BENCH_CREATOR"]), int(os.environ["BENCH_CREATORS"])
 tool = {
     "name": "echo", "description": "Echo the text back.", "kind": "static",
     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
     "config": {"content": [{"type": "text", "text": "{{ text }}"}]},
 }
 lines = []
-for o in range(orgs):
-    user = User.objects.create_user(f"tenant-{o}@bench.example", None)
-    org = user.personal_organization()
-    _, raw = ApiKey.issue(org, "bench key")
-    for s in range(per_org):
-        slug = f"t{o}-s{s}"
-        import_definition(
-            {"slug": slug, "name": slug, "version": "1.0.0", "auth": "api_key", "tools": [tool]},
-            org,
-        )
-        lines.append(f"/mcp/{slug} {raw}")
-    if o % 100 == 0:
-        print(f"created {o + 1} organizations", file=sys.stderr, flush=True)
+for o in range(creator, orgs, creators):
+    with transaction.atomic():
+        user = User.objects.create_user(f"tenant-{o}@bench.example", None)
+        org = user.personal_organization()
+        _, raw = ApiKey.issue(org, "bench key")
+        for s in range(per_org):
+            slug = f"t{o}-s{s}"
+            definition = {
+                "slug": slug, "name": slug, "version": "1.0.0", "auth": "api_key",
+                "tools": [tool],
+            }
+            import_definition(definition, org)
+            lines.append(f"{o} {s} /mcp/{slug} {raw}")
+    if o % 100 == creator:
+        print(f"creator {creator}: organization {o + 1} of {orgs}", file=sys.stderr, flush=True)
 print("@@TARGETS@@" + json.dumps(lines))
 """
 
 
-def create_tenants(env: dict, orgs: int, per_org: int) -> list[str]:
-    out = subprocess.run(
-        [run.PYTHON, "manage.py", "shell", "-c", CREATE],
-        cwd=run.ROOT,
-        env=env | {"BENCH_ORGS": str(orgs), "BENCH_PER_ORG": str(per_org)},
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return json.loads(out.split("@@TARGETS@@", 1)[1])
+def create_tenants(env: dict, orgs: int, per_org: int, creators: int) -> list[str]:
+    """`creators` processes side by side (an organization's audit chain is its own, so they
+    do not wait on each other); the targets in organization order."""
+    shells = [
+        subprocess.Popen(
+            [run.PYTHON, "manage.py", "shell", "-c", CREATE],
+            cwd=run.ROOT,
+            env=env
+            | {
+                "BENCH_ORGS": str(orgs),
+                "BENCH_PER_ORG": str(per_org),
+                "BENCH_CREATOR": str(creator),
+                "BENCH_CREATORS": str(creators),
+            },
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for creator in range(creators)
+    ]
+    lines = []
+    for shell in shells:
+        out, _ = shell.communicate()
+        if shell.returncode != 0:
+            raise SystemExit("creating the tenants failed (see above)")
+        lines += json.loads(out.split("@@TARGETS@@", 1)[1])
+    lines.sort(key=lambda line: tuple(int(n) for n in line.split(" ", 2)[:2]))
+    return [line.split(" ", 2)[2] for line in lines]
+
+
+def psql(*commands: str, database_url: str = getmcp_side.ADMIN_DATABASE_URL) -> str:
+    command = ["psql", "-qAt", database_url]
+    for sql in commands:
+        command += ["-c", sql]
+    return subprocess.run(command, check=True, capture_output=True, text=True).stdout
+
+
+def prepare_tenants(orgs: int, per_org: int, creators: int, recreate: bool) -> tuple[dict, list]:
+    """The bench database with the tenants in it, and the targets.
+
+    The tenants are created once and kept in a template database (`<bench database>_tenants_
+    <orgs>x<per org>`, with the targets and their raw keys in results/bench/): later runs clone
+    it with CREATE DATABASE ... TEMPLATE in seconds and migrate the clone."""
+    template = f"{getmcp_side.BENCH_DATABASE}_tenants_{orgs}x{per_org}"
+    saved = run.ROOT / "results" / "bench" / f"{template}.json"
+    exists = psql(f"SELECT 1 FROM pg_database WHERE datname = '{template}'").strip() == "1"
+    base_env = os.environ | {"PYTHONPATH": str(run.ROOT)}
+    if exists and saved.exists() and not recreate:
+        psql(
+            f"DROP DATABASE IF EXISTS {getmcp_side.BENCH_DATABASE} WITH (FORCE)",
+            f"CREATE DATABASE {getmcp_side.BENCH_DATABASE} TEMPLATE {template}",
+        )
+        env = base_env | {
+            "DATABASE_URL": getmcp_side.ADMIN_DATABASE_URL.rsplit("/", 1)[0]
+            + "/"
+            + getmcp_side.BENCH_DATABASE
+        }
+        env.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
+        getmcp_side.run([run.PYTHON, "manage.py", "migrate", "--noinput"], env)
+        print(f"tenants cloned from the template database {template}", flush=True)
+        return env, json.loads(saved.read_text())
+    env = run.prepare_getmcp(base_env)
+    started = time.monotonic()
+    targets = create_tenants(env, orgs, per_org, creators)
+    print(
+        f"created {len(targets)} servers in {time.monotonic() - started:.0f}s "
+        f"({creators} creator processes)",
+        flush=True,
+    )
+    psql(
+        f"DROP DATABASE IF EXISTS {template} WITH (FORCE)",
+        f"CREATE DATABASE {template} TEMPLATE {getmcp_side.BENCH_DATABASE}",
+    )
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    saved.write_text(json.dumps(targets))
+    return env, targets
 
 
 def call(client: httpx2.Client, base: str, target: str) -> float:
@@ -141,13 +216,14 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--cold", type=int, default=200, help="servers whose first call is timed")
+    parser.add_argument("--creators", type=int, default=4, help="processes creating tenants")
+    parser.add_argument(
+        "--recreate", action="store_true", help="create the tenants even if a template exists"
+    )
     parser.add_argument("--server-cpu", default="1")
     parser.add_argument("--load-cpu", default="0")
     args = parser.parse_args()
-    env = run.prepare_getmcp(os.environ | {"PYTHONPATH": str(run.ROOT)})
-    started = time.monotonic()
-    targets = create_tenants(env, args.orgs, args.servers_per_org)
-    print(f"created {len(targets)} servers in {time.monotonic() - started:.0f}s", flush=True)
+    env, targets = prepare_tenants(args.orgs, args.servers_per_org, args.creators, args.recreate)
     server = run.Server("getmcp-tenants", "", env, args.server_cpu, side="getmcp-key")
     try:
         server.wait()

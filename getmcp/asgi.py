@@ -6,6 +6,11 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "getmcp.settings")
 
+from getmcp.descriptors import raise_open_files_limit  # noqa: E402
+
+# One socket per open stream: a process holding thousands of streams needs the hard limit.
+raise_open_files_limit()
+
 from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_app = get_asgi_application()

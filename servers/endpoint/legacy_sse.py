@@ -8,6 +8,7 @@ import orjson
 from redis.typing import EncodableT
 
 from infra import keys as rkeys
+from infra.coalesce import coalescer
 from mcp_protocol import errors, sse
 from mcp_protocol.errors import McpError
 from mcp_protocol.jsonrpc import (
@@ -53,7 +54,8 @@ async def _serve_stream(gate: Gate, send: Send, slot: stream_limits.Slot) -> Non
     prelude = sse.event(endpoint.encode(), event_type="endpoint")
 
     async def session_alive() -> bool:
-        return bool(await gate.redis.exists(rkeys.session(session.sid)))
+        # With every other stream's check of this turn: one pipeline (infra/coalesce.py).
+        return bool(await coalescer().execute("EXISTS", rkeys.session(session.sid), shared=True))
 
     try:
         await streams.serve_get_stream(

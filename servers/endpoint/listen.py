@@ -12,16 +12,16 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
-from django.conf import settings
 
 from infra import keys as rkeys
+from infra.coalesce import coalescer
 from infra.hub import hub
 from mcp_protocol import errors, sse
 from mcp_protocol.jsonrpc import Request, RequestId, error_message, notification_message
 from servers.endpoint.http import Receive, Send
 
 from ..snapshot import DefinitionError, get_snapshot
-from . import auth, stream_limits, tasks
+from . import auth, stream_limits, streams, tasks
 from .gate import Gate, Refused
 from .http import respond_json, send_chunk, start_sse
 
@@ -90,14 +90,15 @@ async def still_admitted(gate: Gate) -> errors.McpError | None:
     """Why a long-lived stream may no longer go on (its server paused, unpublished or deleted,
     its key revoked, expired or narrowed), or None. Checked between events, on Redis only unless
     a generation moved."""
-    pipe = gate.redis.pipeline(transaction=False)
-    pipe.get(rkeys.server_generation(gate.slug))
+    # Asked with every other stream's question of this turn: one pipeline (infra/coalesce.py).
+    batch = coalescer()
+    asks = [batch.execute("GET", rkeys.server_generation(gate.slug), shared=True)]
     credential = gate.credential
     token = auth.bearer_token(gate.request.header("authorization"))
     digest = auth.digest(token) if token and credential.key_id is not None else None
     if digest is not None:
-        pipe.get(rkeys.key_generation(digest))
-    replies = await pipe.execute()
+        asks.append(batch.execute("GET", rkeys.key_generation(digest), shared=True))
+    replies = await asyncio.gather(*asks)
     server_generation = replies[0].decode() if replies[0] else "0"
     # Through the cache even when the generation did not move: servers.invalidation may have
     # dropped the entry for a change Redis missed (a cache hit costs no SQL).
@@ -171,8 +172,9 @@ async def _follow(
         lambda _channel, data: inbox.put_nowait(data),
     )
     gone = asyncio.create_task(wait_for_disconnect(gate.request.receive))
-    keepalive = settings.MCP_SSE_KEEPALIVE_SECONDS
-    checked = time.monotonic()
+    # No timer of its own: the stream's chores come at its turn on the process's clock.
+    ticket = streams.stream_beat().ticket()
+    turn = None
     try:
         await start_sse(send, headers)
         ack = tagged(
@@ -180,19 +182,18 @@ async def _follow(
         )
         await send_chunk(send, sse.event(orjson.dumps(ack)))
         while not gone.done():
-            await slot.renew_if_due()
+            turn = turn or ticket.turn()
             reader = asyncio.ensure_future(inbox.get())
-            done, _ = await asyncio.wait(
-                {reader, gone}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
-            )
-            if gone in done:
+            await asyncio.wait({reader, gone, turn}, return_when=asyncio.FIRST_COMPLETED)
+            if gone.done():
                 reader.cancel()
                 return
-            if reader not in done:
+            if not reader.done():
                 reader.cancel()
-            data = reader.result() if reader in done else None
-            if time.monotonic() - checked >= keepalive:
-                checked = time.monotonic()
+            data = reader.result() if reader.done() and not reader.cancelled() else None
+            if turn.done():
+                turn = None
+                await slot.renew_if_due()
                 refusal = await still_admitted(gate)
                 if refusal is not None:
                     # The stream ends with the listen request's own response, an error here.
@@ -213,5 +214,6 @@ async def _follow(
                 note = tagged(method, params, request.id)
                 await send_chunk(send, sse.event(orjson.dumps(note)))
     finally:
+        ticket.close()
         gone.cancel()
         await asyncio.shield(subscription.close())

@@ -10,6 +10,7 @@ import orjson
 from django.conf import settings
 
 from infra import keys as rkeys
+from infra.coalesce import coalescer
 from mcp_protocol import errors, versions
 from mcp_protocol.errors import Cancelled, McpError
 from mcp_protocol.jsonrpc import (
@@ -383,7 +384,8 @@ async def handle_get(gate: Gate, send: Send) -> None:
         start = cursor.decode() if cursor else "0-0"
 
     async def session_alive() -> bool:
-        return bool(await gate.redis.exists(rkeys.session(session.sid)))
+        # With every other stream's check of this turn: one pipeline (infra/coalesce.py).
+        return bool(await coalescer().execute("EXISTS", rkeys.session(session.sid), shared=True))
 
     async with stream_limits.open_stream(gate, session_id=session.sid) as slot:
         await streams.serve_get_stream(

@@ -12,6 +12,8 @@ from django.conf import settings
 
 from infra import keys as rkeys
 from infra import session_streams
+from infra.beat import beat
+from infra.coalesce import coalescer
 from infra.hub import hub
 from mcp_protocol import sse
 from mcp_protocol.jsonrpc import dumps
@@ -22,6 +24,8 @@ FINAL = b"f"
 DISCONNECT = b"x"  # the server asks the client to reconnect later (2025-11-25 polling)
 GET_STREAM = "get"
 RETRY_MS = 1000
+# A GET stream re-reads its Redis stream every this many keep-alive turns even when not woken.
+REREAD_TURNS = 4
 
 
 def new_stream_name() -> str:
@@ -134,6 +138,11 @@ async def serve_post_stream(send, receive, writer: StreamWriter, headers, *, pri
             task.cancel()
 
 
+def stream_beat():
+    """The process's keep-alive clock for long-lived streams (infra/beat.py)."""
+    return beat(lambda: float(settings.MCP_SSE_KEEPALIVE_SECONDS))
+
+
 async def serve_get_stream(
     send,
     receive,
@@ -151,48 +160,59 @@ async def serve_get_stream(
     """Replay a stream after `start_id`, then follow it live.
 
     A POST stream ends after its final event; the GET stream runs until the client goes away or
-    the session ends. The stream holds no Redis connection of its own: it waits for the
-    session's wake-up from the process's one subscriber (infra/hub.py), then reads what is new
-    with a short XREAD on the shared pool. It also reads at every keep-alive, so a wake-up lost
-    to a Redis hiccup delays an event, never loses it. `session_alive` is an async callable
-    checked at every keep-alive. `tick`, if given, is awaited once per round.
+    the session ends. The stream holds no Redis connection nor timer of its own: it waits for
+    the session's wake-up from the process's one subscriber (infra/hub.py) or for its turn on
+    the process's keep-alive clock (infra/beat.py), then reads what is new with a short XREAD
+    sent together with every other stream's (infra/coalesce.py). It also reads every
+    REREAD_TURNS turns: the hub wakes every stream when its connection comes back, so this is
+    only a backstop, and a wake-up lost anyway delays an event, never loses it. At each turn it awaits
+    `tick` (if given), then `session_alive` (an async callable: the stream ends when it is false)
+    and sends a keep-alive comment.
     """
     gone = asyncio.Event()
     watcher = asyncio.create_task(watch_disconnect(receive, gone))
     gone_wait = asyncio.ensure_future(gone.wait())
     key = rkeys.session_stream(sid, stream)
-    keepalive = settings.MCP_SSE_KEEPALIVE_SECONDS
     woken = asyncio.Event()
     last = start_id
+    batch = coalescer()
     subscription = await hub().listen([rkeys.session_wake(sid)], lambda _c, _d: woken.set())
+    ticket = stream_beat().ticket()
     try:
         await start_sse(send, headers)
         if prelude:
             await send_chunk(send, prelude)
         quiet = False
+        turn = None
+        turns = 0
         while not gone.is_set():
-            if tick is not None:
-                await tick()
             if quiet:
-                # Nothing new at the last read: wait for a wake-up, the client, or a keep-alive.
+                # Nothing new at the last read: wait for a wake-up, the client, or our turn.
+                turn = turn or ticket.turn()
                 wake_wait = asyncio.ensure_future(woken.wait())
-                done, _ = await asyncio.wait(
-                    {wake_wait, gone_wait}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
+                await asyncio.wait(
+                    {wake_wait, gone_wait, turn}, return_when=asyncio.FIRST_COMPLETED
                 )
                 wake_wait.cancel()
                 if gone.is_set():
                     return
-                if not done:
+                if turn.done():
+                    turn = None
+                    turns += 1
+                    if tick is not None:
+                        await tick()
                     if not await session_alive():
                         await send_chunk(send, b"", more=False)
                         return
                     await send_chunk(send, sse.comment())
+                    if not woken.is_set() and turns % REREAD_TURNS:
+                        continue
             woken.clear()
-            reply = await redis.xread({key: last}, count=100)
+            reply = await batch.execute("XREAD", "COUNT", 100, "STREAMS", key, last, shared=True)
             quiet = not reply
             if quiet:
                 continue
-            for redis_id, fields in reply[0][1]:
+            for redis_id, fields in _entries(reply):
                 last = redis_id.decode()
                 event_id = f"{stream}.{last}"
                 if DISCONNECT in fields:
@@ -204,8 +224,16 @@ async def serve_get_stream(
                 if chunk:
                     await send_chunk(send, chunk)
             if stream == GET_STREAM:
-                await redis.hset(rkeys.session(sid), "gc", last)
+                await batch.execute("HSET", rkeys.session(sid), "gc", last)
     finally:
+        ticket.close()
         watcher.cancel()
         gone_wait.cancel()
         await asyncio.shield(subscription.close())
+
+
+def _entries(reply) -> list:
+    """The entries of a one-stream XREAD reply (RESP2: a list of [key, entries]; RESP3: a map)."""
+    if isinstance(reply, dict):
+        return next(iter(reply.values()))[0] if reply else []
+    return reply[0][1]

@@ -9,6 +9,7 @@ from contextlib import AsyncExitStack
 
 import httpx2
 
+from infra import keys as rkeys
 from infra import session_streams
 
 from .harness import seed_tenant, wait_until
@@ -124,6 +125,52 @@ def test_open_streams_share_one_redis_reader_and_each_gets_every_event(
     # One subscriber for every stream, plus the pool's idle connections: not one per stream.
     assert during <= before + IDLE_KEPT + 1
     assert received == [note] * 200
+
+
+def test_the_keep_alives_of_many_streams_ask_redis_together_and_a_session_end_closes_them_all(
+    fault_database, fault_redis, start_server
+):
+    tenant = seed_tenant(database_url=fault_database, redis_url=fault_redis.url())
+    env = {
+        "MCP_STREAMS_PER_SESSION": "500",
+        "MCP_STREAMS_PER_KEY": "500",
+        "REDIS_POOL_MAX_IDLE": str(IDLE_KEPT),
+        "MCP_SSE_KEEPALIVE_SECONDS": "0.5",
+    }
+    server = start_server(database_url=fault_database, redis_url=fault_redis.url(), extra_env=env)
+    url = f"{server.url}/mcp/{tenant['slug']}"
+
+    async def count_keep_alives(response, counts: list[int], index: int) -> None:
+        async for chunk in response.aiter_text():
+            counts[index] += chunk.count(": keep-alive")
+
+    async def scenario():
+        async with httpx2.AsyncClient(timeout=30, limits=httpx2.Limits(max_connections=None)) as c:
+            sid = await open_session(c, url, tenant["key"])
+            before = redis_clients(fault_redis)
+            async with AsyncExitStack() as stack:
+                streams = await open_streams(stack, c, url, tenant["key"], sid, 100)
+                assert {s.status_code for s in streams} == {200}
+                counts = [0] * len(streams)
+                readers = [
+                    asyncio.ensure_future(count_keep_alives(s, counts, n))
+                    for n, s in enumerate(streams)
+                ]
+                # Four keep-alive periods: 100 streams check their session each period. Had
+                # each asked on a connection of its own, the pool would grow by the burst.
+                most = 0
+                for _ in range(20):
+                    await asyncio.sleep(0.1)
+                    most = max(most, await asyncio.to_thread(redis_clients, fault_redis))
+                fault_redis.client().delete(rkeys.session(sid))
+                ended = await asyncio.wait_for(asyncio.gather(*readers), 5)
+            return before, most, counts, ended
+
+    before, most, counts, ended = asyncio.run(scenario())
+    assert most <= before + IDLE_KEPT + 2
+    # Every stream had its turns (a keep-alive comment each period), and all ended with it.
+    assert min(counts) >= 2, counts
+    assert len(ended) == 100
 
 
 def test_a_stream_over_the_session_limit_is_refused_with_a_json_rpc_error(
