@@ -7,6 +7,7 @@ a task of another caller reads exactly like one that does not exist.
 
 import asyncio
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -52,7 +53,7 @@ def effective_ttl_ms(requested) -> int:
 def create_task(
     snapshot,
     tool_name: str,
-    arguments: dict,
+    arguments: Any,  # from the wire: None or anything; checked below
     credential: str,
     ttl_ms: int | None = None,
     *,

@@ -70,7 +70,7 @@ def _stateless(ctx) -> bool:
 
 
 def client_has_tasks(ctx, params: dict) -> bool:
-    capabilities = getattr(ctx, "client_capabilities", None) or {}
+    capabilities = ctx.client_capabilities or {}
     if _stateless(ctx):
         extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
         return isinstance(extensions, dict) and isinstance(extensions.get(EXTENSION), dict)
@@ -130,7 +130,7 @@ async def maybe_call(gate, request, ctx) -> dict | None:
         gate.credential.ident,
         None,
         protocol_version=ctx.protocol_version,
-        client_capabilities=dict(getattr(ctx, "client_capabilities", None) or {}),
+        client_capabilities=dict(ctx.client_capabilities or {}),
         server_version=str(snapshot.server_info.get("version") or ""),
     )
     return await wait(gate, task.id, ctx, tool=tool)
