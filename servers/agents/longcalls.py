@@ -18,6 +18,7 @@ import asyncio
 import orjson
 
 from infra.hub import hub
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import Cancelled, McpError, ToolError
 from mcptasks import lifecycle
 from mcptasks.events import events_channel
@@ -64,9 +65,9 @@ NAMES = frozenset(tool["name"] for tool in TOOLS)
 POLL_SECONDS = 1.0
 
 
-def _stateless(ctx) -> bool:
+def _stateless(ctx: RequestContext) -> bool:
     # The session era's context is bound to a session; a 2026-07-28 request's is not.
-    return getattr(ctx, "session", None) is None
+    return not ctx.in_session
 
 
 def client_has_tasks(ctx, params: dict) -> bool:
