@@ -10,6 +10,9 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 CELERY_APP := getmcp.celery:app
 PYTEST_ARGS ?=
+# `make test` runs on this many pytest-xdist workers (0: serially, in this process). Tests that
+# share a slow session resource carry an xdist_group mark, kept on one worker by --dist loadgroup.
+TEST_WORKERS ?= 2
 
 # The test suite talks to a real Postgres and Redis; these are the local defaults.
 TEST_DATABASE_URL := postgres://postgres@127.0.0.1:5432/test
@@ -22,8 +25,8 @@ help:
 	@echo "make run            serve getmcp on http://$(HOST):$(PORT) (SQLite + in-process Redis unless DATABASE_URL/REDIS_URL are set)"
 	@echo "                    with REDIS_URL: the web server, a Celery worker and beat together (Ctrl-C stops all);"
 	@echo "                    WORKERS=N web processes (needs REDIS_URL), HOST=0.0.0.0 to listen on every interface"
-	@echo "make test           run the whole test suite against Postgres and Redis (PYTEST_ARGS=... to narrow;"
-	@echo "                    PYTEST_ARGS='-n 2 --dist loadgroup' runs it on two pytest-xdist workers)"
+	@echo "make test           run the whole test suite against Postgres and Redis on TEST_WORKERS=2 parallel"
+	@echo "                    pytest-xdist workers (TEST_WORKERS=0 runs it serially; PYTEST_ARGS=... to narrow)"
 	@echo "make lint           ruff check, ruff format --check, mypy (pyproject [tool.mypy]) and the import contracts"
 	@echo "make format         ruff check --fix and ruff format (what make lint checks)"
 	@echo "make lock           regenerate requirements.lock and requirements-dev.lock from pyproject.toml"
@@ -103,7 +106,7 @@ haproxy:
 	fi
 
 test: install-dev services chromium haproxy assets
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: install-dev
 	$(BIN)/ruff check .

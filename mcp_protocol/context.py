@@ -41,6 +41,9 @@ class RequestContext(Protocol):
     credential: str
     # The inbound request's headers (lower-case names) that an http tool may forward.
     client_headers: Mapping[str, str] = NO_HEADERS
+    # Session era (2025 revisions): the request belongs to a session the client keeps open, so the
+    # server may talk back on its stream later; every other era's context leaves this False.
+    in_session: bool = False
     # Test runs: the server's test secrets, and what the run did, for the person debugging it.
     use_test_secrets: bool = False
     http_trace: list[dict[str, Any]] | None = None  # each outbound exchange, secrets masked

@@ -7,6 +7,7 @@ a task of another caller reads exactly like one that does not exist.
 
 import asyncio
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -52,7 +53,7 @@ def effective_ttl_ms(requested) -> int:
 def create_task(
     snapshot,
     tool_name: str,
-    arguments: dict,
+    arguments: Any,  # from the wire: None or anything; checked below
     credential: str,
     ttl_ms: int | None = None,
     *,
@@ -60,12 +61,14 @@ def create_task(
     client_capabilities: dict | None = None,
     server_version: str = "",
     input_responses: dict | None = None,
+    task_id: str | None = None,
 ) -> Task:
     """Store a task for a tools/call and hand it to a worker once it is committed. Returns when
     the row is durable, so a tasks/get for its id resolves at once (as the spec requires).
     `server_version` pins the task to that published version (ignored when it is not one, as
     for a server that serves its draft); `input_responses` are answers the client gave before
-    the task began (MRTR rounds of the call that created it)."""
+    the task began (MRTR rounds of the call that created it); `task_id`, when the caller chose
+    the id (to listen to the task's events before it can publish any)."""
     tool = snapshot.tools.get(tool_name)
     if tool is None:
         raise McpError(INVALID_PARAMS, f"Unknown tool: {tool_name}")
@@ -98,6 +101,7 @@ def create_task(
 
     with transaction.atomic():
         task = Task.objects.create(
+            **({"id": task_id} if task_id else {}),
             organization_id=snapshot.organization_id,
             server_id=snapshot.server_id,
             server_version=server_version or "",

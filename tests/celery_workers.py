@@ -112,6 +112,27 @@ def running_workers(log_dir: Path):
             worker.stop()
 
 
+class SharedWorker:
+    """A module's Celery worker: started when a test needs one alive, kept for the next test
+    (a worker's start is most of such a test's time), stopped when a test needs none or one of
+    its own. Yielded by a module-scoped fixture around `running_workers`."""
+
+    def __init__(self, start):
+        self._start = start
+        self.current: Worker | None = None
+
+    def alive(self) -> Worker:
+        if self.current is None or self.current.process.poll() is not None:
+            # A thread pool: a task a previous test left stopping cannot hold the only slot.
+            self.current = self._start(concurrency=4)
+        return self.current
+
+    def stop(self) -> None:
+        if self.current is not None:
+            self.current.stop()
+            self.current = None
+
+
 def wait_until(predicate, timeout=20.0, interval=0.1, what="condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -17,11 +17,12 @@ import asyncio
 
 import orjson
 
-from infra.hub import hub
+from infra.hub import Subscription, hub
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import Cancelled, McpError, ToolError
 from mcptasks import lifecycle
 from mcptasks.events import events_channel
-from mcptasks.models import Task
+from mcptasks.models import Task, new_task_id
 from mcptasks.wire import EXTENSION, RELATED_TASK
 
 from ..db import run as run_db
@@ -64,13 +65,13 @@ NAMES = frozenset(tool["name"] for tool in TOOLS)
 POLL_SECONDS = 1.0
 
 
-def _stateless(ctx) -> bool:
+def _stateless(ctx: RequestContext) -> bool:
     # The session era's context is bound to a session; a 2026-07-28 request's is not.
-    return getattr(ctx, "session", None) is None
+    return not ctx.in_session
 
 
 def client_has_tasks(ctx, params: dict) -> bool:
-    capabilities = getattr(ctx, "client_capabilities", None) or {}
+    capabilities = ctx.client_capabilities or {}
     if _stateless(ctx):
         extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
         return isinstance(extensions, dict) and isinstance(extensions.get(EXTENSION), dict)
@@ -122,18 +123,27 @@ async def maybe_call(gate, request, ctx) -> dict | None:
             return None  # the ordinary path answers the validation error, as for any call
     if not await run_db(_workers_or_required, tool):
         return None
-    task = await run_db(
-        lifecycle.create_task,
-        snapshot,
-        tool.name,
-        arguments,
-        gate.credential.ident,
-        None,
-        protocol_version=ctx.protocol_version,
-        client_capabilities=dict(getattr(ctx, "client_capabilities", None) or {}),
-        server_version=str(snapshot.server_info.get("version") or ""),
-    )
-    return await wait(gate, task.id, ctx, tool=tool)
+    # Listen before the task exists: a worker may publish its first progress before a
+    # subscription made after the task was handed over would be in place.
+    task_id = new_task_id()
+    events = await _listen(task_id)
+    try:
+        task = await run_db(
+            lifecycle.create_task,
+            snapshot,
+            tool.name,
+            arguments,
+            gate.credential.ident,
+            None,
+            protocol_version=ctx.protocol_version,
+            client_capabilities=dict(ctx.client_capabilities or {}),
+            server_version=str(snapshot.server_info.get("version") or ""),
+            task_id=task_id,
+        )
+    except BaseException:
+        await asyncio.shield(events[0].close())
+        raise
+    return await wait(gate, task.id, ctx, tool=tool, events=events)
 
 
 def _find(gate, handle) -> Task:
@@ -187,7 +197,25 @@ def handoff(task: Task, waited: float, tool=None) -> dict:
     return result
 
 
-async def wait(gate, task_id: str, ctx, *, tool=None, owns_task: bool = True) -> dict:
+async def _listen(task_id: str) -> tuple[Subscription, asyncio.Queue[bytes | None]]:
+    """The task's events, on the process's one subscriber (infra/hub.py), not a connection of
+    its own; None in the queue when the hub reconnected and events may have been missed."""
+    inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+    subscription = await hub().listen(
+        [events_channel(task_id)], lambda _channel, data: inbox.put_nowait(data)
+    )
+    return subscription, inbox
+
+
+async def wait(
+    gate,
+    task_id: str,
+    ctx,
+    *,
+    tool=None,
+    owns_task: bool = True,
+    events: tuple[Subscription, asyncio.Queue[bytes | None]] | None = None,
+) -> dict:
     """Wait for the task up to the server's limit, relaying progress; its outcome or a handle.
     A cancelled call that started the task (notifications/cancelled, or a stateless client
     gone) cancels the task; a cancelled getmcp_task_result only stops waiting."""
@@ -195,11 +223,7 @@ async def wait(gate, task_id: str, ctx, *, tool=None, owns_task: bool = True) ->
     loop = asyncio.get_running_loop()
     started = loop.time()
     deadline = started + seconds
-    inbox: asyncio.Queue = asyncio.Queue()
-    # On the process's one subscriber (infra/hub.py), not a connection of its own.
-    subscription = await hub().listen(
-        [events_channel(task_id)], lambda _channel, data: inbox.put_nowait(data)
-    )
+    subscription, inbox = events if events is not None else await _listen(task_id)
     # The session era hears of a cancellation through Redis; ctx.sleep raises Cancelled on it.
     watcher = None if _stateless(ctx) else asyncio.ensure_future(ctx.sleep(seconds + 1))
     try:

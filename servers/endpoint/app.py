@@ -3,6 +3,8 @@
 import asyncio
 import logging
 import re
+from collections.abc import Awaitable, Callable
+from typing import Any
 from urllib.parse import unquote
 
 from django.conf import settings
@@ -17,9 +19,24 @@ from ..outages import RETRY_AFTER_SECONDS, outage_message, outage_of
 from ..slugs import SLUG_PATTERN
 from . import legacy_sse, streamable, surfaces
 from .gate import CORS_ALLOW_HEADERS, Gate, Refused
-from .http import BodyTimeout, HttpRequest, respond, respond_json, rpc_error
+from .http import (
+    BodyTimeout,
+    HttpRequest,
+    Receive,
+    Scope,
+    Send,
+    respond,
+    respond_json,
+    rpc_error,
+)
 
 log = logging.getLogger(__name__)
+
+# What the rest of the site goes to: Django's ASGIHandler (whose send takes any Mapping).
+ASGIApp = Callable[..., Awaitable[None]]
+# A handler of one path under /mcp/<slug> (ROUTES), and of a surface's document (get_only).
+Route = Callable[["McpApp", Gate, HttpRequest, Send], Awaitable[None]]
+Surface = Callable[[Gate, Send], Awaitable[None]]
 
 MCP_PATH = re.compile(
     rf"^/mcp/(?P<slug>{SLUG_PATTERN})(?:@(?P<version>\d+\.\d+\.\d+))?(?P<rest>/.*)?$"
@@ -37,14 +54,14 @@ WEBTOOL_CODES = {
 }
 
 
-def bounded_body(receive, timeout: float):
+def bounded_body(receive: Receive, timeout: float) -> Receive:
     """`receive` for Django: the request body must arrive within `timeout` seconds, else Django
     is told the client went away (it drops the request, uvicorn closes the connection). Later
     receives (waiting for a disconnect) are not bounded."""
-    deadline = None
+    deadline: float | None = None
     done = False
 
-    async def bounded():
+    async def bounded() -> dict[str, Any]:
         nonlocal deadline, done
         if done:
             return await receive()
@@ -64,10 +81,10 @@ def bounded_body(receive, timeout: float):
 
 
 class McpApp:
-    def __init__(self, fallback):
+    def __init__(self, fallback: ASGIApp) -> None:
         self.fallback = fallback
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self.lifespan(receive, send)
             return
@@ -81,7 +98,7 @@ class McpApp:
             receive = bounded_body(receive, settings.HTTP_BODY_TIMEOUT_SECONDS)
         await self.fallback(scope, receive, send)
 
-    async def lifespan(self, receive, send):
+    async def lifespan(self, receive: Receive, send: Send) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
@@ -94,7 +111,7 @@ class McpApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    async def shutdown(self):
+    async def shutdown(self) -> None:
         """An orderly stop (SIGTERM) loses no call-log row: the buffer goes to Redis first.
         In embedded mode that "Redis" lives in this process, so its rows are stored now."""
         timeout = float(getattr(settings, "CALL_LOG_SHUTDOWN_FLUSH_SECONDS", 10.0))
@@ -102,10 +119,10 @@ class McpApp:
         if is_embedded():
             await asyncio.to_thread(_store_call_log_now)
 
-    async def mcp(self, scope, receive, send):
+    async def mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
         match = MCP_PATH.match(scope["path"])
         rest = (match["rest"] or "/") if match else None
-        route = ROUTES.get(rest)
+        route: Route | None = ROUTES.get(rest) if rest is not None else None
         if rest and rest.startswith(TOOL_REST) and len(rest) > len(TOOL_REST):
             route = McpApp.rest_tool
         if route is None:
@@ -114,14 +131,15 @@ class McpApp:
                 return
             await respond_json(send, 404, {"error": "Not found"})
             return
+        assert match is not None and rest is not None  # a route was found for the path's rest
         req = HttpRequest(scope, receive)
         gate = Gate(req, match["slug"], match["version"])
         capture = inspector.Capture()
         send = capture.wrap(send, gate, rest)  # keeps the answer only while watched
         started = False
-        refusal = None
+        refusal: Refused | None = None
 
-        async def tracking_send(message):
+        async def tracking_send(message: dict[str, Any]) -> None:
             nonlocal started
             started = True
             await send(message)
@@ -165,42 +183,43 @@ class McpApp:
         finally:
             inspector.finished(gate, capture, rest, refusal)
 
-    async def legacy_stream(self, gate: Gate, req: HttpRequest, send):
+    async def legacy_stream(self, gate: Gate, req: HttpRequest, send: Send) -> None:
         if req.method != "GET":
             await respond(send, 405, headers=[("allow", "GET")])
             return
         await gate.admit()
         await legacy_sse.handle_stream(gate, send)
 
-    async def legacy_message(self, gate: Gate, req: HttpRequest, send):
+    async def legacy_message(self, gate: Gate, req: HttpRequest, send: Send) -> None:
         if req.method != "POST":
             await respond(send, 405, headers=[("allow", "POST")])
             return
-        gate.session_id = (req.query.get("session_id") or [None])[0]
+        session_ids = req.query.get("session_id")
+        gate.session_id = session_ids[0] if session_ids else None
         await gate.admit()
         await legacy_sse.handle_message(gate, send)
 
-    async def rest_tool(self, gate: Gate, req: HttpRequest, send):
+    async def rest_tool(self, gate: Gate, req: HttpRequest, send: Send) -> None:
         if req.method != "POST":
             await respond(send, 405, headers=[("allow", "POST")])
             return
         await gate.admit()
         await surfaces.call_tool(gate, send, unquote(req.path.split(TOOL_REST, 1)[1]))
 
-    async def openapi(self, gate: Gate, req: HttpRequest, send):
+    async def openapi(self, gate: Gate, req: HttpRequest, send: Send) -> None:
         await self.get_only(gate, req, send, surfaces.openapi_document)
 
-    async def discovery(self, gate: Gate, req: HttpRequest, send):
+    async def discovery(self, gate: Gate, req: HttpRequest, send: Send) -> None:
         await self.get_only(gate, req, send, surfaces.discovery_document)
 
-    async def get_only(self, gate: Gate, req: HttpRequest, send, handler):
+    async def get_only(self, gate: Gate, req: HttpRequest, send: Send, handler: Surface) -> None:
         if req.method != "GET":
             await respond(send, 405, headers=[("allow", "GET")])
             return
         await gate.admit()
         await handler(gate, send)
 
-    async def webtools(self, scope, receive, send):
+    async def webtools(self, scope: Scope, receive: Receive, send: Send) -> None:
         match = WEBTOOLS_PATH.match(scope["path"])
         if not match:
             await respond_json(
@@ -247,7 +266,7 @@ class McpApp:
             }
             await respond_json(send, 500, body)
 
-    async def streamable(self, gate: Gate, req: HttpRequest, send):
+    async def streamable(self, gate: Gate, req: HttpRequest, send: Send) -> None:
         if req.method == "OPTIONS":
             await gate.admit(preflight=True)
             headers = [
@@ -287,7 +306,7 @@ def _store_call_log_now() -> None:
         close_old_connections()
 
 
-ROUTES = {
+ROUTES: dict[str, Route] = {
     "/": McpApp.streamable,
     "/openapi.json": McpApp.openapi,
     "/.well-known/mcp.json": McpApp.discovery,

@@ -6,6 +6,8 @@ from typing import Any
 from activity.recorder import record_call
 from observability import metrics, tracing
 
+from .gate import Gate
+
 
 def outcome_of(reply: dict[str, Any] | None) -> tuple[str, str]:
     if reply is None:
@@ -21,7 +23,7 @@ def outcome_of(reply: dict[str, Any] | None) -> tuple[str, str]:
 
 
 def record(
-    gate,
+    gate: Gate,
     method: str,
     params: dict[str, Any],
     reply: dict[str, Any] | None,
@@ -31,6 +33,7 @@ def record(
     client_info: dict[str, Any] | None = None,
 ) -> None:
     snapshot = gate.snapshot
+    assert snapshot is not None  # only an admitted request's call is recorded
     credential = gate.credential
     outcome, error = outcome_of(reply)
     seconds = time.perf_counter() - started

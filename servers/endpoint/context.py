@@ -25,6 +25,8 @@ def request_key(request_id: str | int) -> str:
 
 
 class SessionContext(RequestContext):
+    in_session = True
+
     def __init__(
         self,
         *,

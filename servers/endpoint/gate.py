@@ -4,10 +4,13 @@ session binding. No Redis round trip on a warm path (servers/endpoint/mirror.py)
 
 import asyncio
 import time
+from collections.abc import Coroutine, Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
+from redis.asyncio import Redis
 
 from infra import keys as rkeys
 from infra.redis import async_client
@@ -16,10 +19,10 @@ from mcp_protocol.errors import McpError
 
 from .. import access, quotas
 from ..models import accepts_api_key, accepts_oauth
-from ..snapshot import DefinitionError, get_snapshot
+from ..snapshot import DefinitionError, Snapshot, get_snapshot
 from . import auth, usage
 from .context import SessionContext
-from .http import respond_json
+from .http import Headers, HttpRequest, Send, respond_json
 from .mirror import mirror
 from .sessions import Session
 
@@ -28,10 +31,10 @@ CORS_ALLOW_HEADERS = (
     "mcp-method, mcp-name"
 )
 CORS_EXPOSE_HEADERS = "mcp-session-id, www-authenticate"
-BACKGROUND: set = set()
+BACKGROUND: set[asyncio.Task[Any]] = set()
 
 
-def session_header(req) -> str | None:
+def session_header(req: HttpRequest) -> str | None:
     sid = req.header("mcp-session-id")
     return sid or None
 
@@ -41,8 +44,15 @@ class Refused(Exception):
     inspector shows (inspector/events.py REASONS); it never reaches the client."""
 
     def __init__(
-        self, status: int, code: int, message: str, headers=(), request_id=None, *, reason=""
-    ):
+        self,
+        status: int,
+        code: int,
+        message: str,
+        headers: Headers = (),
+        request_id: Any = None,
+        *,
+        reason: str = "",
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.error = McpError(code, message)
@@ -50,7 +60,7 @@ class Refused(Exception):
         self.request_id = request_id
         self.reason = reason
 
-    async def send(self, send, extra_headers=()) -> None:
+    async def send(self, send: Send, extra_headers: Headers = ()) -> None:
         body = {"jsonrpc": "2.0", "id": self.request_id, "error": self.error.to_dict()}
         await respond_json(send, self.status, body, [*self.headers, *extra_headers])
 
@@ -60,7 +70,7 @@ def host_allowed(host: str) -> bool:
     return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
 
 
-def origin_allowed(origin: str, host: str, allowed_origins) -> bool:
+def origin_allowed(origin: str, host: str, allowed_origins: Iterable[str]) -> bool:
     if origin in settings.MCP_ALLOWED_ORIGINS or origin in allowed_origins:
         return True
     if "*" in settings.MCP_ALLOWED_ORIGINS or "*" in allowed_origins:
@@ -85,7 +95,21 @@ class Gate:
         "watched",
     )
 
-    def __init__(self, request, slug: str, version: str | None = None):
+    request: HttpRequest
+    redis: Redis
+    slug: str
+    version: str | None
+    # Set by admit(): the server as this credential sees it (None until admitted).
+    snapshot: Snapshot | None
+    credential: auth.Credential
+    session_id: str | None
+    session: Session | None
+    origin: str | None
+    origin_ok: bool
+    background: set[asyncio.Task[Any]]
+    watched: bool
+
+    def __init__(self, request: HttpRequest, slug: str, version: str | None = None) -> None:
         self.request = request
         self.slug = slug
         self.version = version
@@ -93,7 +117,7 @@ class Gate:
         self.snapshot = None
         self.credential = auth.ANONYMOUS
         self.session_id = session_header(request)
-        self.session: Session | None = None
+        self.session = None
         self.origin = request.header("origin")
         # Whether a refusal may carry CORS headers (the Origin passed the server's check).
         self.origin_ok = False
@@ -109,7 +133,8 @@ class Gate:
             ("vary", "origin"),
         ]
 
-    def context(self, request, writer) -> SessionContext:
+    def context(self, request: Any, writer: Any) -> SessionContext:
+        assert self.session is not None  # only a session-era request with its session asks
         return SessionContext(
             redis=self.redis,
             session=self.session,
@@ -130,7 +155,7 @@ class Gate:
         token = auth.bearer_token(req.header("authorization"))
         digest = auth.digest(token) if token else None
         cached = auth.cache.get(digest) if digest else None
-        key_digest = auth.generation_digest(digest) if cached is not None else None
+        key_digest = auth.generation_digest(digest) if digest and cached is not None else None
         sid = self.session_id if not preflight else None
         states = mirror()
         state = states.lookup(self.slug, key_digest, sid)
@@ -191,9 +216,11 @@ class Gate:
             await self._count_against_limit()
 
         if session_data:
+            assert self.session_id is not None  # the mirror found session data under it
             session = Session.from_hash(self.session_id, session_data)
             if (
-                session.server_id == snapshot.server_id
+                session is not None
+                and session.server_id == snapshot.server_id
                 and session.credential == self.credential.ident
             ):
                 self.session = session
@@ -210,7 +237,7 @@ class Gate:
                 reason="unsupported_protocol_version",
             )
 
-    async def charge(self, parsed) -> None:
+    async def charge(self, parsed: Any) -> None:
         """Count the tool calls of a request (a parsed body, or tool names) against the quotas
         and limits that apply (servers/quotas.py); 429 with Retry-After when one is over."""
         try:
@@ -239,7 +266,13 @@ class Gate:
             ) from None
 
     async def _refuse_as_protected(
-        self, token, digest, cached, key_generation, host: str, preflight: bool
+        self,
+        token: str | None,
+        digest: str | None,
+        cached: auth.Credential | None,
+        key_generation: str | None,
+        host: str,
+        preflight: bool,
     ) -> bool:
         """For a slug with no live server behind it (unknown, draft, or broken): the same answer
         a protected server gives the same caller, so an outsider cannot tell them apart.
@@ -257,7 +290,12 @@ class Gate:
         return False
 
     async def _valid_credential(
-        self, token, digest, cached, key_generation, snapshot
+        self,
+        token: str | None,
+        digest: str | None,
+        cached: auth.Credential | None,
+        key_generation: str | None,
+        snapshot: Snapshot | None,
     ) -> auth.Credential:
         """A known, usable key or access token, else THE 401 (naming the OAuth metadata only
         for a live server that takes OAuth)."""
@@ -267,9 +305,11 @@ class Gate:
                 "Authentication required: send Authorization: Bearer <key>",
                 reason="missing_key",
             )
+        credential: auth.Credential | None
         if cached is not None and cached.generation == key_generation:
             credential = cached
         else:
+            assert digest is not None  # a token has a digest
             credential = await auth.load_credential(self.redis, digest)
         if credential is None:
             raise unauthorized(
@@ -284,8 +324,15 @@ class Gate:
             )
         return credential
 
-    async def _authenticate(self, token, digest, cached, key_generation) -> auth.Credential:
+    async def _authenticate(
+        self,
+        token: str | None,
+        digest: str | None,
+        cached: auth.Credential | None,
+        key_generation: str | None,
+    ) -> auth.Credential:
         snapshot = self.snapshot
+        assert snapshot is not None  # admit() sets it before authenticating
         credential = await self._valid_credential(token, digest, cached, key_generation, snapshot)
         if credential.is_oauth:
             # An access token is for one server only (its audience, RFC 8707): elsewhere it is
@@ -299,6 +346,7 @@ class Gate:
                     "invalid_token",
                     reason="token_for_other_server",
                 )
+            assert credential.grant_id is not None  # is_oauth
             usage.touch(credential.grant_id, rkeys.GRANT_USAGE)
             return credential
         if not accepts_api_key(snapshot.auth_mode):
@@ -323,14 +371,16 @@ class Gate:
                 "This API key is not allowed to use this server",
                 reason="key_limited_to_other_servers",
             )
+        assert credential.key_id is not None  # a loaded API key
         usage.touch(credential.key_id)
         return credential
 
-    def require_scope(self, methods) -> None:
+    def require_scope(self, methods: Iterable[str]) -> None:
         """Step-up (MCP 2025-11-25, RFC 6750 §3.1): a token limited to reading may not call."""
         credential = self.credential
         if not credential.is_oauth or SCOPE_FULL in credential.scopes:
             return
+        assert self.snapshot is not None  # only an admitted request carries an OAuth token
         if any(method in FULL_SCOPE_METHODS for method in methods):
             raise Refused(
                 403,
@@ -357,7 +407,11 @@ def resource_metadata_url(slug: str) -> str:
 
 
 def unauthorized(
-    snapshot, message: str, error: str | None = None, *, reason: str = "unauthorized"
+    snapshot: Snapshot | None,
+    message: str,
+    error: str | None = None,
+    *,
+    reason: str = "unauthorized",
 ) -> Refused:
     """THE 401 of the endpoint. A server that takes OAuth names its protected resource metadata
     and the scope to ask for (RFC 9728 §5.1, MCP authorization); one that takes only keys
@@ -377,7 +431,7 @@ def unauthorized(
     )
 
 
-def start_background(coro) -> asyncio.Task:
+def start_background(coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
     task = asyncio.create_task(coro)
     BACKGROUND.add(task)
     task.add_done_callback(BACKGROUND.discard)

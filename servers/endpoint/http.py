@@ -2,7 +2,7 @@
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, overload
 from urllib.parse import parse_qs
 
 from django.conf import settings
@@ -43,6 +43,12 @@ class HttpRequest:
         }
         self._query: dict[str, list[str]] | None = None
         self.body = b""  # as read by read_body (the live inspector shows it)
+
+    @overload
+    def header(self, name: str) -> str | None: ...
+
+    @overload
+    def header(self, name: str, default: str) -> str: ...
 
     def header(self, name: str, default: str | None = None) -> str | None:
         return self.headers.get(name, default)

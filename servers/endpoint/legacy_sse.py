@@ -5,6 +5,7 @@ show, in the POST's own body too)."""
 from typing import Any
 
 import orjson
+from redis.typing import EncodableT
 
 from infra import keys as rkeys
 from infra.coalesce import coalescer
@@ -37,7 +38,8 @@ async def handle_stream(gate: Gate, send: Send) -> None:
         await _serve_stream(gate, send, slot)
 
 
-async def _serve_stream(gate: Gate, send: Send, slot) -> None:
+async def _serve_stream(gate: Gate, send: Send, slot: stream_limits.Slot) -> None:
+    assert gate.snapshot is not None  # admitted
     session = await sessions.create(
         gate.redis,
         server_id=gate.snapshot.server_id,
@@ -110,6 +112,7 @@ async def handle_message(gate: Gate, send: Send) -> None:
         await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
         return
     writer = streams.StreamWriter(gate.redis, gate.session.sid, streams.GET_STREAM)
+    assert gate.snapshot is not None  # admitted
     if streamable.may_talk_to_client(gate.snapshot, message):
         # The call may need the client's answer, which arrives in a later POST: accept this one
         # now (old clients send one POST at a time) and let the result travel on the stream.
@@ -123,25 +126,30 @@ async def handle_message(gate: Gate, send: Send) -> None:
     await respond_json(send, 200, reply, gate.cors_headers())
 
 
-async def charge_on_stream(gate: Gate, message) -> None:
+async def charge_on_stream(gate: Gate, message: Any) -> None:
     """Over a quota, the POST gets its 429 and the client, which waits for the answer on the
     stream, gets it there too as the call's JSON-RPC error."""
     try:
         await gate.charge(message)
     except Refused as refused:
+        assert gate.session is not None  # a legacy POST names its stream's session
         writer = streams.StreamWriter(gate.redis, gate.session.sid, streams.GET_STREAM)
         await writer.emit(error_message(refused.request_id, refused.error))
         raise
 
 
-async def reply_on_stream(gate: Gate, message: Request, writer) -> dict[str, Any] | None:
+async def reply_on_stream(
+    gate: Gate, message: Request, writer: streams.StreamWriter
+) -> dict[str, Any] | None:
     reply = await answer(gate, message, writer)
     if reply is not None:
         await writer.emit(reply)
     return reply
 
 
-async def answer(gate: Gate, request: Request, writer) -> dict[str, Any] | None:
+async def answer(
+    gate: Gate, request: Request, writer: streams.StreamWriter
+) -> dict[str, Any] | None:
     if request.method == "initialize":
         return await initialize(gate, request)
     return await streamable.answer(gate, request, gate.context(request, writer=writer))
@@ -150,8 +158,10 @@ async def answer(gate: Gate, request: Request, writer) -> dict[str, Any] | None:
 async def initialize(gate: Gate, request: Request) -> dict[str, Any]:
     """The session was made when the stream opened; initialize fills in what the client said."""
     version, capabilities, client_info = streamable.read_initialize(request.params)
-    mapping = {"v": version, "caps": orjson.dumps(capabilities)}
+    mapping: dict[EncodableT, EncodableT] = {"v": version, "caps": orjson.dumps(capabilities)}
     if client_info:
         mapping["ci"] = orjson.dumps(client_info)
+    assert gate.session is not None  # a legacy POST names its stream's session
     await sessions.update(gate.redis, gate.session.sid, mapping)
+    assert gate.snapshot is not None  # admitted
     return result_message(request.id, streamable.initialize_result(gate.snapshot, version))

@@ -9,6 +9,7 @@ reach every listener on any worker through the server's Redis pub/sub channel
 import asyncio
 import time
 from collections import deque
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -18,12 +19,12 @@ from infra.beat import Doorbell
 from infra.coalesce import coalescer
 from infra.hub import hub
 from mcp_protocol import errors, sse
-from mcp_protocol.jsonrpc import Request, error_message, notification_message
+from mcp_protocol.jsonrpc import Request, RequestId, error_message, notification_message
 from servers.endpoint.http import Receive, Send
 
 from ..snapshot import DefinitionError, get_snapshot
 from . import auth, stream_limits, streams, tasks
-from .gate import Refused
+from .gate import Gate, Refused
 from .http import respond_json, send_chunk, start_sse
 
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
@@ -46,12 +47,12 @@ async def wait_for_disconnect(receive: Receive) -> None:
             return
 
 
-def _capable(capabilities, path) -> bool:
+def _capable(capabilities: Mapping[str, Any], path: tuple[str, str]) -> bool:
     section = capabilities.get(path[0])
     return isinstance(section, dict) and bool(section.get(path[1]))
 
 
-def honoured_filter(requested: dict[str, Any], capabilities) -> dict[str, Any]:
+def honoured_filter(requested: dict[str, Any], capabilities: Mapping[str, Any]) -> dict[str, Any]:
     """The subset of a listen filter this server delivers; raises -32602 for a malformed one."""
     honoured: dict[str, Any] = {}
     for flag, (capability, _method) in LIST_FLAGS.items():
@@ -79,13 +80,15 @@ def wanted(honoured: dict[str, Any], method: str, params: dict[str, Any]) -> boo
     return any(honoured.get(flag) and method == listed for flag, (_c, listed) in LIST_FLAGS.items())
 
 
-def tagged(method: str, params: dict[str, Any] | None, subscription_id) -> dict[str, Any]:
+def tagged(
+    method: str, params: dict[str, Any] | None, subscription_id: RequestId
+) -> dict[str, Any]:
     params = dict(params or {})
     params["_meta"] = {**(params.get("_meta") or {}), SUBSCRIPTION_ID: subscription_id}
     return notification_message(method, params)
 
 
-async def still_admitted(gate) -> errors.McpError | None:
+async def still_admitted(gate: Gate) -> errors.McpError | None:
     """Why a long-lived stream may no longer go on (its server paused, unpublished or deleted,
     its key revoked, expired or narrowed), or None. Checked between events, on Redis only unless
     a generation moved."""
@@ -107,7 +110,7 @@ async def still_admitted(gate) -> errors.McpError | None:
         snapshot = None
     if snapshot is None or snapshot.status != "active":
         return errors.McpError(errors.INVALID_REQUEST, "This MCP server is no longer available")
-    current = credential
+    current: auth.Credential | None = credential
     if digest is not None:
         key_generation = replies[1].decode() if replies[1] else "0"
         cached = auth.cache.get(digest)
@@ -115,6 +118,7 @@ async def still_admitted(gate) -> errors.McpError | None:
             current = cached
         else:
             current = await auth.load_credential(gate.redis, digest)
+    assert gate.snapshot is not None  # the stream was admitted
     if credential.key_id is not None and (
         current is None
         or not current.usable(time.time())
@@ -125,12 +129,13 @@ async def still_admitted(gate) -> errors.McpError | None:
     return None
 
 
-async def serve(gate, send: Send, request: Request) -> None:
+async def serve(gate: Gate, send: Send, request: Request) -> None:
     headers = gate.cors_headers()
     requested = request.params.get("notifications", {})
     try:
         if not isinstance(requested, dict):
             raise errors.invalid_params("notifications must be an object (the listen filter)")
+        assert gate.snapshot is not None  # admitted
         honoured = honoured_filter(requested, gate.snapshot.capabilities)
         task_ids = await tasks.listen_task_ids(gate, request, requested)
         if task_ids:
@@ -153,15 +158,21 @@ async def serve(gate, send: Send, request: Request) -> None:
 
 
 async def _follow(
-    gate, send: Send, request: Request, honoured: dict[str, Any], task_ids, slot
+    gate: Gate,
+    send: Send,
+    request: Request,
+    honoured: dict[str, Any],
+    task_ids: list[str],
+    slot: stream_limits.Slot,
 ) -> None:
     headers = gate.cors_headers()
+    assert gate.snapshot is not None  # admitted
     # One doorbell for everything the stream waits for (infra/beat.py): an event from the
     # process's one subscriber (infra/hub.py), its client going away, its turn on the clock.
     bell = Doorbell()
-    inbox: deque[Any] = deque()
+    inbox: deque[bytes | None] = deque()
 
-    def deliver(_channel, data) -> None:
+    def deliver(_channel: str, data: bytes | None) -> None:
         inbox.append(data)
         bell.ring()
 
@@ -201,7 +212,9 @@ async def _follow(
         await asyncio.shield(subscription.close())
 
 
-async def _forward(send: Send, request: Request, honoured: dict[str, Any], data) -> None:
+async def _forward(
+    send: Send, request: Request, honoured: dict[str, Any], data: bytes | None
+) -> None:
     """One message from the hub to the stream, if the listen filter wants it."""
     if data is None:  # the hub reconnected (nothing to replay here): a keep-alive
         await send_chunk(send, sse.comment())

@@ -6,6 +6,7 @@ puts together are the stateless/ package."""
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from django.conf import settings
@@ -17,6 +18,7 @@ from servers.endpoint.http import Send
 
 from ..agents import routing as agents_routing
 from . import calllog, dispatch, listen
+from .gate import Gate
 from .http import respond, respond_json
 from .stateless.envelope import (
     MRTR_METHODS,
@@ -33,6 +35,9 @@ from .stateless_context import StatelessContext
 
 log = logging.getLogger(__name__)
 
+# A stateless method's handler (dispatch.STATELESS).
+StatelessHandler = Callable[[StatelessCall], Awaitable[dict[str, Any]]]
+
 # Methods a modern client may not use: they belong to the session era only.
 REMOVED_METHODS = frozenset(
     {
@@ -45,7 +50,7 @@ REMOVED_METHODS = frozenset(
 )
 
 
-async def handle(gate, send: Send, parsed) -> None:
+async def handle(gate: Gate, send: Send, parsed: Any) -> None:
     headers = gate.cors_headers()
     if isinstance(parsed, Notification):
         # A modern client has nothing to tell the server out of band; accept and ignore.
@@ -81,7 +86,7 @@ async def handle(gate, send: Send, parsed) -> None:
     await run_until_done_or_gone(gate, routed, envelope, handler, responder)
 
 
-def handler_for(gate, request: Request):
+def handler_for(gate: Gate, request: Request) -> StatelessHandler:
     method = request.method
     if method == "tools/call":
         check_tool_headers(gate, request)
@@ -98,7 +103,11 @@ def handler_for(gate, request: Request):
 
 
 async def run_until_done_or_gone(
-    gate, request: Request, envelope, handler, responder: Responder
+    gate: Gate,
+    request: Request,
+    envelope: Envelope,
+    handler: StatelessHandler,
+    responder: Responder,
 ) -> None:
     """Run the call; a client that closes the connection cancels it (2026-07-28 cancellation)."""
     started = time.perf_counter()
@@ -113,7 +122,9 @@ async def run_until_done_or_gone(
         client_headers=gate.request.headers,
     )
     call = StatelessCall(gate, request, envelope, ctx)
-    reply = None
+    reply: dict[str, Any] | None = None
+    snapshot = gate.snapshot
+    assert snapshot is not None  # admitted
 
     async def run() -> None:
         nonlocal reply
@@ -122,11 +133,11 @@ async def run_until_done_or_gone(
             if request.method in MRTR_METHODS:
                 ctx.answers = read_answers(gate, request)
             result = await handler(call)
-            reply = result_message(request.id, decorate(gate.snapshot, request.method, result))
+            reply = result_message(request.id, decorate(snapshot, request.method, result))
         except McpError as exc:
             reply, status = error_message(request.id, exc), http_status(exc)
         except Exception:
-            log.exception("Internal error in %s on %s", request.method, gate.snapshot.slug)
+            log.exception("Internal error in %s on %s", request.method, snapshot.slug)
             error = McpError(errors.INTERNAL_ERROR, "Internal error")
             reply, status = error_message(request.id, error), 500
         await responder.finish(reply, status)

@@ -23,15 +23,17 @@ renewing cost a few round trips, not ten thousand.
 import asyncio
 import secrets
 import time
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 
 from django.conf import settings
+from redis.asyncio import Redis
 
 from infra import keys
 from infra.coalesce import coalescer
 from mcp_protocol import errors
 
-from .gate import Refused
+from .gate import Gate, Refused
 
 TOO_MANY = errors.SERVER_ERROR
 RETRY_AFTER_SECONDS = 5
@@ -51,7 +53,7 @@ def caller_key(server_id: int, caller: str) -> str:
     return keys.stream_leases_of_caller(server_id, caller)
 
 
-def _caller(gate) -> str:
+def _caller(gate: Gate) -> str:
     ident = gate.credential.ident
     if ident == "anon":
         client = gate.request.scope.get("client") or ("unknown", 0)
@@ -76,7 +78,7 @@ def _refusal(status: int, message: str) -> Refused:
 class Slot:
     """One open stream's place under the limits."""
 
-    def __init__(self, shared_redis, keys: list[str]) -> None:
+    def __init__(self, shared_redis: Redis, keys: list[str]) -> None:
         self.shared = shared_redis
         self.keys = keys
         self.lease = secrets.token_hex(8)
@@ -119,19 +121,20 @@ class Slot:
 
 
 @asynccontextmanager
-async def open_stream(gate, *, session_id: str | None = None):
+async def open_stream(gate: Gate, *, session_id: str | None = None) -> AsyncIterator[Slot]:
     """Take a slot for a stream of `gate`'s caller (and session), or raise Refused."""
     global _open_in_process
     per_process = int(settings.MCP_STREAMS_PER_PROCESS)
     if _open_in_process >= per_process:
         raise _refusal(503, "This server process has too many open streams; retry shortly")
     limits = [("API key", int(settings.MCP_STREAMS_PER_KEY))]
+    assert gate.snapshot is not None  # a stream opens after admit()
     keys = [caller_key(gate.snapshot.server_id, _caller(gate))]
     if session_id is not None:
         limits.append(("session", int(settings.MCP_STREAMS_PER_SESSION)))
         keys.append(session_key(session_id))
     _open_in_process += 1
-    slot = None
+    slot: Slot | None = None
     try:
         slot = Slot(gate.redis, keys)
         await slot.take(limits)

@@ -4,7 +4,7 @@
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from django.conf import settings
@@ -16,6 +16,7 @@ from mcp_protocol.errors import Cancelled, McpError
 from mcp_protocol.jsonrpc import (
     Notification,
     Request,
+    RequestId,
     Response,
     error_message,
     parse_body,
@@ -25,8 +26,9 @@ from observability import tracing
 from servers.endpoint.http import Send
 
 from ..agents import routing as agents_routing
+from ..snapshot import Snapshot
 from . import calllog, dispatch, sessions, stateless_post, stream_limits, streams, tasks
-from .context import request_key
+from .context import SessionContext, request_key
 from .gate import Gate, session_header
 from .http import BodyTooLarge, respond, respond_json
 from .stateless import envelope as stateless_envelope
@@ -36,7 +38,7 @@ log = logging.getLogger(__name__)
 SESSION_METHODS = {"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
 
 
-def error_body(error: McpError, request_id=None) -> dict[str, Any]:
+def error_body(error: McpError, request_id: RequestId | None = None) -> dict[str, Any]:
     return error_message(request_id if request_id is not None else error.request_id, error)
 
 
@@ -161,7 +163,7 @@ async def handle_post(gate: Gate, send: Send) -> None:
     await handle_request(gate, send, parsed)
 
 
-def read_initialize(params: dict[str, Any]) -> tuple[str, dict[str, Any], dict | None]:
+def read_initialize(params: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
     """The negotiated version, client capabilities and clientInfo of an initialize request."""
     requested = params.get("protocolVersion")
     version = versions.negotiate(requested if isinstance(requested, str) else None)
@@ -174,7 +176,7 @@ def read_initialize(params: dict[str, Any]) -> tuple[str, dict[str, Any], dict |
     )
 
 
-def initialize_result(snapshot, version: str) -> dict[str, Any]:
+def initialize_result(snapshot: Snapshot, version: str) -> dict[str, Any]:
     result = {
         "protocolVersion": version,
         "capabilities": tasks.session_capabilities(snapshot, version),
@@ -185,7 +187,7 @@ def initialize_result(snapshot, version: str) -> dict[str, Any]:
     return result
 
 
-def requested_methods(parsed) -> list[str]:
+def requested_methods(parsed: Any) -> list[str]:
     messages = parsed if isinstance(parsed, list) else [parsed]
     return [m.method for m in messages if isinstance(m, Request)]
 
@@ -194,6 +196,7 @@ async def initialize(gate: Gate, send: Send, request: Request) -> None:
     started = time.perf_counter()
     version, capabilities, client_info = read_initialize(request.params)
     snapshot = gate.snapshot
+    assert snapshot is not None  # admitted
     session = await sessions.create(
         gate.redis,
         server_id=snapshot.server_id,
@@ -212,6 +215,7 @@ async def handle_notification(gate: Gate, note: Notification) -> None:
     if note.method == "notifications/cancelled":
         request_id = note.params.get("requestId")
         if isinstance(request_id, (str, int)) and not isinstance(request_id, bool):
+            assert gate.session is not None  # a session-era notification comes with its session
             key = rkeys.cancellation(gate.session.sid, request_key(request_id))
             pipe = gate.redis.pipeline(transaction=False)
             pipe.rpush(key, b"1")
@@ -221,6 +225,7 @@ async def handle_notification(gate: Gate, note: Notification) -> None:
 
 
 async def deliver_client_response(gate: Gate, response: Response) -> None:
+    assert gate.session is not None  # the client answers on its session
     key = rkeys.client_response(gate.session.sid, request_key(response.id))
     payload = (
         {"error": response.error} if response.error is not None else {"result": response.result}
@@ -231,7 +236,7 @@ async def deliver_client_response(gate: Gate, response: Response) -> None:
     await pipe.execute()
 
 
-def may_talk_to_client(snapshot, request: Request) -> bool:
+def may_talk_to_client(snapshot: Snapshot, request: Request) -> bool:
     """Whether a call may send notifications or ask the client before it answers: every
     tool that is not static."""
     if request.method == "prompts/get":
@@ -248,19 +253,20 @@ def may_talk_to_client(snapshot, request: Request) -> bool:
 
 
 def wants_stream(gate: Gate, request: Request) -> bool:
+    assert gate.snapshot is not None  # admitted
     return gate.request.accepts("text/event-stream") and (
         may_talk_to_client(gate.snapshot, request) or tasks.wants_stream(request)
     )
 
 
-async def run_method(gate: Gate, request: Request, ctx) -> dict[str, Any]:
+async def run_method(gate: Gate, request: Request, ctx: SessionContext) -> dict[str, Any]:
     handler = dispatch.SESSION.get(request.method)
     if handler is None:
         raise errors.method_not_found(request.method)
     return await handler(gate, request, ctx)
 
 
-async def answer(gate: Gate, request: Request, ctx) -> dict[str, Any] | None:
+async def answer(gate: Gate, request: Request, ctx: SessionContext) -> dict[str, Any] | None:
     """The JSON-RPC response for a request (None when it was cancelled), logged as a call."""
     started = time.perf_counter()
     try:
@@ -270,6 +276,7 @@ async def answer(gate: Gate, request: Request, ctx) -> dict[str, Any] | None:
     except McpError as exc:
         reply = error_message(request.id, exc)
     except Exception:
+        assert gate.snapshot is not None  # admitted
         log.exception("Internal error in %s on %s", request.method, gate.snapshot.slug)
         reply = error_message(request.id, McpError(errors.INTERNAL_ERROR, "Internal error"))
     calllog.record(gate, request.method, request.params, reply, started)
@@ -287,7 +294,9 @@ async def handle_request(gate: Gate, send: Send, request: Request) -> None:
             await respond_json(send, 200, message, headers)
         return
 
-    writer = streams.StreamWriter(gate.redis, gate.session.sid, streams.new_stream_name())
+    session = gate.session
+    assert session is not None  # gate.context below binds the call to it
+    writer = streams.StreamWriter(gate.redis, session.sid, streams.new_stream_name())
     ctx = gate.context(request, writer=writer)
 
     async def run() -> None:
@@ -307,12 +316,12 @@ async def handle_request(gate: Gate, send: Send, request: Request) -> None:
         gate.request.receive,
         writer,
         headers,
-        priming=versions.has_sse_polling(gate.session.protocol_version),
+        priming=versions.has_sse_polling(session.protocol_version),
     )
 
 
-async def handle_batch(gate: Gate, send: Send, messages) -> None:
-    replies = []
+async def handle_batch(gate: Gate, send: Send, messages: list[Any]) -> None:
+    replies: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, Notification):
             await handle_notification(gate, message)
@@ -371,7 +380,7 @@ async def handle_get(gate: Gate, send: Send) -> None:
         stream, start = parsed
     else:
         stream = streams.GET_STREAM
-        cursor = await gate.redis.hget(rkeys.session(session.sid), "gc")
+        cursor = cast(bytes | None, await gate.redis.hget(rkeys.session(session.sid), "gc"))
         start = cursor.decode() if cursor else "0-0"
 
     async def session_alive() -> bool:

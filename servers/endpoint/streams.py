@@ -7,18 +7,21 @@ to, so a resumption replays that stream only.
 
 import asyncio
 import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
 
 from django.conf import settings
+from redis.asyncio import Redis
 
 from infra import keys as rkeys
 from infra import session_streams
-from infra.beat import Doorbell, beat
+from infra.beat import Beat, Doorbell, beat
 from infra.coalesce import coalescer
 from infra.hub import hub
 from mcp_protocol import sse
 from mcp_protocol.jsonrpc import dumps
 
-from .http import send_chunk, start_sse
+from .http import Headers, Receive, Send, send_chunk, start_sse
 
 FINAL = b"f"
 DISCONNECT = b"x"  # the server asks the client to reconnect later (2025-11-25 polling)
@@ -47,14 +50,14 @@ def parse_event_id(event_id: str) -> tuple[str, str] | None:
 class StreamWriter:
     """Writes a POST's events to Redis and hands them to the live response, if it is still there."""
 
-    def __init__(self, redis, sid: str, stream: str):
+    def __init__(self, redis: Redis, sid: str, stream: str) -> None:
         self.redis = redis
         self.sid = sid
         self.stream = stream
         self.key = rkeys.session_stream(sid, stream)
-        self.queue: asyncio.Queue = asyncio.Queue()
+        self.queue: asyncio.Queue[tuple[str, dict[bytes, bytes]]] = asyncio.Queue()
 
-    async def emit(self, message: dict, *, final: bool = False) -> None:
+    async def emit(self, message: dict[str, Any], *, final: bool = False) -> None:
         await self._append({b"d": dumps(message), **({FINAL: b"1"} if final else {})})
 
     async def disconnect(self, retry_ms: int) -> None:
@@ -64,7 +67,7 @@ class StreamWriter:
         """A cancelled request gets no response, but its stream still has to end."""
         await self._append({FINAL: b"1"})
 
-    async def _append(self, fields: dict) -> None:
+    async def _append(self, fields: dict[bytes, bytes]) -> None:
         pipe = self.redis.pipeline(transaction=False)
         session_streams.append(
             pipe,
@@ -78,14 +81,14 @@ class StreamWriter:
         self.queue.put_nowait((f"{self.stream}.{redis_id.decode()}", fields))
 
 
-def render(event_id: str, fields: dict, event_type: str | None = None) -> bytes:
+def render(event_id: str, fields: dict[bytes, bytes], event_type: str | None = None) -> bytes:
     data = fields.get(b"d")
     if data is None:
         return b""
     return sse.event(data, event_id=event_id, event_type=event_type)
 
 
-async def watch_disconnect(receive, gone: asyncio.Event) -> None:
+async def watch_disconnect(receive: Receive, gone: asyncio.Event) -> None:
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
@@ -93,11 +96,13 @@ async def watch_disconnect(receive, gone: asyncio.Event) -> None:
             return
 
 
-async def serve_post_stream(send, receive, writer: StreamWriter, headers, *, priming: bool) -> None:
+async def serve_post_stream(
+    send: Send, receive: Receive, writer: StreamWriter, headers: Headers, *, priming: bool
+) -> None:
     """Send a POST's SSE response until its final event, a disconnect, or a requested reconnect."""
     gone = asyncio.Event()
     watcher = asyncio.create_task(watch_disconnect(receive, gone))
-    pending = [watcher]
+    pending: list[asyncio.Future[Any]] = [watcher]
     keepalive = settings.MCP_SSE_KEEPALIVE_SECONDS
     try:
         await start_sse(send, headers)
@@ -138,34 +143,35 @@ async def serve_post_stream(send, receive, writer: StreamWriter, headers, *, pri
             task.cancel()
 
 
-def stream_beat():
+def stream_beat() -> Beat:
     """The process's keep-alive clock for long-lived streams (infra/beat.py)."""
     return beat(lambda: float(settings.MCP_SSE_KEEPALIVE_SECONDS))
 
 
 async def serve_get_stream(
-    send,
-    receive,
-    redis,
+    send: Send,
+    receive: Receive,
+    redis: Redis,
     sid: str,
     stream: str,
     start_id: str,
-    headers,
+    headers: Headers,
     *,
-    session_alive,
+    session_alive: Callable[[], Awaitable[bool]],
     prelude: bytes = b"",
     event_type: str | None = None,
-    tick=None,
+    tick: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
     """Replay a stream after `start_id`, then follow it live.
 
     A POST stream ends after its final event; the GET stream runs until the client goes away or
     the session ends. The stream holds no Redis connection nor timer of its own: it waits for
     the session's wake-up from the process's one subscriber (infra/hub.py) or for its turn on
-    the process's keep-alive clock (infra/beat.py), both ringing its one doorbell, then reads what is new with a short XREAD
-    sent together with every other stream's (infra/coalesce.py). It also reads every
-    REREAD_TURNS turns: the hub wakes every stream when its connection comes back, so this is
-    only a backstop, and a wake-up lost anyway delays an event, never loses it. At each turn it awaits
+    the process's keep-alive clock (infra/beat.py), both ringing its one doorbell, then reads
+    what is new with a short XREAD sent together with every other stream's (infra/coalesce.py).
+    It also reads every REREAD_TURNS turns: the hub wakes every stream when its connection comes
+    back, so this is only a backstop, and a wake-up lost anyway delays an event, never loses
+    it. At each turn it awaits
     `tick` (if given), then `session_alive` (an async callable: the stream ends when it is false)
     and sends a keep-alive comment.
     """
@@ -178,7 +184,7 @@ async def serve_get_stream(
     key = rkeys.session_stream(sid, stream)
     woken = False
 
-    def wake(_channel, _data) -> None:
+    def wake(_channel: str, _data: bytes | None) -> None:
         nonlocal woken
         woken = True
         bell.ring()
@@ -236,8 +242,8 @@ async def serve_get_stream(
         await asyncio.shield(subscription.close())
 
 
-def _entries(reply) -> list:
+def _entries(reply: Any) -> list[Any]:
     """The entries of a one-stream XREAD reply (RESP2: a list of [key, entries]; RESP3: a map)."""
     if isinstance(reply, dict):
-        return next(iter(reply.values()))[0] if reply else []
-    return reply[0][1]
+        return cast(list[Any], next(iter(reply.values()))[0]) if reply else []
+    return cast(list[Any], reply[0][1])

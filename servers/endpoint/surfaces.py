@@ -3,6 +3,7 @@ tool, the generated OpenAPI document, the discovery document and the Webtools AP
 parses, calls a function of servers.surfaces, and renders."""
 
 import time
+from typing import Any
 
 import orjson
 
@@ -12,6 +13,7 @@ from mcp_protocol.jsonrpc import dumps
 from mcp_protocol.limits import MAX_JSON_DEPTH, depth_exceeds
 from servers.endpoint.http import Send
 
+from ..snapshot import Snapshot
 from ..surfaces import discovery, info, openapi, rest, webtools
 from . import calllog
 from .gate import Gate, Refused
@@ -33,7 +35,7 @@ def rest_context(gate: Gate) -> NullContext:
     return NullContext(credential=gate.credential.ident)
 
 
-async def read_json(gate: Gate, send: Send):
+async def read_json(gate: Gate, send: Send) -> tuple[Any, bool]:
     """The request body as JSON, or None after answering 400/413 itself."""
     from django.conf import settings
 
@@ -105,6 +107,7 @@ async def webtools_call(gate: Gate, send: Send) -> None:
     if not ok:
         return
     pinned = webtools.requested_version(body)
+    assert gate.snapshot is not None  # admitted
     if pinned and pinned != gate.snapshot.server_info["version"]:
         # The body asks for another published version: serve that one, or say it is not there.
         gate.version = pinned
@@ -131,7 +134,7 @@ async def webtools_call(gate: Gate, send: Send) -> None:
     await respond_json(send, status, payload, gate.cors_headers())
 
 
-async def get_pinned(gate: Gate):
+async def get_pinned(gate: Gate) -> Snapshot | None:
     try:
         await gate.admit()
     except Refused as refused:

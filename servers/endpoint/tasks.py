@@ -12,7 +12,7 @@ another caller's task reads exactly like one that does not exist.
 """
 
 import asyncio
-from typing import Any
+from typing import Any, NoReturn, cast
 
 import orjson
 from django.conf import settings
@@ -37,11 +37,15 @@ from mcptasks.wire import (
 )
 
 from ..agents import longcalls
+from ..compiled.snapshot import CompiledTool
 from ..db import run as run_db
 from ..kinds.workflow import StartTask
-from .gate import start_background
+from ..snapshot import Snapshot
+from .context import SessionContext
+from .gate import Gate, start_background
 from .stateless.core import run_mrtr
 from .stateless.envelope import META_CAPABILITIES
+from .stateless.responder import StatelessCall
 
 SESSION_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
 TASK_IDS_LIMIT = 100
@@ -49,29 +53,30 @@ TASK_IDS_LIMIT = 100
 RELAY_SECONDS = 3600
 
 
-def uses_tasks(snapshot) -> bool:
+def uses_tasks(snapshot: Snapshot) -> bool:
     return any(tool.task_support != "forbidden" for tool in snapshot.tools.values())
 
 
-def _tool(snapshot, params: dict[str, Any]):
+def _tool(snapshot: Snapshot, params: dict[str, Any]) -> CompiledTool | None:
     name = params.get("name")
     return snapshot.tools.get(name) if isinstance(name, str) else None
 
 
-def _served_version(gate) -> str:
+def _served_version(gate: Gate) -> str:
+    assert gate.snapshot is not None  # admitted
     return str(gate.snapshot.server_info.get("version") or "")
 
 
 def _create(
-    gate,
-    tool,
+    gate: Gate,
+    tool: CompiledTool,
     params: dict[str, Any],
     *,
     era: str,
     capabilities: dict[str, Any],
-    ttl=None,
-    answers=None,
-):
+    ttl: int | None = None,
+    answers: dict[str, Any] | None = None,
+) -> Task:
     return lifecycle.create_task(
         gate.snapshot,
         tool.name,
@@ -85,7 +90,8 @@ def _create(
     )
 
 
-def _find(gate, task_id) -> Task:
+def _find(gate: Gate, task_id: Any) -> Task:
+    assert gate.snapshot is not None  # admitted
     return lifecycle.get_task(
         task_id,
         gate.snapshot.organization_id,
@@ -97,7 +103,7 @@ def _find(gate, task_id) -> Task:
 # -- session era (2025-11-25 core tasks) --------------------------------------------------------
 
 
-def session_capabilities(snapshot, protocol_version: str) -> dict[str, Any]:
+def session_capabilities(snapshot: Snapshot, protocol_version: str) -> dict[str, Any]:
     """initialize's capabilities: the snapshot's, plus `tasks` for a 2025-11-25 session when a
     tool of this server may run as a task."""
     capabilities = dict(snapshot.capabilities)
@@ -111,12 +117,13 @@ def wants_stream(request: Request) -> bool:
     return request.method == "tasks/result"
 
 
-async def session_call(gate, request: Request, ctx) -> dict[str, Any] | None:
+async def session_call(gate: Gate, request: Request, ctx: SessionContext) -> dict[str, Any] | None:
     """The answer to a session-era tasks/* request or task-augmented tools/call; None for a
     tools/call that runs the ordinary way."""
     params = request.params
     if request.method == "tools/call":
         return await _session_tools_call(gate, params)
+    assert gate.session is not None and gate.snapshot is not None  # an admitted session's call
     if not versions.has_core_tasks(gate.session.protocol_version):
         raise errors.method_not_found(request.method)
     task_id = params.get("taskId")
@@ -124,7 +131,7 @@ async def session_call(gate, request: Request, ctx) -> dict[str, Any] | None:
         cursor = params.get("cursor")
         if cursor is not None and not isinstance(cursor, str):
             raise errors.invalid_params("cursor must be a string")
-        page = await run_db(
+        page: dict[str, Any] = await run_db(
             lifecycle.list_tasks,
             gate.snapshot.organization_id,
             gate.credential.ident,
@@ -148,10 +155,12 @@ def _related(task: Task) -> dict[str, Any]:
     return {RELATED_TASK: {"taskId": task.id}}
 
 
-async def _session_tools_call(gate, params: dict[str, Any]) -> dict[str, Any] | None:
+async def _session_tools_call(gate: Gate, params: dict[str, Any]) -> dict[str, Any] | None:
+    assert gate.snapshot is not None  # admitted
     tool = _tool(gate.snapshot, params)
     if tool is None:
         return None
+    assert gate.session is not None  # a session-era call runs in its session
     augmented = versions.has_core_tasks(gate.session.protocol_version) and "task" in params
     if not augmented:
         if tool.task_support == "required":
@@ -182,14 +191,14 @@ async def _session_tools_call(gate, params: dict[str, Any]) -> dict[str, Any] | 
     return {**create_task_result(task, CORE_ERA), "_meta": _related(task)}
 
 
-def _token_or_none(token):
+def _token_or_none(token: Any) -> str | int | None:
     # A progress token is a string or an integer (booleans are not); anything else is ignored.
     if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
         return token
     return None
 
 
-def _progress_notification(event: dict[str, Any], token) -> dict[str, Any]:
+def _progress_notification(event: dict[str, Any], token: str | int) -> dict[str, Any]:
     params = {"progressToken": token, "progress": event.get("progress")}
     if event.get("total") is not None:
         params["total"] = event["total"]
@@ -215,7 +224,9 @@ async def _queue_on_get_stream(
     await pipe.execute()
 
 
-async def relay_status(redis: Redis, sid: str, task_id: str, progress_token=None) -> None:
+async def relay_status(
+    redis: Redis, sid: str, task_id: str, progress_token: str | int | None = None
+) -> None:
     """notifications/tasks/status on the session's GET stream until the task ends, the session
     does, or RELAY_SECONDS pass; with the call's `progress_token`, its progress too (the spec
     keeps the original request's token for the task's whole life). Best effort: a web worker
@@ -268,7 +279,7 @@ async def relay_status(redis: Redis, sid: str, task_id: str, progress_token=None
 # -- stateless era (extension io.modelcontextprotocol/tasks) ------------------------------------
 
 
-def declares_extension(capabilities) -> bool:
+def declares_extension(capabilities: Any) -> bool:
     extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
     return isinstance(extensions, dict) and isinstance(extensions.get(EXTENSION), dict)
 
@@ -282,14 +293,15 @@ def missing_extension() -> McpError:
     )
 
 
-def _require_extension(call) -> None:
+def _require_extension(call: StatelessCall) -> None:
     if not declares_extension(call.envelope.capabilities):
         raise missing_extension()
 
 
-async def stateless_tools_call(call) -> dict[str, Any]:
+async def stateless_tools_call(call: StatelessCall) -> dict[str, Any]:
     """tools/call: a task when the request declares the extension and the tool allows one; a
     `task` step in a workflow first runs what comes before it here, asking through MRTR."""
+    assert call.gate.snapshot is not None  # admitted
     tool = _tool(call.gate.snapshot, call.request.params)
     if tool is None or tool.task_support == "forbidden":
         return await run_mrtr(call)
@@ -298,11 +310,11 @@ async def stateless_tools_call(call) -> dict[str, Any]:
         if tool.task_support == "required" and not longcalls.eligible(call.gate.snapshot, tool):
             raise missing_extension()
         return await run_mrtr(call)
-    answers = {}
+    answers: dict[str, Any] = {}
     if _has_task_step(tool):
         ctx = call.context
 
-        def start_task():
+        def start_task() -> NoReturn:
             raise StartTask(dict(ctx.used_answers))
 
         ctx.start_task = start_task
@@ -322,19 +334,19 @@ async def stateless_tools_call(call) -> dict[str, Any]:
     return create_task_result(task, EXTENSION_ERA)
 
 
-def _has_task_step(tool) -> bool:
+def _has_task_step(tool: CompiledTool) -> bool:
     if tool.kind != "workflow" or not isinstance(tool.compiled, tuple):
         return False
     return any(getattr(step, "kind", None) == "task" for step in tool.compiled)
 
 
-async def stateless_get(call) -> dict[str, Any]:
+async def stateless_get(call: StatelessCall) -> dict[str, Any]:
     _require_extension(call)
     task = await run_db(_find, call.gate, call.request.params.get("taskId"))
     return task_wire(task, EXTENSION_ERA)
 
 
-async def stateless_update(call) -> dict[str, Any]:
+async def stateless_update(call: StatelessCall) -> dict[str, Any]:
     _require_extension(call)
     responses = call.request.params.get("inputResponses")
     if not isinstance(responses, dict):
@@ -344,7 +356,7 @@ async def stateless_update(call) -> dict[str, Any]:
     return {}
 
 
-async def stateless_cancel(call) -> dict[str, Any]:
+async def stateless_cancel(call: StatelessCall) -> dict[str, Any]:
     _require_extension(call)
     task = await run_db(_find, call.gate, call.request.params.get("taskId"))
     await run_db(lifecycle.cancel_task, task, EXTENSION_ERA)
@@ -354,7 +366,8 @@ async def stateless_cancel(call) -> dict[str, Any]:
 # -- subscriptions/listen {notifications: {taskIds}} --------------------------------------------
 
 
-def _own_task_ids(gate, task_ids: list[str]) -> list[str]:
+def _own_task_ids(gate: Gate, task_ids: list[str]) -> list[str]:
+    assert gate.snapshot is not None  # admitted
     found = set(
         Task.objects.filter(
             pk__in=task_ids,
@@ -366,7 +379,7 @@ def _own_task_ids(gate, task_ids: list[str]) -> list[str]:
     return [task_id for task_id in task_ids if task_id in found]
 
 
-async def listen_task_ids(gate, request: Request, requested: dict[str, Any]) -> list[str]:
+async def listen_task_ids(gate: Gate, request: Request, requested: dict[str, Any]) -> list[str]:
     """The task ids of a listen filter this caller may follow; -32021 when the request asks
     for some without declaring the extension, -32602 for a malformed list."""
     task_ids = requested.get("taskIds")
@@ -381,7 +394,8 @@ async def listen_task_ids(gate, request: Request, requested: dict[str, Any]) -> 
         raise missing_extension()
     if not task_ids:
         return []
-    return await run_db(_own_task_ids, gate, list(dict.fromkeys(task_ids)))
+    own: list[str] = await run_db(_own_task_ids, gate, list(dict.fromkeys(task_ids)))
+    return own
 
 
 def task_channels(task_ids: list[str]) -> list[str]:
@@ -392,4 +406,4 @@ def listen_notification(event: dict[str, Any]) -> dict[str, Any] | None:
     """The notifications/tasks message of a task status event (None for other events)."""
     if event.get("type") != "status":
         return None
-    return (event.get("notifications") or {}).get(EXTENSION_ERA)
+    return cast(dict[str, Any] | None, (event.get("notifications") or {}).get(EXTENSION_ERA))

@@ -38,6 +38,7 @@ STACK_ENV = {
 }
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist turns the marks into groups (tests/grouping.py)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if Path(str(item.fspath)).resolve().is_relative_to(HERE):

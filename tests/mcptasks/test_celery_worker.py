@@ -14,18 +14,38 @@ from getmcp import heartbeat
 from mcptasks.lifecycle import cancel_task, create_task, get_task, update_task
 from mcptasks.models import Task
 from mcptasks.recovery import reap
+from tests.celery_workers import SharedWorker, running_workers
 
 from .conftest import wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("clean_redis")]
 
 
+@pytest.fixture(scope="module")
+def shared_worker(django_db_setup, tmp_path_factory):
+    with running_workers(tmp_path_factory.mktemp("workers")) as start:
+        yield SharedWorker(start)
+
+
+@pytest.fixture
+def a_worker(shared_worker):
+    """A worker alive, kept for the next test of the module that only needs one."""
+    return shared_worker.alive()
+
+
+@pytest.fixture
+def start_worker(shared_worker, start_worker):
+    """Workers of this test's own: the module's shared one is stopped first, so none but these
+    can claim the test's tasks."""
+    shared_worker.stop()
+    return start_worker
+
+
 def status_of(task):
     return Task.objects.get(pk=task.pk).status
 
 
-def test_a_worker_runs_a_task_to_completion(start_worker, snapshot, org):
-    start_worker()
+def test_a_worker_runs_a_task_to_completion(a_worker, snapshot, org):
     task = create_task(snapshot, "greet", {"name": "Ann"}, "key:1", 60_000)
     wait_until(lambda: status_of(task) == Task.COMPLETED, what="completion")
     done = get_task(task.id, org.pk, "key:1")
@@ -33,8 +53,7 @@ def test_a_worker_runs_a_task_to_completion(start_worker, snapshot, org):
     assert done.attempts == 1 and done.celery_task_id
 
 
-def test_a_json_rpc_error_fails_the_task_and_a_tool_error_completes_it(start_worker, snapshot):
-    start_worker()
+def test_a_json_rpc_error_fails_the_task_and_a_tool_error_completes_it(a_worker, snapshot):
     broken = create_task(snapshot, "protocol_error_job", {}, "key:1", None)
     tool_error = create_task(snapshot, "failing_job", {}, "key:1", None)
     wait_until(lambda: status_of(broken) == Task.FAILED, what="failure")
@@ -45,8 +64,7 @@ def test_a_json_rpc_error_fails_the_task_and_a_tool_error_completes_it(start_wor
     assert tool_error.result["isError"] is True
 
 
-def test_a_task_waits_for_the_clients_answer_and_goes_on(start_worker, snapshot, org):
-    start_worker()
+def test_a_task_waits_for_the_clients_answer_and_goes_on(a_worker, snapshot, org):
     task = create_task(
         snapshot,
         "confirm_delete",
@@ -70,8 +88,7 @@ def test_a_task_waits_for_the_clients_answer_and_goes_on(start_worker, snapshot,
     assert task.input_requests == {}
 
 
-def test_a_task_needing_a_capability_the_client_lacks_fails(start_worker, snapshot):
-    start_worker()
+def test_a_task_needing_a_capability_the_client_lacks_fails(a_worker, snapshot):
     task = create_task(snapshot, "confirm_delete", {}, "key:1", None, protocol_version="2026-07-28")
     wait_until(lambda: status_of(task) == Task.FAILED, what="failure")
     task.refresh_from_db()

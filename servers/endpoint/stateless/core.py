@@ -12,6 +12,7 @@ from .results import discover
 
 
 async def run_discover(call: StatelessCall) -> dict[str, Any]:
+    assert call.gate.snapshot is not None  # admitted
     return discover(call.gate.snapshot)
 
 

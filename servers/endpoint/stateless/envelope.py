@@ -19,6 +19,8 @@ from mcp_protocol.errors import (
 )
 from mcp_protocol.jsonrpc import Request
 
+from ..gate import Gate
+
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
@@ -48,12 +50,12 @@ BASE64_WORD = re.compile(r"^=\?base64\?(.*)\?=$", re.DOTALL)
 LITERAL_HEADER = re.compile(r"^[\x20-\x7e\t]*$")
 
 
-def _meta_of(params) -> dict[str, Any] | None:
+def _meta_of(params: Any) -> dict[str, Any] | None:
     meta = params.get("_meta") if isinstance(params, dict) else None
     return meta if isinstance(meta, dict) else None
 
 
-def is_modern(gate, parsed) -> bool:
+def is_modern(gate: Gate, parsed: Any) -> bool:
     """A request with the modern `_meta` envelope (whatever version it names: the stateless
     path answers -32022 for one it does not serve), or any message but `initialize` without a
     session whose MCP-Protocol-Version header names 2026-07-28."""
@@ -75,7 +77,7 @@ def http_status(error: McpError) -> int:
     return HTTP_STATUS.get(error.code, 200)
 
 
-def refusal(code: int, message: str, data=None) -> McpError:
+def refusal(code: int, message: str, data: Any = None) -> McpError:
     return McpError(code, message, data, http_status=400)
 
 
@@ -125,7 +127,7 @@ def _check_routing_headers(headers: dict[str, Any], request: Request) -> None:
         )
 
 
-def _render_argument(value) -> str | None:
+def _render_argument(value: Any) -> str | None:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -137,7 +139,7 @@ def _render_argument(value) -> str | None:
     return None
 
 
-def header_parameters(input_schema) -> list[tuple[str, str]]:
+def header_parameters(input_schema: Any) -> list[tuple[str, str]]:
     """(property, header name) of every top-level property marked with `x-mcp-header`."""
     properties = input_schema.get("properties") if isinstance(input_schema, dict) else None
     if not isinstance(properties, dict):
@@ -151,7 +153,7 @@ def header_parameters(input_schema) -> list[tuple[str, str]]:
 
 
 def check_parameter_headers(
-    input_schema, arguments: dict[str, Any], headers: dict[str, Any]
+    input_schema: Any, arguments: dict[str, Any], headers: dict[str, Any]
 ) -> None:
     """Each `x-mcp-header` argument and its Mcp-Param-* header: both absent, or equal."""
     for name, header in header_parameters(input_schema):
@@ -192,6 +194,7 @@ def read_envelope(request: Request, headers: dict[str, Any]) -> Envelope:
     missing = [key for key in (META_VERSION, META_CAPABILITIES) if meta is None or key not in meta]
     if missing:
         raise refusal(INVALID_PARAMS, f"Missing params._meta fields: {', '.join(missing)}")
+    assert meta is not None  # without _meta, both fields are missing
     header_version = headers.get("mcp-protocol-version")
     if header_version is None:
         raise refusal(HEADER_MISMATCH, "Missing MCP-Protocol-Version header")
@@ -223,8 +226,9 @@ def read_envelope(request: Request, headers: dict[str, Any]) -> Envelope:
     return Envelope(meta)
 
 
-def check_tool_headers(gate, request: Request) -> None:
+def check_tool_headers(gate: Gate, request: Request) -> None:
     name = request.params.get("name")
+    assert gate.snapshot is not None  # admitted
     tool = gate.snapshot.tools.get(name) if isinstance(name, str) else None
     arguments = request.params.get("arguments")
     if tool is not None and isinstance(arguments, dict):

@@ -12,6 +12,7 @@ from mcp_protocol import errors, sealed_state
 from mcp_protocol.errors import InputRequired
 from mcp_protocol.jsonrpc import Request
 
+from ..gate import Gate
 from ..stateless_context import StatelessContext
 from .envelope import MRTR_METHODS
 
@@ -21,8 +22,9 @@ def _state_secret() -> bytes:
     return secret.encode()
 
 
-def _state_bind(gate, request: Request) -> dict[str, Any]:
+def _state_bind(gate: Gate, request: Request) -> dict[str, Any]:
     target = request.params.get(MRTR_METHODS[request.method])
+    assert gate.snapshot is not None  # admitted
     return {
         "server": gate.snapshot.server_id,
         "tool": f"{request.method} {target}",
@@ -36,7 +38,7 @@ def _request_digest(request: Request) -> str:
     return hashlib.sha256(orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
-def read_answers(gate, request: Request) -> dict[str, Any]:
+def read_answers(gate: Gate, request: Request) -> dict[str, Any]:
     """The client's answers so far: those sealed in requestState, then this round's."""
     params = request.params
     answers: dict[str, Any] = {}
@@ -64,7 +66,7 @@ def read_answers(gate, request: Request) -> dict[str, Any]:
 
 
 def input_required(
-    gate, request: Request, exc: InputRequired, ctx: StatelessContext
+    gate: Gate, request: Request, exc: InputRequired, ctx: StatelessContext
 ) -> dict[str, Any]:
     state = sealed_state.seal(
         {"answers": ctx.used_answers, "request": _request_digest(request)},

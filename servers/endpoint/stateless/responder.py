@@ -9,6 +9,7 @@ from mcp_protocol import sse
 from mcp_protocol.jsonrpc import Request
 from servers.endpoint.http import Headers, Send
 
+from ..gate import Gate
 from ..http import respond_json, send_chunk, start_sse
 from ..stateless_context import StatelessContext
 from .envelope import Envelope
@@ -59,7 +60,7 @@ class StatelessCall:
     __slots__ = ("gate", "request", "envelope", "context")
 
     def __init__(
-        self, gate, request: Request, envelope: Envelope, context: StatelessContext
+        self, gate: Gate, request: Request, envelope: Envelope, context: StatelessContext
     ) -> None:
         self.gate = gate
         self.request = request

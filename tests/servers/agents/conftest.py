@@ -1,5 +1,6 @@
 """A server of 300 tools imported from a generated OpenAPI document, plus a few static ones."""
 
+import uuid
 from types import SimpleNamespace
 
 import mcp_types as types
@@ -218,35 +219,44 @@ STATIC_TOOLS = [
 ]
 
 
+def make_big_server(unique: str) -> SimpleNamespace:
+    """300 imported http tools and two static ones (echo is pinned), committed."""
+    user = User.objects.create_user(f"agents-{unique}@example.com", "long enough password 1")
+    org = user.personal_organization()
+    definition = {
+        "slug": f"big-{unique}",
+        "name": "big",
+        "tools": STATIC_TOOLS,
+        "rateLimitPerMinute": 0,
+    }
+    server = import_definition(definition, org)
+    preview = parse_openapi(generated_openapi())
+    commit_import(server, preview)
+    # An import leaves its tools disabled until the owner reviews them; these are reviewed.
+    server.tools.update(enabled=True)
+    _key, raw = ApiKey.issue(org, "agents key")
+    return SimpleNamespace(
+        user=user,
+        org=org,
+        server=server,
+        slug=server.slug,
+        raw=raw,
+        tool_count=server.tools.count(),
+    )
+
+
 @pytest.fixture
 def big_server(committed, unique):
-    """300 imported http tools and two static ones (echo is pinned)."""
+    """A big server of this test's own: for a test that changes it or counts its calls."""
+    return committed(make_big_server, unique)
 
-    def make():
-        user = User.objects.create_user(f"agents-{unique}@example.com", "long enough password 1")
-        org = user.personal_organization()
-        definition = {
-            "slug": f"big-{unique}",
-            "name": "big",
-            "tools": STATIC_TOOLS,
-            "rateLimitPerMinute": 0,
-        }
-        server = import_definition(definition, org)
-        preview = parse_openapi(generated_openapi())
-        commit_import(server, preview)
-        # An import leaves its tools disabled until the owner reviews them; these are reviewed.
-        server.tools.update(enabled=True)
-        _key, raw = ApiKey.issue(org, "agents key")
-        return SimpleNamespace(
-            user=user,
-            org=org,
-            server=server,
-            slug=server.slug,
-            raw=raw,
-            tool_count=server.tools.count(),
-        )
 
-    return committed(make)
+@pytest.fixture(scope="module")
+def shared_big_server(live_database, django_db_blocker):
+    """One big server for the tests of a module that only read it and call it (importing 300
+    tools, and compiling them in the live server, is most of such a test's time)."""
+    with django_db_blocker.unblock():
+        return make_big_server(uuid.uuid4().hex[:10])
 
 
 def sdk_client(url: str, key: str, mode: str = "legacy", **callbacks) -> Client:

@@ -1,6 +1,9 @@
 """Progressive discovery through a live server with the official Python SDK: a server of 312
 tools lists only the meta-tools (and its pinned tool), search finds the right tool in the top
-3, and a call through the meta-tool is validated, logged and rate-limited like a direct one."""
+3, and a call through the meta-tool is validated, logged and rate-limited like a direct one.
+
+Tests that only read the big server and call it share one (`shared_big_server`); the two that
+change it or count its logged calls import their own (`big_server`)."""
 
 import time
 
@@ -21,10 +24,12 @@ META = {SEARCH, DESCRIBE, CALL}
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_a_server_of_300_tools_lists_only_the_meta_tools_and_its_pinned_one(
-    asgi_server, big_server, mode
+    asgi_server, shared_big_server, mode
 ):
-    assert big_server.tool_count == 312
-    async with sdk_client(asgi_server.mcp_url(big_server.slug), big_server.raw, mode) as client:
+    assert shared_big_server.tool_count == 312
+    async with sdk_client(
+        asgi_server.mcp_url(shared_big_server.slug), shared_big_server.raw, mode
+    ) as client:
         listed = await client.list_tools()
         assert {tool.name for tool in listed.tools} == META | {"echo"}
         assert listed.next_cursor is None
@@ -32,9 +37,11 @@ async def test_a_server_of_300_tools_lists_only_the_meta_tools_and_its_pinned_on
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_search_finds_the_right_tool_in_the_top_3_for_natural_queries(
-    asgi_server, big_server, mode
+    asgi_server, shared_big_server, mode
 ):
-    async with sdk_client(asgi_server.mcp_url(big_server.slug), big_server.raw, mode) as client:
+    async with sdk_client(
+        asgi_server.mcp_url(shared_big_server.slug), shared_big_server.raw, mode
+    ) as client:
         misses = []
         for query, wanted in QUERIES:
             found = await client.call_tool(SEARCH, {"query": query, "limit": 3})
@@ -45,8 +52,10 @@ async def test_search_finds_the_right_tool_in_the_top_3_for_natural_queries(
         assert misses == []
 
 
-async def test_describe_answers_one_tools_full_schema(asgi_server, big_server):
-    async with sdk_client(asgi_server.mcp_url(big_server.slug), big_server.raw) as client:
+async def test_describe_answers_one_tools_full_schema(asgi_server, shared_big_server):
+    async with sdk_client(
+        asgi_server.mcp_url(shared_big_server.slug), shared_big_server.raw
+    ) as client:
         described = await client.call_tool(DESCRIBE, {"name": "convertCurrency"})
         tool = described.structured_content["tool"]
         assert tool["name"] == "convertCurrency"
@@ -56,9 +65,11 @@ async def test_describe_answers_one_tools_full_schema(asgi_server, big_server):
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_a_client_that_asks_for_the_full_list_gets_every_tool(asgi_server, big_server, mode):
-    url = asgi_server.mcp_url(big_server.slug)
-    async with sdk_client(url, big_server.raw, mode) as client:
+async def test_a_client_that_asks_for_the_full_list_gets_every_tool(
+    asgi_server, shared_big_server, mode
+):
+    url = asgi_server.mcp_url(shared_big_server.slug)
+    async with sdk_client(url, shared_big_server.raw, mode) as client:
         names, cursor = [], None
         while True:
             page = await client.list_tools(
@@ -69,16 +80,16 @@ async def test_a_client_that_asks_for_the_full_list_gets_every_tool(asgi_server,
             if cursor is None:
                 break
         assert len(names) == 312 and not META & set(names)
-    async with sdk_client(url + "?tools=all", big_server.raw, mode) as client:
+    async with sdk_client(url + "?tools=all", shared_big_server.raw, mode) as client:
         first = await client.list_tools()
         assert len(first.tools) == 50 and first.next_cursor is not None
 
 
 async def test_the_legacy_sse_transport_has_discovery_and_the_full_list_by_url(
-    asgi_server, big_server
+    asgi_server, shared_big_server
 ):
-    url = asgi_server.mcp_url(big_server.slug) + "/sse"
-    headers = {"Authorization": f"Bearer {big_server.raw}"}
+    url = asgi_server.mcp_url(shared_big_server.slug) + "/sse"
+    headers = {"Authorization": f"Bearer {shared_big_server.raw}"}
     async with Client(sse_client(url, headers=headers), mode="legacy") as client:
         listed = await client.list_tools()
         assert {tool.name for tool in listed.tools} == META | {"echo"}
@@ -90,8 +101,10 @@ async def test_the_legacy_sse_transport_has_discovery_and_the_full_list_by_url(
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_a_meta_call_is_validated_like_a_direct_call(asgi_server, big_server, mode):
-    async with sdk_client(asgi_server.mcp_url(big_server.slug), big_server.raw, mode) as client:
+async def test_a_meta_call_is_validated_like_a_direct_call(asgi_server, shared_big_server, mode):
+    async with sdk_client(
+        asgi_server.mcp_url(shared_big_server.slug), shared_big_server.raw, mode
+    ) as client:
         called = await client.call_tool(CALL, {"name": "echo", "arguments": {"message": "hi"}})
         assert text_of(called) == "You said hi" and not called.is_error
         invalid = await client.call_tool(CALL, {"name": "echo", "arguments": {"message": 3}})
@@ -148,18 +161,20 @@ def test_meta_calls_count_against_the_rate_limit_like_direct_calls(
 
 
 def test_a_key_of_another_server_cannot_call_through_the_meta_tool(
-    committed, asgi_server, big_server
+    committed, asgi_server, shared_big_server
 ):
     from accounts.models import ApiKey
     from servers.definition import import_definition
 
     def other_key():
-        other = import_definition({"slug": f"{big_server.slug}-x", "name": "x"}, big_server.org)
-        return ApiKey.issue(big_server.org, "other server only", servers=[other])[1]
+        other = import_definition(
+            {"slug": f"{shared_big_server.slug}-x", "name": "x"}, shared_big_server.org
+        )
+        return ApiKey.issue(shared_big_server.org, "other server only", servers=[other])[1]
 
     raw = committed(other_key)
     response = httpx2.post(
-        asgi_server.mcp_url(big_server.slug),
+        asgi_server.mcp_url(shared_big_server.slug),
         json={
             "jsonrpc": "2.0",
             "id": 1,

@@ -48,10 +48,12 @@ TOOLS = [
 ]
 
 
-@pytest.fixture
-def worker(live_database, tmp_path):
-    with running_workers(tmp_path) as start:
-        yield start()
+@pytest.fixture(scope="module")
+def worker(live_database, tmp_path_factory):
+    """One Celery worker for the module: its start was most of each test's time, and every test
+    has its own tenant. A thread pool, so a task being cancelled never holds the only slot."""
+    with running_workers(tmp_path_factory.mktemp("workers")) as start:
+        yield start(concurrency=4)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 
 from accounts.models import ApiKey
 from servers.definition import import_definition
-from tests.celery_workers import running_workers, wait_until
+from tests.celery_workers import SharedWorker, running_workers, wait_until
 from tests.servers.endpoint.conftest import server_definition
 from tests.servers.endpoint.mcp_http import ACCEPT_BOTH, RawMcp, messages_of, parse_sse
 
@@ -90,8 +90,22 @@ TASK_TOOLS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def shared_worker(live_database, tmp_path_factory):
+    with running_workers(tmp_path_factory.mktemp("workers")) as start:
+        yield SharedWorker(start)
+
+
 @pytest.fixture
-def worker(live_database, tmp_path):
+def worker(shared_worker):
+    """A worker alive (tasks of each test belong to its own tenant, so sharing one is safe)."""
+    return shared_worker.alive()
+
+
+@pytest.fixture
+def own_worker(shared_worker, tmp_path):
+    """The only worker alive, started for this test: its log shows only this test's runs."""
+    shared_worker.stop()
     with running_workers(tmp_path) as start:
         yield start()
 
@@ -212,7 +226,8 @@ def test_a_call_without_the_extension_answers_inline(asgi_server, tasks_tenant):
     assert error["code"] == -32021
 
 
-def test_cancel_acknowledges_and_the_worker_stops(modern, worker):
+def test_cancel_acknowledges_and_the_worker_stops(modern, own_worker):
+    worker = own_worker
     created = modern.result("tools/call", {"name": "endless", "arguments": {}})
     wait_until(lambda: "claimed" in worker.log() or "received" in worker.log(), what="a claim")
     ack = modern.result("tasks/cancel", {"taskId": created["taskId"]})
@@ -477,10 +492,11 @@ def test_a_session_of_an_older_version_has_no_tasks(asgi_server, tasks_tenant):
 
 
 @pytest.fixture
-def no_worker():
+def no_worker(shared_worker):
     from getmcp import heartbeat
     from infra.redis import sync_client
 
+    shared_worker.stop()
     sync_client().delete(heartbeat.WORKERS_KEY)
 
 

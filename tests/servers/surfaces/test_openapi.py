@@ -1,6 +1,5 @@
 import json
 
-import pytest
 import schemathesis
 from openapi_spec_validator import validate
 
@@ -122,7 +121,6 @@ async def rest_app(scope, receive, send):
 schema = schemathesis.openapi.from_asgi("/openapi.json", rest_app)
 
 
-@pytest.mark.filterwarnings("ignore")
 @schema.parametrize()
 def test_the_rest_calls_conform_to_the_document(case):
     case.call_and_validate()
