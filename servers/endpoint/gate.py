@@ -1,6 +1,10 @@
 """Everything a request to /mcp/<slug> must pass before a method runs, in one place: Host,
 server status, Origin, the API key and its organization, the protocol version header and the
-session binding. No Redis round trip on a warm path (servers/endpoint/mirror.py), and no SQL."""
+session binding. No Redis round trip on a warm path (servers/endpoint/mirror.py), and no SQL.
+
+Over 400 lines on purpose: the checks run in one order that is part of the contract (which
+refusal a request gets when several apply), so they read top to bottom in one file; each check's
+rule lives elsewhere (servers/access.py, servers/quotas.py, auth.py, mirror.py)."""
 
 import asyncio
 import time

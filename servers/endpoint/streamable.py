@@ -1,5 +1,8 @@
 """Streamable HTTP at /mcp/<slug>: POST, GET (SSE), DELETE and OPTIONS for the session era
-(2024-11-05 .. 2025-11-25)."""
+(2024-11-05 .. 2025-11-25).
+
+Just over 400 lines: the transport's four verbs share their session and stream checks, and the
+spec reads them as one section; the stream loop, sessions and dispatch live in their own modules."""
 
 import asyncio
 import logging
