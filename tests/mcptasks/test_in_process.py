@@ -12,7 +12,7 @@ from mcp_protocol.errors import McpError
 from mcptasks.core import core_task_result
 from mcptasks.events import events_channel
 from mcptasks.lifecycle import cancel_task, create_task, update_task
-from mcptasks.models import Task
+from mcptasks.models import Task, new_task_id
 from mcptasks.runner import load_task_snapshot
 from servers.publishing import publish
 
@@ -43,9 +43,11 @@ def test_creating_a_task_returns_before_the_tool_finishes(snapshot):
 
 def test_progress_logs_and_status_changes_are_published_on_the_task_channel(snapshot):
     events = []
-    # The id is not known before the run starts, so listen to every task channel.
+    # The id is chosen first so only this task's channel is heard: Redis pub/sub channels are
+    # shared by every database, so parallel test workers' tasks publish beside this one.
+    task_id = new_task_id()
     pubsub = sync_client().pubsub()
-    pubsub.psubscribe(events_channel("*"))
+    pubsub.subscribe(events_channel(task_id))
     pubsub.get_message(timeout=1)
     task = create_task(
         snapshot,
@@ -54,6 +56,7 @@ def test_progress_logs_and_status_changes_are_published_on_the_task_channel(snap
         "key:1",
         None,
         client_capabilities={"elicitation": {}},
+        task_id=task_id,
     )
     wait_until(lambda: status_of(task) == Task.INPUT_REQUIRED, what="input_required")
     update_task(task, {"confirm": {"action": "decline"}})
@@ -61,7 +64,7 @@ def test_progress_logs_and_status_changes_are_published_on_the_task_channel(snap
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
         message = pubsub.get_message(timeout=0.2)
-        if message and message["type"] == "pmessage":
+        if message and message["type"] == "message":
             assert message["channel"].decode() == events_channel(task.id)
             events.append(orjson.loads(message["data"]))
         if [e for e in events if e.get("type") == "status"][-1:] and events[-1].get(
@@ -83,16 +86,19 @@ def test_progress_logs_and_status_changes_are_published_on_the_task_channel(snap
 
 
 def test_progress_and_log_events_reach_listeners(snapshot):
+    task_id = new_task_id()
     pubsub = sync_client().pubsub()
-    pubsub.psubscribe(events_channel("*"))
+    pubsub.subscribe(events_channel(task_id))
     pubsub.get_message(timeout=1)
-    task = create_task(snapshot, "slow_compute", {"ms": 10, "label": "p"}, "key:1", None)
+    task = create_task(
+        snapshot, "slow_compute", {"ms": 10, "label": "p"}, "key:1", None, task_id=task_id
+    )
     wait_until(lambda: status_of(task) == Task.COMPLETED, what="completion")
     kinds = {}
     deadline = time.monotonic() + 3
     while time.monotonic() < deadline and len(kinds) < 3:
         message = pubsub.get_message(timeout=0.2)
-        if message and message["type"] == "pmessage":
+        if message and message["type"] == "message":
             event = orjson.loads(message["data"])
             kinds.setdefault(event["type"], event)
     pubsub.close()
