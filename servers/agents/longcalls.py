@@ -9,6 +9,9 @@ in time: the call answers the task's result. Not done: it answers a handle, and 
 tools getmcp_task_status / getmcp_task_result / getmcp_task_cancel follow it (tasks/cancel on
 the handle works too, and so does notifications/cancelled while the call waits).
 
+The 2026-07-28 era refuses a `required` tool to a client without the extension (-32021,
+SEP-2663; servers/endpoint/tasks.py) before it gets here, so only its optional tools wait.
+
 Tools whose workflow has a `task` step keep their own protocol (they ask before the task), and
 an optional tool with no worker alive runs inline as before.
 """

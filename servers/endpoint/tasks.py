@@ -36,7 +36,6 @@ from mcptasks.wire import (
     task_wire,
 )
 
-from ..agents import longcalls
 from ..compiled.snapshot import CompiledTool
 from ..db import run as run_db
 from ..kinds.workflow import StartTask
@@ -306,8 +305,10 @@ async def stateless_tools_call(call: StatelessCall) -> dict[str, Any]:
     if tool is None or tool.task_support == "forbidden":
         return await run_mrtr(call)
     if not declares_extension(call.envelope.capabilities):
-        # A client without the extension may still wait for the task (servers/agents/).
-        if tool.task_support == "required" and not longcalls.eligible(call.gate.snapshot, tool):
+        # SEP-2663: a tool that must run as a task is refused to a client without the extension
+        # (-32021), long calls or not; an optional one may still wait for its task
+        # (servers/agents/longcalls.py).
+        if tool.task_support == "required":
             raise missing_extension()
         return await run_mrtr(call)
     answers: dict[str, Any] = {}
