@@ -211,6 +211,14 @@ run_authorization() {
     [ -n "$url" ] || ! kill -0 "$suite_pid" 2>/dev/null || { sleep 0.25; continue; }
     break
   done
+  # The suite prints the URL before its callback server listens: a browser faster than that
+  # would deliver the code to nobody, and the suite would wait its 5 minutes for it.
+  if [ -n "$url" ]; then
+    for _ in $(seq 240); do
+      grep -q "Callback server started" "$RESULTS/$name.log" || ! kill -0 "$suite_pid" 2>/dev/null || { sleep 0.25; continue; }
+      break
+    done
+  fi
   if [ -n "$url" ]; then
     "$PY" scripts/oauth_browser.py --url "$url" --email "$CONFORMANCE_OWNER" \
       --password "$OWNER_PASSWORD" --redirect-prefix "http://127.0.0.1:$port/callback" \
