@@ -180,13 +180,16 @@ class BoundedValidator:
     """A validator whose `iter_errors` answers within a time budget, for instances of bounded
     depth; going over either is reported as one validation error at the root."""
 
-    __slots__ = ("schema", "_validator")
+    __slots__ = ("schema", "_validator", "_flat")
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
         self._validator = _LinearValidator(schema, registry=_OFFLINE, format_checker=_FORMATS)
+        self._flat = flat_object_schema(schema)
 
     def iter_errors(self, instance: Any) -> list[ValidationError]:
+        if self._flat is not None and self._flat.accepts(instance):
+            return []
         if depth_exceeds(instance, MAX_JSON_DEPTH):
             return [ValidationError(f"nested deeper than {MAX_JSON_DEPTH} levels")]
         # The budget is CPU time of this thread, not wall time: a tenant's schema is stopped
@@ -211,6 +214,86 @@ class BoundedValidator:
 
     def is_valid(self, instance: Any) -> bool:
         return not self.iter_errors(instance)
+
+
+# The JSON types a flat schema's property may name, and the Python values that are surely of
+# that type (exact types only: a float like 1.0, which 2020-12 counts as an integer, or any
+# subclass is left to the full validator).
+_FLAT_TYPES: dict[str | None, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+    None: (str, int, float, bool, type(None)),  # no `type`: any scalar
+}
+_SCALARS = _FLAT_TYPES[None]
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment"})
+_FLAT_OBJECT_KEYWORDS = _ANNOTATIONS | {"type", "properties", "required", "additionalProperties"}
+
+
+class FlatObjectSchema:
+    """The most common tool input schema, an object of scalar properties (`type`, `properties`
+    of scalar types, `required`, `additionalProperties: false`), checked without jsonschema.
+
+    `accepts` only ever answers True for an instance the full validator finds valid: an object
+    whose every value is a scalar (so no depth to check), that has every required property,
+    whose declared properties have exactly the declared type, and with no undeclared property
+    when they are forbidden. Anything else (False) goes to the full validator, which finds the
+    errors and words them. Its work is bounded by the schema, as the validator's is."""
+
+    __slots__ = ("properties", "required", "closed")
+
+    def __init__(
+        self, properties: dict[str, tuple[type, ...]], required: tuple[str, ...], closed: bool
+    ) -> None:
+        self.properties = properties
+        self.required = required
+        self.closed = closed
+
+    def accepts(self, instance: Any) -> bool:
+        if type(instance) is not dict:
+            return False
+        for name in self.required:
+            if name not in instance:
+                return False
+        properties = self.properties
+        for key, value in instance.items():
+            kinds = properties.get(key)
+            if kinds is None:
+                if self.closed or type(value) not in _SCALARS:
+                    return False
+            elif type(value) not in kinds:
+                return False
+        return True
+
+
+def flat_object_schema(schema: Any) -> FlatObjectSchema | None:
+    """The schema as a FlatObjectSchema, or None when it uses anything beyond that shape."""
+    if not isinstance(schema, dict) or not set(schema) <= _FLAT_OBJECT_KEYWORDS:
+        return None
+    if schema.get("type") != "object":
+        return None
+    additional = schema.get("additionalProperties", True)
+    if additional is not False and "additionalProperties" in schema:
+        return None  # `true` makes the validator walk every key: left to it, budget and all
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        return None
+    if not all(isinstance(name, str) for name in required):
+        return None
+    kinds: dict[str, tuple[type, ...]] = {}
+    for name, subschema in properties.items():
+        if not isinstance(subschema, dict) or not set(subschema) <= _ANNOTATIONS | {"type"}:
+            return None
+        declared = subschema.get("type")
+        if "type" in subschema and not isinstance(declared, str):
+            return None  # a list of types, or a broken schema: the validator says what it means
+        if declared not in _FLAT_TYPES:
+            return None
+        kinds[name] = _FLAT_TYPES[declared]
+    return FlatObjectSchema(kinds, tuple(required), closed=additional is False)
 
 
 def validator_for(schema: dict[str, Any]) -> BoundedValidator:

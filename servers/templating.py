@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-from jinja2 import ChainableUndefined, TemplateError, TemplateSyntaxError, Undefined
+from jinja2 import ChainableUndefined, TemplateError, TemplateSyntaxError, Undefined, nodes
 
 from mcp_protocol.errors import ToolError
 
@@ -93,7 +93,18 @@ def _compile_string(text: str) -> Callable[[dict], Any]:
             f"Template syntax error in {_short(text)!r}: {exc.message}"
         ) from exc
 
+    bare = _bare_name(text, expression) if single else None
+
     def render(variables: dict) -> Any:
+        # `{{ name }}` of a string argument: the string itself, without the sandbox's context,
+        # budget and conversions, which give exactly that (check_weight and _plain pass a str
+        # through). Any other value, a missing name, or an argument named `self` (which jinja's
+        # expression call refuses) takes the full path below. Variables are JSON objects, so
+        # every key is a string, as `expression(**variables)` requires.
+        if bare is not None and "self" not in variables:
+            value = variables.get(bare)
+            if type(value) is str:
+                return value
         try:
             with template_limits.budget():
                 if single:
@@ -111,6 +122,23 @@ def _compile_string(text: str) -> Callable[[dict], Any]:
             raise ToolError(f"Template {_short(text)!r} failed: {exc}") from exc
 
     return render
+
+
+def _bare_name(text: str, expression: Callable[..., Any]) -> str | None:
+    """The variable a single-expression template is made of (`{{ text }}`), when evaluating it
+    gives that variable's value itself: checked once here by evaluating it over a probe, so a
+    name jinja treats specially (`self`, a constant such as `none`) never qualifies."""
+    body = ENV.parse(text).body
+    if len(body) != 1 or not isinstance(body[0], nodes.Output) or len(body[0].nodes) != 1:
+        return None
+    node = body[0].nodes[0]
+    if not isinstance(node, nodes.Name):
+        return None
+    probe = object()
+    try:
+        return node.name if expression(**{node.name: probe}) is probe else None
+    except Exception:
+        return None
 
 
 def _render_bounded(template, variables: dict) -> str:

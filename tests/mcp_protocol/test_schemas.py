@@ -52,3 +52,88 @@ def test_a_schema_seen_before_is_meta_validated_once_per_process(monkeypatch):
     assert schemas.schema_problems(broken) and schemas.schema_problems(broken)
     assert checked == [first, broken]
     assert schemas.schema_problems(broken)[0][0] == ".properties.q.type"
+
+
+# -- the flat-object fast path -----------------------------------------------------------------
+
+FLAT_SCHEMAS = [
+    {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    {"type": "object", "properties": {"n": {"type": "integer"}, "x": {"type": "number"}}},
+    {
+        "type": "object",
+        "properties": {"b": {"type": "boolean", "description": "a flag"}, "z": {"type": "null"}},
+        "required": ["b"],
+        "additionalProperties": False,
+    },
+    {"type": "object", "properties": {"any": {"title": "anything scalar"}}},
+    {"type": "object"},
+]
+NOT_FLAT_SCHEMAS = [
+    {"type": "object", "properties": {"s": {"type": "string", "minLength": 2}}},
+    {"type": "object", "properties": {"s": {"type": ["string", "null"]}}},
+    {"type": "object", "properties": {"s": {"type": "string", "format": "email"}}},
+    {"type": "object", "properties": {"o": {"type": "object"}}},
+    {"type": "object", "additionalProperties": True},
+    {"type": "object", "additionalProperties": {"type": "string"}},
+    {"type": "object", "patternProperties": {"^a": {"type": "string"}}},
+    {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"},
+    {"properties": {"text": {"type": "string"}}},
+    {"type": "object", "required": "text"},
+]
+INSTANCES = [
+    {},
+    {"text": "hi"},
+    {"text": 1},
+    {"text": None},
+    {"text": "hi", "extra": "x"},
+    {"text": "hi", "extra": {"deep": [1, 2]}},
+    {"n": 1, "x": 1.5},
+    {"n": 1.0},
+    {"n": True},
+    {"x": True},
+    {"x": 2},
+    {"b": False},
+    {"b": 0},
+    {"b": True, "z": None},
+    {"b": True, "z": 0},
+    {"b": True, "other": 1},
+    {"any": [1]},
+    {"any": "s"},
+    [],
+    "text",
+    None,
+]
+
+
+def full_errors(schema, instance):
+    """What the validator answers without the fast path."""
+    validator = validator_for(schema)
+    validator._flat = None
+    return [error.message for error in validator.iter_errors(instance)]
+
+
+def test_schemas_of_scalar_properties_take_the_fast_path_and_others_do_not():
+    from mcp_protocol.schemas import flat_object_schema
+
+    assert all(flat_object_schema(schema) is not None for schema in FLAT_SCHEMAS)
+    assert all(flat_object_schema(schema) is None for schema in NOT_FLAT_SCHEMAS)
+
+
+def test_the_fast_path_accepts_only_what_the_full_validator_finds_valid():
+    from mcp_protocol.schemas import flat_object_schema
+
+    accepted = 0
+    for schema in FLAT_SCHEMAS:
+        flat = flat_object_schema(schema)
+        for instance in INSTANCES:
+            if flat.accepts(instance):
+                accepted += 1
+                assert full_errors(schema, instance) == [], (schema, instance)
+    assert accepted >= 10  # the path is taken, not merely safe
+
+
+def test_every_schema_answers_with_or_without_the_fast_path_the_same_errors():
+    for schema in FLAT_SCHEMAS + NOT_FLAT_SCHEMAS:
+        for instance in INSTANCES:
+            fast = [error.message for error in validator_for(schema).iter_errors(instance)]
+            assert fast == full_errors(schema, instance), (schema, instance)

@@ -94,3 +94,64 @@ def test_rendering_one_call_does_not_change_what_the_next_call_sees():
     first = render({"a": 1})
     first["list"].append("mutated")
     assert render({"a": 2}) == {"list": [2]}
+
+
+def jinja_only(text):
+    """The renderer of `text` without the bare-name shortcut, for comparison."""
+    from servers import templating
+
+    templating._compile_string.cache_clear()
+    original = templating._bare_name
+    templating._bare_name = lambda text, expression: None
+    try:
+        return templating._compile_string(text)
+    finally:
+        templating._bare_name = original
+        templating._compile_string.cache_clear()
+
+
+def test_a_template_of_one_name_renders_exactly_as_jinja_renders_it():
+    from servers.templating import _compile_string
+
+    variables = [
+        {"text": "hello"},
+        {"text": ""},
+        {"text": "{{ not rendered again }}"},
+        {"text": 3},
+        {"text": 1.5},
+        {"text": None},
+        {"text": True},
+        {"text": ["a", {"b": 1}]},
+        {"text": {"k": "v"}},
+        {},
+        {"other": "x"},
+        {"text": "hi", "range": "shadowed"},
+        {"range": "shadowed"},
+    ]
+    for text in ("{{ text }}", "{{text}}", "{{ range }}", "{{ none }}", "{{ true }}"):
+        fast, slow = _compile_string(text), jinja_only(text)
+        for each in variables:
+            got, expected = fast(dict(each)), slow(dict(each))
+            assert got == expected and type(got) is type(expected), (text, each)
+
+
+def test_an_argument_named_self_fails_the_same_way_with_or_without_the_shortcut():
+    from servers.templating import _compile_string
+
+    for render in (_compile_string("{{ text }}"), jinja_only("{{ text }}")):
+        with pytest.raises(ToolError, match="failed"):
+            render({"text": "hi", "self": "me"})
+
+
+def test_only_a_plain_variable_is_a_bare_name():
+    from servers.templating import ENV, _bare_name
+
+    def bare(text):
+        expression = ENV.compile_expression(text[2:-2], undefined_to_none=False)
+        return _bare_name(text, expression)
+
+    assert bare("{{ text }}") == "text"
+    assert bare("{{ self }}") is None
+    assert bare("{{ none }}") is None
+    assert bare("{{ text|upper }}") is None
+    assert bare("{{ a.b }}") is None
