@@ -10,10 +10,8 @@ import asyncio
 import time
 from collections.abc import Coroutine, Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.http.request import split_domain_port, validate_host
 from redis.asyncio import Redis
 
 from infra import keys as rkeys
@@ -26,6 +24,7 @@ from ..models import accepts_api_key, accepts_oauth
 from ..snapshot import DefinitionError, Snapshot, get_snapshot
 from . import auth, usage
 from .context import SessionContext
+from .hosts import host_allowed, origin_allowed
 from .http import Headers, HttpRequest, Send, respond_json
 from .mirror import mirror
 from .sessions import Session
@@ -67,20 +66,6 @@ class Refused(Exception):
     async def send(self, send: Send, extra_headers: Headers = ()) -> None:
         body = {"jsonrpc": "2.0", "id": self.request_id, "error": self.error.to_dict()}
         await respond_json(send, self.status, body, [*self.headers, *extra_headers])
-
-
-def host_allowed(host: str) -> bool:
-    domain, _port = split_domain_port(host)
-    return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
-
-
-def origin_allowed(origin: str, host: str, allowed_origins: Iterable[str]) -> bool:
-    if origin in settings.MCP_ALLOWED_ORIGINS or origin in allowed_origins:
-        return True
-    if "*" in settings.MCP_ALLOWED_ORIGINS or "*" in allowed_origins:
-        return True
-    parts = urlsplit(origin)
-    return parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower()
 
 
 class Gate:

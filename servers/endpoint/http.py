@@ -69,21 +69,23 @@ class HttpRequest:
             raise BodyTooLarge()
         chunks, size = [], 0
         deadline = asyncio.get_running_loop().time() + settings.HTTP_BODY_TIMEOUT_SECONDS
-        while True:
-            remaining = deadline - asyncio.get_running_loop().time()
-            try:
-                message = await asyncio.wait_for(self.receive(), max(remaining, 0))
-            except TimeoutError:
-                raise BodyTimeout() from None
-            if message["type"] == "http.disconnect":
-                break
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                raise BodyTooLarge()
-            chunks.append(chunk)
-            if not message.get("more_body"):
-                break
+        # One timer around the whole read (asyncio.timeout_at), not wait_for per message: on
+        # Python 3.11 wait_for wraps each receive in a task of its own, a tenth of a warm call.
+        try:
+            async with asyncio.timeout_at(deadline):
+                while True:
+                    message = await self.receive()
+                    if message["type"] == "http.disconnect":
+                        break
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > limit:
+                        raise BodyTooLarge()
+                    chunks.append(chunk)
+                    if not message.get("more_body"):
+                        break
+        except TimeoutError:
+            raise BodyTimeout() from None
         self.body = b"".join(chunks)
         return self.body
 

@@ -109,3 +109,31 @@ def test_a_body_that_does_not_arrive_in_time_gets_a_408_and_frees_the_connection
     mcp.close()
     django.close()
     assert httpx2.get(f"{server.url}/login/", timeout=10).status_code == 200
+
+
+def test_a_kept_alive_connection_gets_the_whole_header_deadline_again_after_each_response(stack):
+    server, tenant = stack.server, stack.tenant
+    sock = socket.create_connection(("127.0.0.1", server.port))
+    time.sleep(HEADER_TIMEOUT * 0.6)  # most of the first wait used up before the request
+    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    sock.settimeout(5)
+    answer = b""
+    while not answer.rstrip().endswith(b"}"):
+        answer += sock.recv(4096)
+    answered = time.monotonic()
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+    sock.sendall(f"GET /mcp/{tenant['slug']} HTTP/1.1\r\nHost: localhost\r\n".encode())
+    closed = None
+    while closed is None and time.monotonic() < answered + HEADER_TIMEOUT + 5:
+        if _closed_by_peer(sock):
+            closed = time.monotonic() - answered
+            break
+        try:
+            sock.sendall(b"X-Slow: 1\r\n")
+        except OSError:
+            closed = time.monotonic() - answered
+        time.sleep(0.1)
+    sock.close()
+    # Not at the first wait's deadline (0.4 x the timeout after the answer), but a whole
+    # timeout after the answer.
+    assert closed is not None and HEADER_TIMEOUT - 0.3 < closed < HEADER_TIMEOUT + 3, closed
