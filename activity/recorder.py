@@ -18,12 +18,12 @@ are cut. Error texts are truncated and scrubbed of anything shaped like a creden
 
 import atexit
 import ipaddress
+import itertools
 import logging
 import os
 import re
 import threading
 import time
-import uuid
 from collections import deque
 from datetime import datetime
 
@@ -64,6 +64,7 @@ _start_lock = threading.Lock()
 _flush_lock = threading.Lock()
 _flusher: threading.Thread | None = None
 _flusher_pid: int | None = None
+_pid = os.getpid()  # this process's id, renewed in a forked child (_forget_parent_rows)
 
 
 def record_call(
@@ -102,7 +103,7 @@ def record_call(
     _buffer.append(
         _storable(
             {
-                "uid": uuid.uuid4().hex,
+                "uid": _new_uid(),
                 "at": at if at is not None else time.time(),
                 "organization_id": organization_id,
                 "server_id": server_id,
@@ -128,7 +129,9 @@ def record_call(
             }
         )
     )
-    if len(_buffer) >= BATCH_ROWS:
+    if len(_buffer) >= BATCH_ROWS and not _wake.is_set():
+        # Once set it stays set until the flusher wakes: setting it again for every row while
+        # the flusher pushes took the event's lock and notified nobody, per call.
         _wake.set()
     _ensure_flusher()
 
@@ -157,12 +160,43 @@ _TEXT_LIMITS = {
 }
 
 
+def _new_uid() -> str:
+    """A row's unique id: 96 random bits drawn once per 2**32 rows (and again in a forked
+    child), then a counter; as unique as uuid4().hex, the 32 hex digits of a UUID, without a
+    getrandom() system call and a UUID object per call."""
+    global _uid_prefix, _uid_count
+    number = next(_uid_count)
+    if number >= 1 << 32:
+        _uid_prefix, _uid_count = os.urandom(12).hex(), itertools.count(1)
+        number = 0
+    return f"{_uid_prefix}{number:08x}"
+
+
+_uid_prefix = os.urandom(12).hex()
+_uid_count = itertools.count()
+
+# Client address -> its canonical text (or None): a client sends many calls from one address.
+_ADDRESSES_SEEN: dict[str, str | None] = {}
+MAX_ADDRESSES_SEEN = 1024
+
+
 def _ip_or_none(value) -> str | None:
+    if not value:
+        return None
+    try:
+        return _ADDRESSES_SEEN[value]
+    except (KeyError, TypeError):
+        pass
     # One malformed address would make Postgres refuse the whole batch it lands in.
     try:
-        return str(ipaddress.ip_address(value)) if value else None
+        address = str(ipaddress.ip_address(value))
     except ValueError:
-        return None
+        address = None
+    if isinstance(value, str):
+        if len(_ADDRESSES_SEEN) >= MAX_ADDRESSES_SEEN:
+            _ADDRESSES_SEEN.clear()
+        _ADDRESSES_SEEN[value] = address
+    return address
 
 
 def redact_arguments(arguments, keep: bool = False):
@@ -257,7 +291,7 @@ def pending() -> int:
 
 def _ensure_flusher() -> None:
     global _flusher, _flusher_pid
-    pid = os.getpid()
+    pid = _pid  # os.getpid() is a system call per row; the fork hook keeps this one current
     if _flusher is not None and _flusher_pid == pid and _flusher.is_alive():
         return
     with _start_lock:
@@ -281,10 +315,13 @@ def _flush_forever() -> None:
 
 
 def _forget_parent_rows() -> None:
-    # A forked worker would otherwise push its parent's rows a second time.
-    global _flusher
+    # A forked worker would otherwise push its parent's rows a second time, and draw its row
+    # ids from its parent's sequence.
+    global _flusher, _uid_prefix, _uid_count, _pid
     _buffer.clear()
     _flusher = None
+    _pid = os.getpid()
+    _uid_prefix, _uid_count = os.urandom(12).hex(), itertools.count()
 
 
 def _flush_at_exit() -> None:

@@ -12,6 +12,8 @@ NUL_ESCAPE = "\\u0000"
 def storable_text(text: str) -> str:
     if "\x00" in text:
         text = text.replace("\x00", NUL_ESCAPE)
+    if text.isascii():
+        return text  # no surrogate: encodes as it is (and isascii reads one flag, no copy)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
