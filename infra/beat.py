@@ -32,11 +32,13 @@ _beats: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Beat]" = weakref.W
 class Doorbell:
     """A wake-up for one waiting task; rings before the wait are not lost (they coalesce)."""
 
-    __slots__ = ("_rung", "_waiter")
+    __slots__ = ("_loop", "_rung", "_waiter")
 
     def __init__(self) -> None:
         self._rung = False
         self._waiter: asyncio.Future | None = None
+        # Kept from the first wait: asyncio.get_running_loop() makes a getpid() system call.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def ring(self) -> None:
         self._rung = True
@@ -47,7 +49,9 @@ class Doorbell:
     async def wait(self) -> None:
         """Return at the next ring, or at once if it rang since the last wait returned."""
         if not self._rung:
-            self._waiter = asyncio.get_running_loop().create_future()
+            if self._loop is None:
+                self._loop = asyncio.get_running_loop()
+            self._waiter = self._loop.create_future()
             try:
                 await self._waiter
             finally:

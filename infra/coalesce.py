@@ -45,8 +45,9 @@ class Coalescer:
     def __init__(self, client, deadline: float | None = None) -> None:
         self.redis = client
         self.deadline = deadline
-        self._queue: list[tuple[tuple, dict, asyncio.Future]] = []
-        self._shared: dict[tuple, asyncio.Future] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: list[tuple[tuple, dict, list[asyncio.Future]]] = []
+        self._shared: dict[tuple, list[asyncio.Future]] = {}
         self._flusher: asyncio.Task | None = None
         self.batches = 0  # pipelines sent so far
 
@@ -56,19 +57,24 @@ class Coalescer:
 
     def submit(self, *args, shared: bool = False, **options) -> asyncio.Future:
         """`execute` as a future: several of them gathered cost no task each."""
+        if self._loop is None:
+            # Kept: asyncio.get_running_loop() makes a getpid() system call each time, and ten
+            # thousand streams ask here at every turn.
+            self._loop = asyncio.get_running_loop()
+        future = self._loop.create_future()
         if shared:
-            future = self._shared.get(args)
-            if future is None:
-                future = self._shared[args] = self._queue_command(args, options)
-            # Shielded: one asker going away must not cancel the reply the others wait for.
-            return asyncio.shield(future)
-        return self._queue_command(args, options)
-
-    def _queue_command(self, args: tuple, options: dict) -> asyncio.Future:
-        future = asyncio.get_running_loop().create_future()
-        self._queue.append((args, options, future))
+            askers = self._shared.get(args)
+            if askers is not None:
+                # Each asker has its own future (one going away cancels only its own), all
+                # answered from the one reply: cheaper than a shield per asker.
+                askers.append(future)
+                return future
+            askers = self._shared[args] = [future]
+        else:
+            askers = [future]
+        self._queue.append((args, options, askers))
         if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.get_running_loop().create_task(self._flush())
+            self._flusher = self._loop.create_task(self._flush())
         return future
 
     async def _flush(self) -> None:
@@ -91,23 +97,27 @@ class Coalescer:
             async with asyncio.timeout(self.deadline):
                 replies = await pipe.execute(raise_on_error=False)
         except TimeoutError:
-            exc = redis.TimeoutError("Timeout reading a batch of commands")
-            for _, _, future in chunk:
-                if not future.done():
-                    future.set_exception(exc)
+            _fail(chunk, redis.TimeoutError("Timeout reading a batch of commands"))
             return
         except Exception as exc:  # noqa: BLE001 - the whole pipeline failed: every asker hears it
-            for _, _, future in chunk:
-                if not future.done():
-                    future.set_exception(exc)
+            _fail(chunk, exc)
             return
-        for (_, _, future), reply in zip(chunk, replies, strict=True):
-            if future.done():  # the asker was cancelled (its client went away)
-                continue
-            if isinstance(reply, Exception):
-                future.set_exception(reply)
-            else:
-                future.set_result(reply)
+        for (_, _, askers), reply in zip(chunk, replies, strict=True):
+            failed = isinstance(reply, Exception)
+            for future in askers:
+                if future.done():  # the asker was cancelled (its client went away)
+                    continue
+                if failed:
+                    future.set_exception(reply)
+                else:
+                    future.set_result(reply)
+
+
+def _fail(chunk, exc: BaseException) -> None:
+    for _, _, askers in chunk:
+        for future in askers:
+            if not future.done():
+                future.set_exception(exc)
 
 
 def coalescer() -> Coalescer:

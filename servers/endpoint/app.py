@@ -102,9 +102,11 @@ class McpApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                from getmcp import embedded_beat
+                from getmcp import embedded_beat, gc_policy
 
                 embedded_beat.start()
+                # Last: what start-up built is frozen out of every later collection.
+                gc_policy.apply()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.shutdown()

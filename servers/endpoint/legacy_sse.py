@@ -53,9 +53,11 @@ async def _serve_stream(gate: Gate, send: Send, slot: stream_limits.Slot) -> Non
         endpoint += "&tools=all"  # the stream's URL asked for every tool; so do its POSTs
     prelude = sse.event(endpoint.encode(), event_type="endpoint")
 
+    batch, session_key = coalescer(), rkeys.session(session.sid)
+
     async def session_alive() -> bool:
         # With every other stream's check of this turn: one pipeline (infra/coalesce.py).
-        return bool(await coalescer().execute("EXISTS", rkeys.session(session.sid), shared=True))
+        return bool(await batch.execute("EXISTS", session_key))
 
     try:
         await streams.serve_get_stream(

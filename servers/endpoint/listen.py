@@ -88,16 +88,21 @@ def tagged(
     return notification_message(method, params)
 
 
-async def still_admitted(gate: Gate) -> errors.McpError | None:
+def credential_digest(gate: Gate) -> str | None:
+    """The digest a stream's API key is cached under (None without a key): computed once per
+    stream, not at every turn."""
+    token = auth.bearer_token(gate.request.header("authorization"))
+    return auth.digest(token) if token and gate.credential.key_id is not None else None
+
+
+async def still_admitted(gate: Gate, digest: str | None) -> errors.McpError | None:
     """Why a long-lived stream may no longer go on (its server paused, unpublished or deleted,
     its key revoked, expired or narrowed), or None. Checked between events, on Redis only unless
-    a generation moved."""
+    a generation moved. `digest` is `credential_digest(gate)`."""
     # Asked with every other stream's question of this turn: one pipeline (infra/coalesce.py).
     batch = coalescer()
     asks = [batch.submit("GET", rkeys.server_generation(gate.slug), shared=True)]
     credential = gate.credential
-    token = auth.bearer_token(gate.request.header("authorization"))
-    digest = auth.digest(token) if token and credential.key_id is not None else None
     if digest is not None:
         asks.append(batch.submit("GET", rkeys.key_generation(digest), shared=True))
     replies = await asyncio.gather(*asks)
@@ -183,6 +188,7 @@ async def _follow(
     gone.add_done_callback(lambda _t: bell.ring())
     # No timer of its own: the stream's chores come at its turn on the process's clock.
     ticket = streams.stream_beat().ticket(bell)
+    digest = credential_digest(gate)
     try:
         await start_sse(send, headers)
         ack = tagged(
@@ -196,7 +202,7 @@ async def _follow(
                 return
             if ticket.take_turn():
                 await slot.renew_if_due()
-                refusal = await still_admitted(gate)
+                refusal = await still_admitted(gate, digest)
                 if refusal is not None:
                     # The stream ends with the listen request's own response, an error here.
                     final = error_message(request.id, refusal)

@@ -83,10 +83,12 @@ class Slot:
         self.keys = keys
         self.lease = secrets.token_hex(8)
         self.renewed = 0.0
+        # Read once: settings are a lazy object, and ten thousand streams renew at every turn.
+        self.lease_seconds = lease_seconds()
 
     async def take(self, limits: list[tuple[str, int]]) -> None:
         now = time.time()
-        lease = lease_seconds()
+        lease = self.lease_seconds
         pipe = self.shared.pipeline(transaction=True)
         for key in self.keys:
             pipe.zremrangebyscore(key, "-inf", now)
@@ -103,7 +105,7 @@ class Slot:
     async def renew_if_due(self) -> None:
         """Called at the stream's keep-alive turns; renews the lease once a third of it has
         passed, together with every other stream's renewal of this turn (infra/coalesce.py)."""
-        lease = lease_seconds()
+        lease = self.lease_seconds
         if time.monotonic() - self.renewed < lease / 3:
             return
         self.renewed = time.monotonic()

@@ -386,9 +386,11 @@ async def handle_get(gate: Gate, send: Send) -> None:
         cursor = cast(bytes | None, await gate.redis.hget(rkeys.session(session.sid), "gc"))
         start = cursor.decode() if cursor else "0-0"
 
+    batch, session_key = coalescer(), rkeys.session(session.sid)
+
     async def session_alive() -> bool:
         # With every other stream's check of this turn: one pipeline (infra/coalesce.py).
-        return bool(await coalescer().execute("EXISTS", rkeys.session(session.sid), shared=True))
+        return bool(await batch.execute("EXISTS", session_key))
 
     async with stream_limits.open_stream(gate, session_id=session.sid) as slot:
         await streams.serve_get_stream(

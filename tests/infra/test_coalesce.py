@@ -71,3 +71,32 @@ async def test_a_shared_question_asked_by_many_is_sent_once_per_batch(unique):
     assert replies == [5] * 300
     assert after - before == 1
     await client.delete(key)
+
+
+async def test_an_asker_of_a_shared_question_that_went_away_leaves_the_others_answered(unique):
+    client = async_client()
+    batch = Coalescer(client)
+    key = f"coalesce:{unique}"
+    await client.set(key, "shared")
+    first = asyncio.ensure_future(batch.execute("GET", key, shared=True))
+    leaving = asyncio.ensure_future(batch.execute("GET", key, shared=True))
+    last = asyncio.ensure_future(batch.execute("GET", key, shared=True))
+    leaving.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await leaving
+    assert await first == b"shared"
+    assert await last == b"shared"
+    await client.delete(key)
+
+
+async def test_a_failing_shared_command_fails_every_one_of_its_askers(unique):
+    client = async_client()
+    batch = Coalescer(client)
+    key = f"coalesce:{unique}"
+    await client.set(key, "a string")
+    replies = await asyncio.gather(
+        *(batch.execute("XREAD", "STREAMS", key, "0-0", shared=True) for _ in range(3)),
+        return_exceptions=True,
+    )
+    assert all(isinstance(reply, redis.ResponseError) for reply in replies)
+    await client.delete(key)
