@@ -142,6 +142,13 @@ SECURITY_RECHECK_SECONDS = float(os.environ.get("SECURITY_RECHECK_SECONDS", "2")
 # this often, so a change Redis saw is enforced everywhere within this bound even when its
 # announcement was lost (servers/endpoint/mirror.py, docs/scaling.md). 0 turns the mirror off.
 MCP_STATE_MAX_STALE_SECONDS = float(os.environ.get("MCP_STATE_MAX_STALE_SECONDS", "1"))
+# The mirror keeps re-reading (in the background, batched) every server and key used in this
+# window, so a call to any of them finds its state fresh however rarely each is called; at most
+# MCP_STATE_MIRROR_SIZE entries of each kind (servers, keys, sessions), least recently used
+# dropped first. Sessions are kept only while used within the bound (their re-read refreshes
+# their idle expiry).
+MCP_STATE_KEEP_SECONDS = float(os.environ.get("MCP_STATE_KEEP_SECONDS", "300"))
+MCP_STATE_MIRROR_SIZE = int(os.environ.get("MCP_STATE_MIRROR_SIZE", "20000"))
 CHANGE_LOG_RETENTION_HOURS = int(os.environ.get("CHANGE_LOG_RETENTION_HOURS", "24"))
 
 AUTH_USER_MODEL = "accounts.User"

@@ -14,11 +14,14 @@ read. So the bound holds whatever happens to pub/sub:
 - every change of that state is announced on the channel (servers/state_events.py); the
   subscriber drops the entry it names at once, and a change made in this process drops it
   before the call that made it returns;
-- a refresher task re-reads, every REFRESH_FRACTION of the bound, in one round trip, every
-  entry used since its last pass (and refreshes those sessions' idle expiry: the batched
-  replacement of the EXPIRE each request used to send), so a lost announcement is corrected
-  within the bound and entries in use never expire on the request path; entries not used for
-  a bound are dropped, so the mirror holds only what was used in the last second or so;
+- a refresher task re-reads, every REFRESH_FRACTION of the bound, every server and key used
+  in the last MCP_STATE_KEEP_SECONDS (in batched Lua reads of CHUNK entries, one round trip
+  each) and every session used since its last pass (refreshing those sessions' idle expiry:
+  the batched replacement of the EXPIRE each request used to send), so a lost announcement is
+  corrected within the bound and a server or key used in the last few minutes is found fresh
+  by its next call, however rarely each is called (10,000 servers round robin: each every few
+  seconds); sessions not used for a bound and servers and keys not used for the keep window
+  are dropped, and each kind is an LRU of at most MCP_STATE_MIRROR_SIZE entries;
 - while the subscriber is down, nothing is trusted: every request reads Redis, as before this
   mirror existed; when it reconnects (announcements may have been missed) everything is
   dropped, and so it is when servers.invalidation sees Redis restart or return from an outage.
@@ -31,6 +34,7 @@ import asyncio
 import logging
 import time
 import weakref
+from collections import OrderedDict
 from typing import Any
 
 from django.conf import settings
@@ -41,13 +45,14 @@ from infra.hub import Hub, hub
 from infra.redis import async_client
 
 from .. import invalidation, state_events
-from .state_read import State, read_many
+from .state_read import State, read_kept, read_many
 
 log = logging.getLogger(__name__)
 
 REFRESH_FRACTION = 0.4
-# Per kind; beyond it new entries are not kept (their requests read Redis, as without a mirror).
-MAX_ENTRIES = 50_000
+# Servers (or keys) per refresher read: each a short Lua call, so Redis serves other clients
+# between them instead of stalling for one read of every entry.
+CHUNK = 2_000
 
 
 class Entry:
@@ -56,18 +61,23 @@ class Entry:
     def __init__(self, value: Any, verified: float) -> None:
         self.value = value
         self.verified = verified  # time.monotonic() when the read behind it was sent
-        self.used = False  # served from memory since the last refresh
+        self.used = verified  # time.monotonic() of its last use (its read's, at first)
+
+
+Entries = OrderedDict[str, Entry]  # least recently used first
 
 
 class Mirror:
     def __init__(self) -> None:
-        self.servers: dict[str, Entry] = {}  # slug -> (generation, watched)
-        self.keys: dict[str, Entry] = {}  # stored digest -> generation
-        self.sessions: dict[str, Entry] = {}  # sid -> hash ({} when it does not exist)
+        self.servers: Entries = OrderedDict()  # slug -> (generation, watched)
+        self.keys: Entries = OrderedDict()  # stored digest -> generation
+        self.sessions: Entries = OrderedDict()  # sid -> hash ({} when it does not exist)
         self.epoch = 0  # moves on every drop: a read that saw it move keeps nothing
         self.subscribed = False
         self._hub: Hub | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._last_pass = 0.0  # when the refresher's last pass began
+        self._kept = 0  # moves whenever an entry is put in (or evicted)
 
     # -- the request path ---------------------------------------------------------------------
 
@@ -83,7 +93,8 @@ class Mirror:
         """The state from memory, or None when any part of it must be read from Redis."""
         if not self.live():
             return None
-        oldest = time.monotonic() - settings.MCP_STATE_MAX_STALE_SECONDS
+        now = time.monotonic()
+        oldest = now - settings.MCP_STATE_MAX_STALE_SECONDS
         server = self.servers.get(slug)
         if server is None or server.verified < oldest:
             return None
@@ -92,16 +103,19 @@ class Mirror:
             key = self.keys.get(digest)
             if key is None or key.verified < oldest:
                 return None
-            key.used = True
+            key.used = now
+            self.keys.move_to_end(digest)
             key_generation = key.value
         session_data = None
         if sid is not None:
             session = self.sessions.get(sid)
             if session is None or session.verified < oldest:
                 return None
-            session.used = True
+            session.used = now
+            self.sessions.move_to_end(sid)
             session_data = session.value
-        server.used = True
+        server.used = now
+        self.servers.move_to_end(slug)
         generation, watched = server.value
         return State(generation, key_generation, session_data, watched)
 
@@ -125,10 +139,14 @@ class Mirror:
             watched,
         )
 
-    @staticmethod
-    def _keep(entries: dict[str, Entry], name: str, value: Any, sent: float) -> None:
-        if name in entries or len(entries) < MAX_ENTRIES:
-            entries[name] = Entry(value, sent)
+    def _keep(self, entries: Entries, name: str, value: Any, sent: float) -> None:
+        # A new Entry, not the old one updated: a refresher read in flight (sent before this
+        # one) sees its entry replaced and keeps nothing.
+        self._kept += 1
+        entries[name] = Entry(value, sent)
+        entries.move_to_end(name)
+        while len(entries) > settings.MCP_STATE_MIRROR_SIZE:
+            entries.popitem(last=False)  # the least recently used
 
     # -- dropping -------------------------------------------------------------------------------
 
@@ -185,36 +203,81 @@ class Mirror:
                 log.info("state mirror: refresh failed (%r); entries will age out", exc)
 
     async def refresh(self) -> None:
-        """Re-read every entry used since the last pass; drop those not used for a bound."""
-        oldest = time.monotonic() - settings.MCP_STATE_MAX_STALE_SECONDS
-        due: list[tuple[dict[str, Entry], str, Entry]] = []
-        for entries in (self.servers, self.keys, self.sessions):
-            for name, entry in list(entries.items()):
-                if entry.used:
-                    entry.used = False
-                    due.append((entries, name, entry))
-                elif entry.verified < oldest:
-                    entries.pop(name, None)
-        if not due or not self.live():
-            return
-        sent = time.monotonic()
-        found = await read_many(
-            async_client(),
-            [name for entries, name, _ in due if entries is self.servers],
-            [name for entries, name, _ in due if entries is self.keys],
-            [name for entries, name, _ in due if entries is self.sessions],
+        """Re-read every server and key used in the keep window and every session used since
+        the last pass; drop the rest (sessions once their entry is older than a bound)."""
+        now = time.monotonic()
+        oldest = now - settings.MCP_STATE_MAX_STALE_SECONDS
+        since, self._last_pass = self._last_pass, now
+        kept_after = now - max(
+            settings.MCP_STATE_KEEP_SECONDS, settings.MCP_STATE_MAX_STALE_SECONDS
         )
+        for entries in (self.servers, self.keys):
+            while entries:  # least recently used first: stop at the first one still wanted
+                name, entry = next(iter(entries.items()))
+                if entry.used >= kept_after:
+                    break
+                del entries[name]
+        sessions: list[tuple[str, Entry]] = []
+        for name, entry in list(self.sessions.items()):
+            if entry.used >= since:
+                sessions.append((name, entry))
+            elif entry.verified < oldest:
+                self.sessions.pop(name, None)
         if not self.live():
             return
-        fresh: dict[int, dict[str, Any]] = {
-            id(self.servers): found.servers,
-            id(self.keys): found.keys,
-            id(self.sessions): found.sessions,
-        }
-        for entries, name, entry in due:
+        redis = async_client()
+        if sessions:
+            await self._refresh_sessions(redis, sessions)
+        # Names and entries as flat lists (snapshots: requests change the dicts meanwhile), not
+        # one (name, entry) tuple each: see state_read.read_kept on the garbage collector.
+        servers, keys = list(self.servers), list(self.keys)
+        server_entries, key_entries = list(self.servers.values()), list(self.keys.values())
+        for at in range(0, max(len(servers), len(keys)), CHUNK):
+            end = at + CHUNK
+            await self._refresh_chunk(
+                redis, servers[at:end], server_entries[at:end], keys[at:end], key_entries[at:end]
+            )
+
+    async def _refresh_sessions(self, redis: Redis, due: list[tuple[str, Entry]]) -> None:
+        sent = time.monotonic()
+        found = await read_many(redis, [], [], [name for name, _ in due])
+        if not self.live():
+            return
+        for name, entry in due:
             # An entry dropped meanwhile (its announcement came) stays dropped.
-            if entries.get(name) is entry:
-                entry.value = fresh[id(entries)][name]
+            if self.sessions.get(name) is entry:
+                entry.value = found.sessions[name]
+                entry.verified = sent
+
+    async def _refresh_chunk(
+        self,
+        redis: Redis,
+        servers: list[str],
+        server_entries: list[Entry],
+        keys: list[str],
+        key_entries: list[Entry],
+    ) -> None:
+        sent = time.monotonic()
+        before = (self.epoch, self._kept)
+        generations, flags, key_generations = await read_kept(redis, servers, keys)
+        if not self.live():
+            return
+        # An entry dropped or replaced meanwhile (its announcement came, or a request read it
+        # after this read was sent) stays as it is; when nothing was (the usual case), the
+        # entries read are still the ones in the mirror. A value is replaced only when it changed.
+        unchanged = before == (self.epoch, self._kept)
+        found = self.servers.get
+        for name, entry, generation, watched in zip(
+            servers, server_entries, generations, flags, strict=True
+        ):
+            if unchanged or found(name) is entry:
+                if entry.value[0] != generation or entry.value[1] is not watched:
+                    entry.value = (generation, watched)
+                entry.verified = sent
+        found = self.keys.get
+        for name, entry, key_generation in zip(keys, key_entries, key_generations, strict=True):
+            if unchanged or found(name) is entry:
+                entry.value = key_generation
                 entry.verified = sent
 
 

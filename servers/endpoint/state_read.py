@@ -40,7 +40,49 @@ for i = 2 * ns + nk + 1, #KEYS do
 end
 return out
 """
+# The refresher's re-read of many servers and keys (servers/endpoint/mirror.py): the slugs and
+# digests travel newline-joined in ARGV with the key names' prefixes, and the values come back
+# joined, so neither side packs or parses one element per key (a pass over 10,000 servers costs
+# the client a few ms instead of ~23). ARGV: slugs, digests, then the prefixes of generation,
+# inspector flag and key-generation keys. Returns the generations ('' when none), one '0'/'1'
+# per flag, the key generations ('' when none). MGET in batches: Lua's unpack() takes at most a
+# few thousand values.
+READ_KEPT = """
+local function mget(subjects, prefix, present)
+  local out, batch = {}, {}
+  local function flush()
+    local found = redis.call('MGET', unpack(batch))
+    for i = 1, #batch do
+      if present then out[#out + 1] = found[i] and '1' or '0' else out[#out + 1] = found[i] or '' end
+    end
+    batch = {}
+  end
+  for subject in string.gmatch(subjects, '[^\\n]+') do
+    batch[#batch + 1] = prefix .. subject
+    if #batch == 500 then flush() end
+  end
+  if #batch > 0 then flush() end
+  return table.concat(out, present and '' or '\\n')
+end
+return {mget(ARGV[1], ARGV[3], false), mget(ARGV[1], ARGV[4], true), mget(ARGV[2], ARGV[5], false)}
+"""
+
+
+def _prefix(name_of: Any) -> str:
+    """The prefix of an infra/keys.py name made of a prefix and its subject (checked here, so a
+    name that changes shape fails at import instead of reading the wrong keys)."""
+    prefix: str = name_of("")
+    assert name_of("subject") == prefix + "subject", name_of
+    return prefix
+
+
+KEPT_PREFIXES = (
+    _prefix(rkeys.server_generation),
+    _prefix(flag_key),
+    _prefix(rkeys.key_generation),
+)
 _scripts: dict[Any, Any] = {}
+_kept_scripts: dict[Any, Any] = {}
 
 
 @dataclass(slots=True)
@@ -64,6 +106,43 @@ class Read:
 
 def _decode(value: bytes | None) -> str | None:
     return value.decode() if value else None
+
+
+async def read_kept(
+    redis: Redis, slugs: list[str], digests: list[str]
+) -> tuple[list[str | None], list[bool], list[str]]:
+    """The refresher's read, in one round trip: each server's generation and inspector flag, and
+    each key's generation ("0" when never bumped). Slugs and digests never hold a newline.
+
+    Three flat lists, no tuple per server: a pass over 10,000 entries that allocated one
+    container each would wake the garbage collector (a full collection of a Django process
+    costs more than the whole read)."""
+    if is_embedded():
+        pipe = redis.pipeline(transaction=False)
+        for slug in slugs:
+            pipe.get(rkeys.server_generation(slug))
+        for slug in slugs:
+            pipe.get(flag_key(slug))
+        for digest in digests:
+            pipe.get(rkeys.key_generation(digest))
+        replies = await pipe.execute()
+        count = len(slugs)
+        return (
+            [_decode(value) for value in replies[:count]],
+            [value is not None for value in replies[count : 2 * count]],
+            [_decode(value) or "0" for value in replies[2 * count :]],
+        )
+    script = _kept_scripts.get(id(redis))
+    if script is None:
+        script = _kept_scripts[id(redis)] = redis.register_script(READ_KEPT)
+    generations, flags, key_generations = await script(
+        keys=[], args=["\n".join(slugs), "\n".join(digests), *KEPT_PREFIXES]
+    )
+    return (
+        [value.decode() or None for value in generations.split(b"\n")] if slugs else [],
+        [flag == 49 for flag in flags],  # b"1"
+        [value.decode() or "0" for value in key_generations.split(b"\n")] if digests else [],
+    )
 
 
 async def read_many(
