@@ -84,7 +84,9 @@ TEMPLATES = [
 
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 DATABASES = {
-    "default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)
+    "default": dj_database_url.parse(
+        DATABASE_URL, conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60"))
+    )
     if DATABASE_URL
     else {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "var" / "db.sqlite3"}
 }
