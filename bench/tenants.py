@@ -22,6 +22,7 @@ number of tenants; a server evicted from the cache is compiled again on its next
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -30,6 +31,7 @@ import time
 from pathlib import Path
 
 import httpx2
+import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -112,17 +114,24 @@ def psql(*commands: str, database_url: str = getmcp_side.ADMIN_DATABASE_URL) -> 
     return subprocess.run(command, check=True, capture_output=True, text=True).stdout
 
 
-def prepare_tenants(orgs: int, per_org: int, creators: int, recreate: bool) -> tuple[dict, list]:
+def prepare_tenants(
+    orgs: int, per_org: int, creators: int, recreate: bool, template: str = ""
+) -> tuple[dict, list]:
     """The bench database with the tenants in it, and the targets.
 
     The tenants are created once and kept in a template database (`<bench database>_tenants_
     <orgs>x<per org>`, with the targets and their raw keys in results/bench/): later runs clone
-    it with CREATE DATABASE ... TEMPLATE in seconds and migrate the clone."""
-    template = f"{getmcp_side.BENCH_DATABASE}_tenants_{orgs}x{per_org}"
+    it with CREATE DATABASE ... TEMPLATE in seconds and migrate the clone. `template` names
+    someone else's template to clone: it is only read, never recreated nor dropped, and its
+    targets file must be copied into results/bench/ first."""
+    own = f"{getmcp_side.BENCH_DATABASE}_tenants_{orgs}x{per_org}"
+    template = template or own
     saved = run.ROOT / "results" / "bench" / f"{template}.json"
     exists = psql(f"SELECT 1 FROM pg_database WHERE datname = '{template}'").strip() == "1"
     base_env = os.environ | {"PYTHONPATH": str(run.ROOT)}
-    if exists and saved.exists() and not recreate:
+    if template != own and not (exists and saved.exists()):
+        raise SystemExit(f"no template database {template} with results/bench/{template}.json")
+    if exists and saved.exists() and (template != own or not recreate):
         psql(
             f"DROP DATABASE IF EXISTS {getmcp_side.BENCH_DATABASE} WITH (FORCE)",
             f"CREATE DATABASE {getmcp_side.BENCH_DATABASE} TEMPLATE {template}",
@@ -181,11 +190,25 @@ def call(client: httpx2.Client, base: str, target: str) -> float:
     return elapsed
 
 
-def wrk_many(base: str, targets: list[str], seconds: int, args) -> run.Result:
+def wrk_many(base: str, targets: list[str], seconds: int, args, pid: int) -> run.Result:
+    """wrk round robin over `targets`, with the server's CPU per call (`pid`'s user + system
+    time over the run / requests): the figure to compare when the machine is not quiet."""
     listing = Path(tempfile.mkstemp(prefix="getmcp-targets-")[1])
     listing.write_text("\n".join(targets) + "\n")
     command = ["wrk", "-t", "1", "-c", str(args.connections), "-d", f"{seconds}s", "--latency"]
     command += ["--timeout", "10s", "-s", str(run.BENCH / "many.lua"), base]
+    profiler = None
+    if args.profile:  # py-spy samples the server through the run (it costs the server nothing)
+        folded = Path(args.profile) / f"tenants-{len(targets)}.txt"  # collapsed stacks
+        folded.parent.mkdir(parents=True, exist_ok=True)
+        spy = shutil.which("py-spy", path=f"{Path(run.PYTHON).parent}:{os.environ['PATH']}")
+        profiler = subprocess.Popen(
+            [spy or "py-spy", "record", "-p", str(pid), "-d", str(seconds), "-r", "200"]
+            + ["-f", "raw", "-o", str(folded)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    cpu_before = run.cpu_seconds(pid)
     out = subprocess.run(
         run.pinned(args.load_cpu, command),
         env=os.environ | {"BENCH_TARGETS": str(listing)},
@@ -193,12 +216,15 @@ def wrk_many(base: str, targets: list[str], seconds: int, args) -> run.Result:
         text=True,
         check=True,
     ).stdout
+    cpu = run.cpu_seconds(pid) - cpu_before
+    if profiler is not None:
+        profiler.wait()
     raw = json.loads(
         next(line for line in out.splitlines() if line.startswith("BENCH_RESULT "))[13:]
     )
     return run.Result(
         name=f"{len(targets)} server(s)",
-        cpu_ms_per_call=0.0,
+        cpu_ms_per_call=cpu * 1000 / raw["requests"] if raw["requests"] else 0.0,
         requests=raw["requests"],
         seconds=raw["duration_us"] / 1e6,
         errors=raw["bad_responses"] + raw["socket_errors"],
@@ -207,6 +233,26 @@ def wrk_many(base: str, targets: list[str], seconds: int, args) -> run.Result:
         p99_ms=raw["p99_us"] / 1000,
         mean_ms=raw["mean_us"] / 1000,
     )
+
+
+def idle_cpu(pid: int, redis_url: str, seconds: float) -> tuple[float, float]:
+    """The server's and Redis's CPU (% of a core) over `seconds` with no request: after the
+    spread run, the state mirror's refresher keeping every server and key fresh."""
+    client = redis.Redis.from_url(redis_url)
+
+    def redis_cpu() -> float:
+        found = client.info("cpu")
+        return float(found["used_cpu_user"]) + float(found["used_cpu_sys"])
+
+    server_before, redis_before = run.cpu_seconds(pid), redis_cpu()
+    time.sleep(seconds)
+    server = run.cpu_seconds(pid) - server_before
+    return server * 100 / seconds, (redis_cpu() - redis_before) * 100 / seconds
+
+
+def median_run(results: list[run.Result]) -> run.Result:
+    """The run with the median throughput (its p50 and CPU per call are that run's)."""
+    return sorted(results, key=lambda result: result.rps)[len(results) // 2]
 
 
 def main() -> None:
@@ -220,10 +266,27 @@ def main() -> None:
     parser.add_argument(
         "--recreate", action="store_true", help="create the tenants even if a template exists"
     )
+    parser.add_argument(
+        "--template",
+        default="",
+        help="clone this existing template database (someone else's: only read) instead of "
+        "<BENCH_DATABASE>_tenants_<orgs>x<per org>",
+    )
+    parser.add_argument(
+        "--profile", default="", help="a folder: py-spy records the server during each wrk run"
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="one-server and every-server runs, alternated; the medians are compared",
+    )
     parser.add_argument("--server-cpu", default="1")
     parser.add_argument("--load-cpu", default="0")
     args = parser.parse_args()
-    env, targets = prepare_tenants(args.orgs, args.servers_per_org, args.creators, args.recreate)
+    env, targets = prepare_tenants(
+        args.orgs, args.servers_per_org, args.creators, args.recreate, args.template
+    )
     server = run.Server("getmcp-tenants", "", env, args.server_cpu, side="getmcp-key")
     try:
         server.wait()
@@ -231,13 +294,21 @@ def main() -> None:
         rss_start = rss_mib(server.process.pid)
         with httpx2.Client(timeout=30) as client:
             call(client, base, targets[-1])  # the process's own first request, not a tenant's
+            idle_before = idle_cpu(server.process.pid, env["REDIS_URL"], 5)
             cold = [call(client, base, target) for target in targets[: args.cold]]
-            one = wrk_many(base, targets[:1], args.duration, args)
+            ones = [wrk_many(base, targets[:1], args.duration, args, server.process.pid)]
             for target in targets:  # every server compiled once
                 call(client, base, target)
         rss_all = rss_mib(server.process.pid)
-        spread = wrk_many(base, targets, args.duration, args)
+        spreads = [wrk_many(base, targets, args.duration, args, server.process.pid)]
+        # Later rounds alternate the two runs on the same warm process, so that whatever else
+        # the machine does falls on both alike; the medians are compared.
+        for _ in range(args.rounds - 1):
+            ones.append(wrk_many(base, targets[:1], args.duration, args, server.process.pid))
+            spreads.append(wrk_many(base, targets, args.duration, args, server.process.pid))
+        one, spread = median_run(ones), median_run(spreads)
         rss_end = rss_mib(server.process.pid)
+        server_idle, redis_idle = idle_cpu(server.process.pid, env["REDIS_URL"], 10)
     finally:
         server.stop()
     cold.sort()
@@ -246,15 +317,31 @@ def main() -> None:
         f"cold first call of {len(cold)} servers: p50 {statistics.median(cold):.1f} ms, "
         f"p95 {cold[int(len(cold) * 0.95) - 1]:.1f} ms, max {cold[-1]:.1f} ms"
     )
+    for number, (a, b) in enumerate(zip(ones, spreads, strict=True), 1):
+        print(
+            f"round {number}: one server {a.p50_ms:.2f} ms p50, {a.cpu_ms_per_call:.3f} ms CPU; "
+            f"every server {b.p50_ms:.2f} ms p50, {b.cpu_ms_per_call:.3f} ms CPU"
+        )
+    print(f"medians of {len(ones)} round(s):")
     for result in (one, spread):
         print(
             f"warm tools/call on {result.name:<14} {result.rps:8.0f} req/s  p50 "
-            f"{result.p50_ms:6.2f} ms  p99 {result.p99_ms:6.2f} ms  errors {result.errors}"
+            f"{result.p50_ms:6.2f} ms  p99 {result.p99_ms:6.2f} ms  errors {result.errors}  "
+            f"server CPU {result.cpu_ms_per_call:.3f} ms/call"
         )
-    print(f"p50 across every server / one server: {spread.p50_ms / one.p50_ms:.2f}x")
+    print(
+        f"every server / one server: p50 {spread.p50_ms / one.p50_ms:.2f}x, server CPU per "
+        f"call {spread.cpu_ms_per_call / one.cpu_ms_per_call:.2f}x"
+    )
+    print(f"load average: {' '.join(f'{n:.2f}' for n in os.getloadavg())}")
     print(
         f"server RSS: {rss_start:.0f} MiB at start, {rss_all:.0f} MiB after a call to every "
         f"server, {rss_end:.0f} MiB after the spread run"
+    )
+    print(
+        f"idle CPU, % of a core: server {idle_before[0]:.1f}, Redis {idle_before[1]:.1f} after "
+        f"one call; server {server_idle:.1f}, Redis {redis_idle:.1f} after the spread run (the "
+        f"state mirror keeping every server and key used fresh)"
     )
 
 
