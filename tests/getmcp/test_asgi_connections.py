@@ -18,7 +18,10 @@ def postgres_connections(pid: int) -> int:
     """Established TCP connections of process `pid` to the Postgres port (Linux /proc)."""
     inodes = set()
     for fd in Path(f"/proc/{pid}/fd").iterdir():
-        target = os.readlink(fd)
+        try:
+            target = os.readlink(fd)
+        except FileNotFoundError:  # closed between the listing and the read: not held
+            continue
         if target.startswith("socket:["):
             inodes.add(target[len("socket:[") : -1])
     count = 0
