@@ -109,6 +109,27 @@ def test_error_texts_are_truncated_and_scrubbed_of_credentials():
     assert len(recorder.scrub_error("e" * 10_000)) == recorder.MAX_ERROR_CHARS
 
 
+def test_plain_rows_and_rows_needing_escapes_both_arrive_storable(call_queue, org):
+    # A plain ASCII row is queued as recorded; one NUL or lone surrogate anywhere, argument keys
+    # included, sends the row through the escaping path, which the plain check must not skip.
+    plain = {"method": "tools/call", "tool": "echo", "arguments": {"text": "hi"}}
+    recorder.record_call(organization_id=org.pk, server_slug="s" * 80, **plain)
+    recorder.record_call(organization_id=org.pk, method="tools/call", arguments={"a\x00b": 1})
+    recorder.record_call(organization_id=org.pk, method="tools/call", arguments={"\ud800": 1})
+    recorder.record_call(organization_id=org.pk, method="tools/call", user_agent="café\x00")
+    recorder.record_call(organization_id=org.pk, method="tools/call", tool="t\ud800")
+    recorder.record_call(organization_id=org.pk, method="tools/call", oauth_client="c\x00")
+    recorder.flush()
+    rows = queued(call_queue)
+    assert (rows[0]["server_slug"], rows[0]["tool"]) == ("s" * 63, "echo")
+    assert rows[0]["arguments"] == {"text": "[redacted]"}
+    assert rows[1]["arguments"] == {"a\\u0000b": "[redacted]"}
+    assert rows[2]["arguments"] == {"\\ud800": "[redacted]"}
+    assert rows[3]["user_agent"] == "café\\u0000"
+    assert rows[4]["tool"] == "t\\ud800"
+    assert rows[5]["oauth_client"] == "c\\u0000"
+
+
 def test_unknown_outcomes_and_surfaces_are_not_stored_as_they_came(call_queue, org):
     recorder.record_call(organization_id=org.pk, method="x", outcome="weird", surface="ftp")
     recorder.flush()
