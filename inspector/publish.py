@@ -106,7 +106,16 @@ class Capture:
     """The status, content type and (bounded) body of the response, while watched; a stream's
     opening is published when its response starts."""
 
-    __slots__ = ("status", "content_type", "chunks", "size", "started", "stream_id", "keeping")
+    __slots__ = (
+        "status",
+        "content_type",
+        "chunks",
+        "size",
+        "started",
+        "stream_id",
+        "keeping",
+        "responded",
+    )
 
     def __init__(self):
         self.status = 0
@@ -118,9 +127,13 @@ class Capture:
         # Whether the answer is kept: decided when it starts, so that a request whose event
         # would be over this second's budget (most of them, under load) keeps nothing.
         self.keeping = False
+        # Whether any response started, watched or not: the endpoint then sends no error of its
+        # own (one wrapper of `send` for both, not two).
+        self.responded = False
 
     def wrap(self, send, gate, path_rest: str):
         async def capturing_send(message):
+            self.responded = True
             if gate.watched:
                 if message["type"] == "http.response.start":
                     self.start(message, gate, path_rest)

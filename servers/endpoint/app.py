@@ -137,22 +137,16 @@ class McpApp:
         req = HttpRequest(scope, receive)
         gate = Gate(req, match["slug"], match["version"])
         capture = inspector.Capture()
-        send = capture.wrap(send, gate, rest)  # keeps the answer only while watched
-        started = False
+        # Keeps the answer only while watched, and notes whether a response started.
+        send = capture.wrap(send, gate, rest)
         refusal: Refused | None = None
-
-        async def tracking_send(message: dict[str, Any]) -> None:
-            nonlocal started
-            started = True
-            await send(message)
-
         try:
-            await route(self, gate, req, tracking_send)
+            await route(self, gate, req, send)
         except Refused as refused:
             refusal = refused
-            await refused.send(tracking_send, gate.cors_headers() if gate.origin_ok else ())
+            await refused.send(send, gate.cors_headers() if gate.origin_ok else ())
         except BodyTimeout:
-            if not started:
+            if not capture.responded:
                 await respond_json(
                     send,
                     408,
@@ -163,7 +157,7 @@ class McpApp:
             if service is not None:
                 # Redis or Postgres down, hung or restarting: a clean, retryable answer.
                 log.warning("%s %s: %s unavailable: %r", req.method, req.path, service, exc)
-                if not started:
+                if not capture.responded:
                     await respond_json(
                         send,
                         503,
@@ -172,7 +166,7 @@ class McpApp:
                     )
                 return
             log.exception("Unhandled error on %s %s", req.method, req.path)
-            if not started:
+            if not capture.responded:
                 await respond_json(
                     send,
                     500,
