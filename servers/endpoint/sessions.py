@@ -14,7 +14,7 @@ from infra import keys as rkeys
 from .. import state_events
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Session:
     sid: str
     server_id: int
@@ -28,6 +28,19 @@ class Session:
     def from_hash(cls, sid: str, data: dict[bytes, bytes]) -> "Session | None":
         if not data:
             return None
+        # A warm call hands the same hash (the state mirror's, until a re-read replaces it) for
+        # every request of a session: its Session, immutable, is parsed once per hash.
+        parsed = _parsed.get(sid)
+        if parsed is not None and parsed[0] is data:
+            return parsed[1]
+        session = cls._parse(sid, data)
+        if len(_parsed) >= MAX_PARSED:
+            _parsed.clear()
+        _parsed[sid] = (data, session)
+        return session
+
+    @classmethod
+    def _parse(cls, sid: str, data: dict[bytes, bytes]) -> "Session":
         level = data.get(b"lvl")
         info = data.get(b"ci")
         return cls(
@@ -39,6 +52,12 @@ class Session:
             client_info=orjson.loads(info) if info else None,
             log_level=level.decode() if level else None,
         )
+
+
+# sid -> (the hash parsed, its Session): holding the hash keeps its identity unique. Bounded
+# like the state mirror's session entries; cleared whole when full (refilled by the next calls).
+_parsed: dict[str, tuple[dict[bytes, bytes], Session]] = {}
+MAX_PARSED = 20_000
 
 
 def new_session_id() -> str:
