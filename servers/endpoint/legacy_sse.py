@@ -7,8 +7,6 @@ from typing import Any
 import orjson
 from redis.typing import EncodableT
 
-from infra import keys as rkeys
-from infra.coalesce import coalescer
 from mcp_protocol import errors, sse
 from mcp_protocol.errors import McpError
 from mcp_protocol.jsonrpc import (
@@ -53,12 +51,6 @@ async def _serve_stream(gate: Gate, send: Send, slot: stream_limits.Slot) -> Non
         endpoint += "&tools=all"  # the stream's URL asked for every tool; so do its POSTs
     prelude = sse.event(endpoint.encode(), event_type="endpoint")
 
-    batch, session_key = coalescer(), rkeys.session(session.sid)
-
-    async def session_alive() -> bool:
-        # With every other stream's check of this turn: one pipeline (infra/coalesce.py).
-        return bool(await batch.execute("EXISTS", session_key))
-
     try:
         await streams.serve_get_stream(
             send,
@@ -68,7 +60,7 @@ async def _serve_stream(gate: Gate, send: Send, slot: stream_limits.Slot) -> Non
             streams.GET_STREAM,
             "0-0",
             gate.cors_headers(),
-            session_alive=session_alive,
+            session_alive=streams.session_alive_check(session.sid),
             prelude=prelude,
             event_type="message",
             tick=slot.renew_if_due,

@@ -13,7 +13,6 @@ import orjson
 from django.conf import settings
 
 from infra import keys as rkeys
-from infra.coalesce import coalescer
 from mcp_protocol import errors, versions
 from mcp_protocol.errors import Cancelled, McpError
 from mcp_protocol.jsonrpc import (
@@ -386,12 +385,6 @@ async def handle_get(gate: Gate, send: Send) -> None:
         cursor = cast(bytes | None, await gate.redis.hget(rkeys.session(session.sid), "gc"))
         start = cursor.decode() if cursor else "0-0"
 
-    batch, session_key = coalescer(), rkeys.session(session.sid)
-
-    async def session_alive() -> bool:
-        # With every other stream's check of this turn: one pipeline (infra/coalesce.py).
-        return bool(await batch.execute("EXISTS", session_key))
-
     async with stream_limits.open_stream(gate, session_id=session.sid) as slot:
         await streams.serve_get_stream(
             send,
@@ -401,7 +394,7 @@ async def handle_get(gate: Gate, send: Send) -> None:
             stream,
             start,
             gate.cors_headers(),
-            session_alive=session_alive,
+            session_alive=streams.session_alive_check(session.sid),
             tick=slot.renew_if_due,
         )
 

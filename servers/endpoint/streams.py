@@ -143,6 +143,17 @@ async def serve_post_stream(
             task.cancel()
 
 
+def session_alive_check(sid: str) -> Callable[[], Awaitable[bool]]:
+    """A GET stream's check that its session still exists: an EXISTS sent with every other
+    stream's check of the same turn, as one pipeline (infra/coalesce.py)."""
+    batch, session_key = coalescer(), rkeys.session(sid)
+
+    async def session_alive() -> bool:
+        return bool(await batch.execute("EXISTS", session_key))
+
+    return session_alive
+
+
 def stream_beat() -> Beat:
     """The process's keep-alive clock for long-lived streams (infra/beat.py)."""
     return beat(lambda: float(settings.MCP_SSE_KEEPALIVE_SECONDS))
