@@ -1,6 +1,7 @@
 """Which Host and Origin headers a request to /mcp/<slug> may carry: the first two checks of the
 gate (servers/endpoint/gate.py), kept apart because the Host answer is remembered per header."""
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
@@ -10,28 +11,22 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.http.request import split_domain_port, validate_host
 
-# Host header -> allowed, for the hosts seen lately: every request of a client sends the same
-# Host, and Django's parse and match of it were a tenth of the gate. Bounded (the header is the
-# client's to choose) and emptied when ALLOWED_HOSTS changes (override_settings in tests).
-_HOSTS_SEEN: dict[str, bool] = {}
+# The hosts judged lately are remembered: every request of a client sends the same Host, and
+# Django's parse and match of it were a tenth of the gate. Bounded (the header is the client's
+# to choose) and forgotten when ALLOWED_HOSTS changes (override_settings in tests).
 MAX_HOSTS_SEEN = 256
 
 
+@functools.lru_cache(maxsize=MAX_HOSTS_SEEN)
 def host_allowed(host: str) -> bool:
-    allowed = _HOSTS_SEEN.get(host)
-    if allowed is None:
-        domain, _port = split_domain_port(host)
-        allowed = bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
-        if len(_HOSTS_SEEN) >= MAX_HOSTS_SEEN:
-            _HOSTS_SEEN.clear()
-        _HOSTS_SEEN[host] = allowed
-    return allowed
+    domain, _port = split_domain_port(host)
+    return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
 
 
 @receiver(setting_changed)
 def _forget_hosts(*, setting: str, **kwargs: Any) -> None:
     if setting == "ALLOWED_HOSTS":
-        _HOSTS_SEEN.clear()
+        host_allowed.cache_clear()
 
 
 def origin_allowed(origin: str, host: str, allowed_origins: Iterable[str]) -> bool:

@@ -14,5 +14,5 @@ def test_the_hosts_remembered_stay_bounded(settings):
     settings.ALLOWED_HOSTS = [".example.com"]
     for number in range(hosts.MAX_HOSTS_SEEN * 3):
         assert hosts.host_allowed(f"h{number}.example.com")
-    assert len(hosts._HOSTS_SEEN) <= hosts.MAX_HOSTS_SEEN
+    assert hosts.host_allowed.cache_info().currsize <= hosts.MAX_HOSTS_SEEN
     assert not hosts.host_allowed("example.org")
