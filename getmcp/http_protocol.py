@@ -16,6 +16,8 @@ import asyncio
 
 from django.conf import settings
 
+from servers.endpoint.http import BODY_RECEIVED
+
 try:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as _Base
 except ImportError:  # httptools is optional in uvicorn; h11 always ships
@@ -121,7 +123,17 @@ class CorkedResponse:
 
 
 class CorkedHead:
-    """Mixin for uvicorn's httptools protocol: each request's cycle writes through CorkedResponse."""
+    """Mixin for uvicorn's httptools protocol: each request's cycle writes through CorkedResponse,
+    and a request whose body has fully arrived says so in its scope's extensions (BODY_RECEIVED),
+    so the endpoint reads it without arming a deadline."""
+
+    def on_message_complete(self):
+        super().on_message_complete()
+        cycle = self.cycle
+        # uvicorn marks the body complete (more_body False, its event set) unless the request
+        # is an upgrade or already answered; then receive() returns the body without waiting.
+        if cycle is not None and not cycle.more_body:
+            cycle.scope.setdefault("extensions", {})[BODY_RECEIVED] = True
 
     def on_headers_complete(self):
         super().on_headers_complete()

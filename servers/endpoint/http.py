@@ -9,6 +9,10 @@ from django.conf import settings
 
 from mcp_protocol.jsonrpc import dumps
 
+# The ASGI scope extension a server sets once it holds a request's whole body (getmcp's uvicorn
+# protocol does): reading it then needs no deadline.
+BODY_RECEIVED = "getmcp.body_received"
+
 
 class BodyTooLarge(Exception):
     pass
@@ -67,25 +71,33 @@ class HttpRequest:
         length = self.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > limit:
             raise BodyTooLarge()
-        chunks, size = [], 0
+        if self.scope.get("extensions", {}).get(BODY_RECEIVED):
+            # The server holds the whole body already (getmcp.http_protocol says so once it
+            # parsed the request's end): receive() hands it over without waiting, so no deadline
+            # is armed. Arming and cancelling one was 3-4% of a warm call's CPU.
+            return await self._read(limit)
         deadline = asyncio.get_running_loop().time() + settings.HTTP_BODY_TIMEOUT_SECONDS
         # One timer around the whole read (asyncio.timeout_at), not wait_for per message: on
         # Python 3.11 wait_for wraps each receive in a task of its own, a tenth of a warm call.
         try:
             async with asyncio.timeout_at(deadline):
-                while True:
-                    message = await self.receive()
-                    if message["type"] == "http.disconnect":
-                        break
-                    chunk = message.get("body", b"")
-                    size += len(chunk)
-                    if size > limit:
-                        raise BodyTooLarge()
-                    chunks.append(chunk)
-                    if not message.get("more_body"):
-                        break
+                return await self._read(limit)
         except TimeoutError:
             raise BodyTimeout() from None
+
+    async def _read(self, limit: int) -> bytes:
+        chunks, size = [], 0
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge()
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                break
         self.body = b"".join(chunks)
         return self.body
 
