@@ -14,8 +14,9 @@ What it refuses, so nothing built from a document can grow without bound:
 
 libyaml's C parser turns the text into events (fast, and without recursion), but its C composer
 is never used: it recurses without a limit and crashes the process on deeply nested flow
-collections (`[[[[...`). Nodes are composed by PyYAML's Python composer, whose recursion ends in
-a RecursionError, reported as "nested too deeply".
+collections (`[[[[...`). Nodes are composed by PyYAML's Python composer, which here counts how
+deep it is and stops past MAX_DOCUMENT_DEPTH, before libyaml's own nesting limit (in the wheels
+since PyYAML 6.0.4, with a message of its own) or Python's recursion limit is reached.
 """
 
 import json
@@ -31,6 +32,9 @@ from yaml.resolver import Resolver
 from mcp_protocol.limits import depth_exceeds
 
 MAX_DOCUMENT_DEPTH = 128
+_TOO_DEEP = f"nested deeper than {MAX_DOCUMENT_DEPTH} levels"
+# libyaml's own limit (1,000 levels, in PyYAML's wheels since 6.0.4), as its errors word it.
+LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 MAX_EXPANDED_NODES = 2_000_000
 # Reading YAML is pure Python past libyaml's events: a large document holds its thread (and,
 # under ASGI, every sync view of the process) for seconds. Past this, reading stops.
@@ -77,12 +81,21 @@ class _Loader(_Base):
     unique_keys = True
     deadline = None
     _composed = 0
+    _depth = 0
 
     def compose_node(self, parent, index):
         self._composed += 1
         if self._composed % 1000 == 0 and time.monotonic() > self.deadline:
             raise DocumentError(f"took longer than {YAML_DEADLINE_SECONDS:g} s to read")
-        return super().compose_node(parent, index)
+        # A node this deep sits in more than MAX_DOCUMENT_DEPTH collections (a scalar in the
+        # deepest one allowed is one more): refused here, the same way _check_depth would.
+        if self._depth > MAX_DOCUMENT_DEPTH:
+            raise DocumentError(_TOO_DEEP)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
     def construct_document(self, node):
         _check_expansion(node)
@@ -158,7 +171,7 @@ class _LenientLoader(_Loader):
 
 def _check_depth(data):
     if depth_exceeds(data, MAX_DOCUMENT_DEPTH):
-        raise DocumentError(f"nested deeper than {MAX_DOCUMENT_DEPTH} levels")
+        raise DocumentError(_TOO_DEEP)
     return data
 
 
@@ -171,13 +184,17 @@ def load_yaml(text: str, *, unique_keys: bool = True):
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
+        if problem == LIBYAML_TOO_DEEP:  # its scanner reads ahead: it may stop before we do
+            raise DocumentError(
+                _TOO_DEEP, *((mark.line + 1, mark.column + 1) if mark else ())
+            ) from None
         if mark is None:
             raise DocumentError(f"invalid YAML: {problem}") from None
         raise DocumentError(f"invalid YAML: {problem}", mark.line + 1, mark.column + 1) from None
     except yaml.YAMLError as exc:
         raise DocumentError(f"invalid YAML: {exc}") from None
     except RecursionError:
-        raise DocumentError(f"nested deeper than {MAX_DOCUMENT_DEPTH} levels") from None
+        raise DocumentError(_TOO_DEEP) from None
     finally:
         loader.dispose()
     try:
@@ -215,5 +232,5 @@ def load_json(text: str | bytes, *, unique_keys: bool = True):
     except UnicodeDecodeError:
         raise DocumentError("invalid JSON: not UTF-8 text") from None
     except RecursionError:
-        raise DocumentError(f"nested deeper than {MAX_DOCUMENT_DEPTH} levels") from None
+        raise DocumentError(_TOO_DEEP) from None
     return _check_depth(data)

@@ -96,7 +96,9 @@ def test_an_alias_bomb_in_a_dashboard_yaml_field_is_a_form_error(committed, atta
     "text, problem",
     [
         ("a: &a [*a]", "contains it"),
-        ("[" * 5000 + "]" * 5000, "nested deeper"),
+        ("[" * 5000 + "]" * 5000, "nested deeper"),  # past libyaml's own limit too
+        ("[" * 129 + "]" * 129, "nested deeper"),
+        ("a:\n" + "".join(" " * i + "b:\n" for i in range(1, 1500)), "nested deeper"),
         ("x: !!binary aGVsbG8=", "only JSON values"),
         ("a: 1\na: 2", "duplicate key"),
     ],
