@@ -54,9 +54,11 @@ async def sign_in_and_consent(page, url: str, *, email: str, password: str, redi
         redirected = await asyncio.wait_for(captured, 30)
     except TimeoutError:
         raise RuntimeError(f"The consent led nowhere; refused: {refused}") from None
-    # Let the redirect reach the client's callback server, when one listens there.
+    # Let the redirect reach the client's callback server, when one listens there: closing the
+    # browser earlier cancels the callback request, and the client waits for it for ever. Where
+    # nothing listens, the error page loads at once; a loaded machine may need far longer.
     with contextlib.suppress(Exception):
-        await page.wait_for_load_state("load", timeout=5000)
+        await page.wait_for_load_state("load", timeout=30000)
     return redirected
 
 

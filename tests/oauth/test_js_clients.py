@@ -110,18 +110,22 @@ async def test_the_typescript_sdk_completes_the_oauth_flow(oauth_live, person, n
 
 async def test_mcp_remote_completes_its_browser_flow(oauth_live, person, node_clients, tmp_path):
     # One flow takes seconds; a flow that stalls (mcp-remote waits for its callback for ever)
-    # is cut at 90 s, so a stall fails the test instead of hanging the suite.
+    # is cut at 120 s, so a stall fails the test instead of hanging the suite.
+    browser_step: list[str] = []  # what the browser step reached, for a stall's report
     try:
         redirected = await asyncio.wait_for(
-            _mcp_remote_flow(oauth_live, person, node_clients, tmp_path / "flow"), 90
+            _mcp_remote_flow(oauth_live, person, node_clients, tmp_path / "flow", browser_step),
+            120,
         )
     except TimeoutError:
         log = (tmp_path / "flow" / "mcp-remote.log").read_text()
-        raise AssertionError(f"mcp-remote's flow stalled; its log:\n{log}") from None
+        raise AssertionError(
+            f"mcp-remote's flow stalled; the browser step: {browser_step}; its log:\n{log}"
+        ) from None
     assert "code=" in redirected and "iss=" in redirected
 
 
-async def _mcp_remote_flow(oauth_live, person, node_clients, tmp_path) -> str:
+async def _mcp_remote_flow(oauth_live, person, node_clients, tmp_path, browser_step) -> str:
     tmp_path.mkdir()
     port = free_port()
     errlog_path = tmp_path / "mcp-remote.log"
@@ -144,9 +148,12 @@ async def _mcp_remote_flow(oauth_live, person, node_clients, tmp_path) -> str:
         while asyncio.get_running_loop().time() < deadline:
             found = AUTHORIZE.search(errlog_path.read_text() if errlog_path.exists() else "")
             if found:
-                return await consent_in_browser(
+                browser_step.append("authorization URL found; signing in")
+                redirected = await consent_in_browser(
                     found.group(1), person.user.email, f"http://localhost:{port}/oauth/callback"
                 )
+                browser_step.append(f"browser closed after the redirect to {redirected}")
+                return redirected
             await asyncio.sleep(0.2)
         raise AssertionError(f"mcp-remote printed no authorization URL:\n{errlog_path.read_text()}")
 
