@@ -15,6 +15,7 @@ reverse proxy that buffers requests (nginx's client_header_timeout), this is a s
 import asyncio
 
 from django.conf import settings
+from uvicorn_worker import UvicornWorker as _Worker
 
 from servers.endpoint.http import BODY_RECEIVED
 
@@ -154,13 +155,8 @@ else:  # h11's cycle keeps no transport of its own
         pass
 
 
-try:
-    from uvicorn.workers import UvicornWorker as _Worker
+class UvicornWorker(_Worker):
+    """gunicorn worker class: uvicorn with the header deadline. Its base comes from the
+    uvicorn-worker package, where uvicorn moved its deprecated `uvicorn.workers`."""
 
-    class UvicornWorker(_Worker):
-        """gunicorn worker class: uvicorn with the header deadline."""
-
-        CONFIG_KWARGS = {**_Worker.CONFIG_KWARGS, "http": "getmcp.http_protocol:HttpProtocol"}
-
-except ImportError:  # gunicorn not installed: only the uvicorn CLI is used
-    pass
+    CONFIG_KWARGS = {**_Worker.CONFIG_KWARGS, "http": "getmcp.http_protocol:HttpProtocol"}

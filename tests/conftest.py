@@ -103,10 +103,15 @@ def free_port() -> int:
 
 
 class LiveServer:
-    """A real uvicorn process serving getmcp.asgi on loopback, on the test database."""
+    """A real uvicorn (or gunicorn) process serving getmcp.asgi on loopback, on the test database."""
 
     def __init__(
-        self, database_name: str, extra_env=None, own_site_url: bool = False, workers: int = 1
+        self,
+        database_name: str,
+        extra_env=None,
+        own_site_url: bool = False,
+        workers: int = 1,
+        gunicorn: bool = False,
     ):
         self.port = free_port()
         self.url = f"http://localhost:{self.port}"
@@ -127,22 +132,17 @@ class LiveServer:
         self.log_path = ROOT / "var" / f"live-{self.port}.log"
         self.log_path.parent.mkdir(exist_ok=True)
         self._log = open(self.log_path, "wb")  # noqa: SIM115 (closed in stop)
+        if gunicorn:  # as the Docker image serves: gunicorn with getmcp's uvicorn worker class
+            command = ["gunicorn", "getmcp.asgi:application", "--worker-class"]
+            command += ["getmcp.http_protocol.UvicornWorker", "--bind", f"127.0.0.1:{self.port}"]
+            command += ["--workers", str(workers), "--log-level", "warning"]
+        else:
+            command = ["uvicorn", "getmcp.asgi:application", "--http"]
+            command += ["getmcp.http_protocol:HttpProtocol", "--host", "127.0.0.1"]
+            command += ["--port", str(self.port), "--log-level", "warning"]
+            command += ["--workers", str(workers)] if workers > 1 else []
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "getmcp.asgi:application",
-                "--http",
-                "getmcp.http_protocol:HttpProtocol",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--log-level",
-                "warning",
-                *(["--workers", str(workers)] if workers > 1 else []),
-            ],
+            [sys.executable, "-m", *command],
             cwd=ROOT,
             env=env,
             stdout=self._log,
