@@ -11,6 +11,7 @@ import pytest
 from accounts.models import ApiKey, User
 from servers.definition import import_definition
 from tests.conftest import LiveServer
+from tests.faults.harness import mcp_call
 
 HEADER_TIMEOUT = 1.0
 
@@ -43,23 +44,8 @@ def test_gunicorn_with_the_worker_class_serves_a_tools_call_and_health(gunicorn,
 
     key = committed(make)
     assert httpx2.get(gunicorn.url + "/healthz", timeout=10).status_code == 200
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "gunicorn-test", "version": "1"},
-    }
-    params = {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta}
-    answer = httpx2.post(
-        gunicorn.mcp_url(f"g-{unique}"),
-        json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params},
-        headers={
-            "Authorization": f"Bearer {key}",
-            "Accept": "application/json, text/event-stream",
-            "Mcp-Protocol-Version": "2026-07-28",
-            "Mcp-Method": "tools/call",
-            "Mcp-Name": "echo",
-        },
-        timeout=10,
+    answer = mcp_call(
+        gunicorn.url, f"g-{unique}", key, params={"name": "echo", "arguments": {"text": "hi"}}
     )
     assert answer.status_code == 200, answer.text
     assert answer.json()["result"]["content"] == [{"type": "text", "text": "said hi"}]
