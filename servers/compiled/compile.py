@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import Any
 
 from mcp_protocol import uritemplate
+from mcp_protocol.param_headers import header_parameters
 from mcp_protocol.schemas import BoundedValidator, external_refs, schema_problems, validator_for
 
 from .. import kinds, prompts, resources
@@ -91,6 +92,7 @@ def _compile_tool(tool: dict, where: str, server: dict) -> CompiledTool:
             int((tool.get("outputBudget") or {}).get("maxChars") or 0),
             int((tool.get("outputBudget") or {}).get("maxTokens") or 0),
         ),
+        header_parameters=header_parameters(wire["inputSchema"]),
     )
 
 

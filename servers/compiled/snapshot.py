@@ -6,6 +6,7 @@ from types import MappingProxyType
 from typing import Any
 
 from mcp_protocol import uritemplate
+from mcp_protocol.param_headers import HeaderParameters
 from mcp_protocol.schemas import BoundedValidator
 
 from ..agents.config import AgentSettings
@@ -42,6 +43,9 @@ class CompiledTool:
     pinned: bool = False
     # The tool's own result budget in characters (0: the server's); servers/agents/budgets.py.
     budget_chars: int = 0
+    # Arguments a 2026-07-28 client also sends as Mcp-Param-* headers (mcp_protocol/
+    # param_headers.py), read from the input schema once here rather than on every call.
+    header_parameters: HeaderParameters = ()
 
 
 @dataclass(frozen=True, slots=True)

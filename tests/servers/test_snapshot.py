@@ -176,6 +176,20 @@ def test_task_support_is_read_from_execution():
     assert snapshot.tools["echo"].task_support == "forbidden"
 
 
+def test_the_header_parameters_of_each_tool_are_read_once_when_it_is_compiled():
+    data = definition()
+    data["tools"][0]["inputSchema"] = {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "text": {"type": "string"},
+        },
+    }
+    snapshot = compile_it(data)
+    assert snapshot.tools["echo"].header_parameters == (("region", "mcp-param-region"),)
+    assert snapshot.tools["schema"].header_parameters == ()
+
+
 def test_resources_templates_and_prompts_are_compiled():
     snapshot = compile_it()
     assert snapshot.resources["test://static-binary"].contents == {

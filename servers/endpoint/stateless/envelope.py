@@ -18,6 +18,7 @@ from mcp_protocol.errors import (
     McpError,
 )
 from mcp_protocol.jsonrpc import Request
+from mcp_protocol.param_headers import HeaderParameters
 
 from ..gate import Gate
 
@@ -139,24 +140,11 @@ def _render_argument(value: Any) -> str | None:
     return None
 
 
-def header_parameters(input_schema: Any) -> list[tuple[str, str]]:
-    """(property, header name) of every top-level property marked with `x-mcp-header`."""
-    properties = input_schema.get("properties") if isinstance(input_schema, dict) else None
-    if not isinstance(properties, dict):
-        return []
-    found = []
-    for name, schema in properties.items():
-        token = schema.get("x-mcp-header") if isinstance(schema, dict) else None
-        if isinstance(token, str) and token:
-            found.append((name, f"mcp-param-{token.lower()}"))
-    return found
-
-
 def check_parameter_headers(
-    input_schema: Any, arguments: dict[str, Any], headers: dict[str, Any]
+    parameters: HeaderParameters, arguments: dict[str, Any], headers: dict[str, Any]
 ) -> None:
     """Each `x-mcp-header` argument and its Mcp-Param-* header: both absent, or equal."""
-    for name, header in header_parameters(input_schema):
+    for name, header in parameters:
         raw = headers.get(header)
         value = arguments.get(name)
         if raw is None and value is None:
@@ -231,5 +219,5 @@ def check_tool_headers(gate: Gate, request: Request) -> None:
     assert gate.snapshot is not None  # admitted
     tool = gate.snapshot.tools.get(name) if isinstance(name, str) else None
     arguments = request.params.get("arguments")
-    if tool is not None and isinstance(arguments, dict):
-        check_parameter_headers(tool.wire.get("inputSchema"), arguments, gate.request.headers)
+    if tool is not None and tool.header_parameters and isinstance(arguments, dict):
+        check_parameter_headers(tool.header_parameters, arguments, gate.request.headers)
