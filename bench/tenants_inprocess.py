@@ -1,0 +1,172 @@
+"""What spreading calls over many servers costs the application itself: the same warm stateless
+`tools/call` as bench/tenants.py, but sent to the ASGI application inside one process, with no
+socket, HTTP parser or wrk beside it.
+
+    .venv/bin/python bench/tenants_inprocess.py --orgs 1000 --servers-per-org 10
+
+bench/tenants.py gives the figure the scale target is about (p50 under wrk). This driver
+answers a narrower question: how much more CPU a call takes in getmcp's own code when it goes
+to the next of 10,000 servers instead of the same one, without the kernel's network stack, the
+HTTP parser and wrk sharing the caches and the cores. A change to the hot path's memory
+footprint can be judged here in a minute, then confirmed with bench/tenants.py. A shared host
+still moves both runs (on 2026-11-24 rounds of the same code ranged 213-293 us a call): read
+the medians of several rounds, and run it more than once.
+
+It clones the tenants of bench/tenants.py (created there once), calls every server once (each
+compiled and cached), then alternates `--calls` calls to one server and `--calls` calls round
+robin over all of them, `--rounds` times, in a child process pinned to `--server-cpu`, and
+prints the process CPU time per call of each and their ratio (medians of the rounds).
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import run  # noqa: E402  (bench/run.py: paths and CPU pinning)
+import tenants  # noqa: E402  (bench/tenants.py: the tenants' database and targets)
+
+META = (
+    '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+    '"io.modelcontextprotocol/clientCapabilities":{},'
+    '"io.modelcontextprotocol/clientInfo":{"name":"bench-many","version":"1"}}'
+)
+
+
+def scope_for(target: str) -> dict:
+    """The ASGI scope of one POST to a target's /mcp/<slug>, body already received (as
+    getmcp's HTTP protocol marks a request that arrived whole)."""
+    path, key = target.split(" ")[-2:]
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", b"127.0.0.1:8000"),
+            (b"content-type", b"application/json"),
+            (b"accept", b"application/json, text/event-stream"),
+            (b"mcp-protocol-version", b"2026-07-28"),
+            (b"mcp-method", b"tools/call"),
+            (b"mcp-name", b"echo"),
+            (b"authorization", f"Bearer {key}".encode()),
+        ],
+        "client": ("127.0.0.1", 40000),
+        "server": ("127.0.0.1", 8000),
+        "extensions": {"getmcp.body_received": True},
+    }
+
+
+async def call(application, scope: dict, number: int) -> None:
+    body = (
+        f'{{"jsonrpc":"2.0","id":{number},"method":"tools/call","params":{{"name":"echo",'
+        f'"arguments":{{"text":"hi"}},{META}}}}}'
+    ).encode()
+    received = False
+    statuses = []
+    never = asyncio.Event()
+
+    async def receive() -> dict:
+        nonlocal received
+        if not received:
+            received = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await never.wait()  # the client stays connected until the answer is sent
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    await application(dict(scope), receive, send)
+    if statuses != [200]:
+        raise SystemExit(f"{scope['path']}: HTTP {statuses}")
+
+
+async def start(application) -> None:
+    """The lifespan start-up the server would run (the GC policy, the state mirror's hub)."""
+    queue: asyncio.Queue = asyncio.Queue()
+    await queue.put({"type": "lifespan.startup"})
+    sent: list[dict] = []
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    asyncio.get_running_loop().create_task(
+        application({"type": "lifespan", "asgi": {"version": "3.0"}}, queue.get, send)
+    )
+    while not sent:
+        await asyncio.sleep(0.01)
+
+
+async def measure(targets: list[str], calls: int, rounds: int) -> None:
+    from getmcp.asgi import application
+
+    await start(application)
+    scopes = [scope_for(target) for target in targets]
+    number = 0
+    for scope in scopes:  # every server compiled and cached, its state in the mirror
+        number += 1
+        await call(application, scope, number)
+    per_call: dict[str, list[float]] = {"one": [], "every": []}
+    for index in range(rounds):
+        for name, used in (("one", scopes[:1]), ("every", scopes)):
+            began = time.process_time()
+            for i in range(calls):
+                number += 1
+                await call(application, used[i % len(used)], number)
+            per_call[name].append((time.process_time() - began) / calls * 1e6)
+        print(
+            f"round {index + 1}: one server {per_call['one'][-1]:.1f} us CPU a call, "
+            f"every server {per_call['every'][-1]:.1f} us",
+            flush=True,
+        )
+    one, every = statistics.median(per_call["one"]), statistics.median(per_call["every"])
+    print(
+        f"medians of {rounds} round(s): one server {one:.1f} us, every one of {len(scopes)} "
+        f"servers {every:.1f} us: {every / one:.3f}x, {every - one:+.1f} us a call"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--orgs", type=int, default=1000)
+    parser.add_argument("--servers-per-org", type=int, default=10)
+    parser.add_argument("--calls", type=int, default=20_000, help="calls per run")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--creators", type=int, default=4, help="processes creating tenants")
+    parser.add_argument("--server-cpu", default="1")
+    parser.add_argument("--child", default="", help=argparse.SUPPRESS)  # the measured process
+    args = parser.parse_args()
+    if args.child:
+        targets = json.loads(Path(args.child).read_text())
+        asyncio.run(measure(targets, args.calls, args.rounds))
+        os._exit(0)  # the call log's flusher and the hub are not waited for
+    env, targets = tenants.prepare_tenants(
+        args.orgs, args.servers_per_org, args.creators, recreate=False
+    )
+    listing = run.ROOT / "results" / "bench" / "tenants_inprocess_targets.json"
+    listing.write_text(json.dumps(targets))
+    env = env | {
+        "DJANGO_SETTINGS_MODULE": "getmcp.settings",
+        "SNAPSHOT_CACHE_SIZE": str(max(len(targets) + 1000, 2000)),
+    }
+    command = [run.PYTHON, __file__, "--child", str(listing)]
+    command += ["--calls", str(args.calls), "--rounds", str(args.rounds)]
+    subprocess.run(run.pinned(args.server_cpu, command), env=env, cwd=run.ROOT, check=True)
+
+
+if __name__ == "__main__":
+    main()
