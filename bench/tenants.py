@@ -162,8 +162,9 @@ def prepare_tenants(
     return env, targets
 
 
-def call(client: httpx2.Client, base: str, target: str) -> float:
-    """One stateless tools/call; returns its latency in ms (raises unless it echoed)."""
+def echo_call(target: str) -> tuple[str, dict[str, str], dict]:
+    """The path, headers and JSON-RPC body of one stateless tools/call of `echo` to a target
+    (a "path key" line): what many.lua sends, here and in bench/tenants_inprocess.py."""
     path, key = target.split(" ")
     params = {
         "name": "echo",
@@ -182,6 +183,12 @@ def call(client: httpx2.Client, base: str, target: str) -> float:
         "mcp-name": "echo",
     }
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    return path, headers, body
+
+
+def call(client: httpx2.Client, base: str, target: str) -> float:
+    """One stateless tools/call; returns its latency in ms (raises unless it echoed)."""
+    path, headers, body = echo_call(target)
     started = time.perf_counter()
     response = client.post(base + path, json=body, headers=headers)
     elapsed = (time.perf_counter() - started) * 1000

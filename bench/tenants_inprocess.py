@@ -33,18 +33,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run  # noqa: E402  (bench/run.py: paths and CPU pinning)
 import tenants  # noqa: E402  (bench/tenants.py: the tenants' database and targets)
 
-META = (
-    '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
-    '"io.modelcontextprotocol/clientCapabilities":{},'
-    '"io.modelcontextprotocol/clientInfo":{"name":"bench-many","version":"1"}}'
-)
 
+def request_for(target: str) -> tuple[dict, bytes]:
+    """The ASGI scope and body of one stateless tools/call to a target (tenants.echo_call),
+    marked as fully received, as getmcp's HTTP protocol marks a request that arrived whole."""
+    from servers.endpoint.http import BODY_RECEIVED
 
-def scope_for(target: str) -> dict:
-    """The ASGI scope of one POST to a target's /mcp/<slug>, body already received (as
-    getmcp's HTTP protocol marks a request that arrived whole)."""
-    path, key = target.split(" ")[-2:]
-    return {
+    path, headers, body = tenants.echo_call(target)
+    scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
         "http_version": "1.1",
@@ -57,23 +53,17 @@ def scope_for(target: str) -> dict:
         "headers": [
             (b"host", b"127.0.0.1:8000"),
             (b"content-type", b"application/json"),
-            (b"accept", b"application/json, text/event-stream"),
-            (b"mcp-protocol-version", b"2026-07-28"),
-            (b"mcp-method", b"tools/call"),
-            (b"mcp-name", b"echo"),
-            (b"authorization", f"Bearer {key}".encode()),
+            *((name.encode(), value.encode()) for name, value in headers.items()),
         ],
         "client": ("127.0.0.1", 40000),
         "server": ("127.0.0.1", 8000),
-        "extensions": {"getmcp.body_received": True},
+        "extensions": {BODY_RECEIVED: True},
     }
+    return scope, json.dumps(body).encode()
 
 
-async def call(application, scope: dict, number: int) -> None:
-    body = (
-        f'{{"jsonrpc":"2.0","id":{number},"method":"tools/call","params":{{"name":"echo",'
-        f'"arguments":{{"text":"hi"}},{META}}}}}'
-    ).encode()
+async def call(application, request: tuple[dict, bytes]) -> None:
+    scope, body = request
     received = False
     statuses = []
     never = asyncio.Event()
@@ -115,18 +105,15 @@ async def measure(targets: list[str], calls: int, rounds: int) -> None:
     from getmcp.asgi import application
 
     await start(application)
-    scopes = [scope_for(target) for target in targets]
-    number = 0
-    for scope in scopes:  # every server compiled and cached, its state in the mirror
-        number += 1
-        await call(application, scope, number)
+    requests = [request_for(target) for target in targets]
+    for request in requests:  # every server compiled and cached, its state in the mirror
+        await call(application, request)
     per_call: dict[str, list[float]] = {"one": [], "every": []}
     for index in range(rounds):
-        for name, used in (("one", scopes[:1]), ("every", scopes)):
+        for name, used in (("one", requests[:1]), ("every", requests)):
             began = time.process_time()
             for i in range(calls):
-                number += 1
-                await call(application, used[i % len(used)], number)
+                await call(application, used[i % len(used)])
             per_call[name].append((time.process_time() - began) / calls * 1e6)
         print(
             f"round {index + 1}: one server {per_call['one'][-1]:.1f} us CPU a call, "
@@ -135,7 +122,7 @@ async def measure(targets: list[str], calls: int, rounds: int) -> None:
         )
     one, every = statistics.median(per_call["one"]), statistics.median(per_call["every"])
     print(
-        f"medians of {rounds} round(s): one server {one:.1f} us, every one of {len(scopes)} "
+        f"medians of {rounds} round(s): one server {one:.1f} us, every one of {len(requests)} "
         f"servers {every:.1f} us: {every / one:.3f}x, {every - one:+.1f} us a call"
     )
 
