@@ -36,8 +36,9 @@ import tenants  # noqa: E402  (bench/tenants.py: the tenants' database and targe
 
 def request_for(target: str) -> tuple[dict, bytes]:
     """The ASGI scope and body of one stateless tools/call to a target (tenants.echo_call),
-    marked as fully received, as getmcp's HTTP protocol marks a request that arrived whole."""
-    from servers.endpoint.http import BODY_RECEIVED
+    with the extensions getmcp's HTTP protocol gives a request that arrived whole: marked as
+    received, and a place for the app's disconnect callbacks (each call removes its own)."""
+    from servers.endpoint.http import BODY_RECEIVED, ON_DISCONNECT
 
     path, headers, body = tenants.echo_call(target)
     scope = {
@@ -57,7 +58,7 @@ def request_for(target: str) -> tuple[dict, bytes]:
         ],
         "client": ("127.0.0.1", 40000),
         "server": ("127.0.0.1", 8000),
-        "extensions": {BODY_RECEIVED: True},
+        "extensions": {BODY_RECEIVED: True, ON_DISCONNECT: []},
     }
     return scope, json.dumps(body).encode()
 

@@ -7,22 +7,28 @@ closes a connection that has not completed a request's headers HTTP_HEADER_TIMEO
 it opened or after its previous response ended. Body reads are bounded in the ASGI app
 (servers/endpoint/http.py, getmcp/asgi.py).
 
+On httptools it also writes a small answer in one syscall (CorkedHead), tells the app when a
+request's body has fully arrived (BODY_RECEIVED) and when its client went away (ON_DISCONNECT).
+
 Use it with `uvicorn --http getmcp.http_protocol:HttpProtocol` (Makefile, scripts) or the gunicorn
 worker class `getmcp.http_protocol.UvicornWorker` (Dockerfile, docker-compose.yml). Behind a
 reverse proxy that buffers requests (nginx's client_header_timeout), this is a second line.
 """
 
 import asyncio
+import logging
 
 from django.conf import settings
 from uvicorn_worker import UvicornWorker as _Worker
 
-from servers.endpoint.http import BODY_RECEIVED
+from servers.endpoint.http import BODY_RECEIVED, ON_DISCONNECT
 
 try:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as _Base
 except ImportError:  # httptools is optional in uvicorn; h11 always ships
     from uvicorn.protocols.http.h11_impl import H11Protocol as _Base
+
+log = logging.getLogger(__name__)
 
 
 def header_timeout() -> float:
@@ -144,9 +150,35 @@ class CorkedHead:
             cycle.transport = CorkedResponse(cycle.transport, self.loop)
 
 
+class DisconnectNotice:
+    """Mixin for uvicorn's httptools protocol: each request's scope carries a list of callables
+    (ON_DISCONNECT) that the app may add to; they are called once if the connection is lost
+    before the response completes. The endpoint cancels a running call that way, without a task
+    per call awaiting receive() for the disconnect."""
+
+    def on_headers_complete(self):
+        super().on_headers_complete()
+        cycle = self.cycle
+        # The cycle's task has been created, not started: the app sees the list from its start.
+        if cycle is not None:
+            cycle.scope.setdefault("extensions", {})[ON_DISCONNECT] = []
+
+    def connection_lost(self, exc) -> None:
+        cycle = self.cycle
+        callbacks = ()
+        if cycle is not None and not cycle.response_complete:
+            callbacks = cycle.scope.get("extensions", {}).pop(ON_DISCONNECT, ())
+        super().connection_lost(exc)
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                log.exception("a disconnect callback failed")
+
+
 if _Base.__name__ == "HttpToolsProtocol":
 
-    class HttpProtocol(HeaderDeadline, CorkedHead, _Base):
+    class HttpProtocol(HeaderDeadline, DisconnectNotice, CorkedHead, _Base):
         pass
 
 else:  # h11's cycle keeps no transport of its own

@@ -12,6 +12,11 @@ from mcp_protocol.jsonrpc import dumps
 # The ASGI scope extension a server sets once it holds a request's whole body (getmcp's uvicorn
 # protocol does): reading it then needs no deadline.
 BODY_RECEIVED = "getmcp.body_received"
+# The ASGI scope extension through which getmcp's uvicorn protocol tells the app that its client
+# went away: a list the app appends callables to, each called once if the connection is lost
+# before the response completes. Without it the app learns of a disconnect only by awaiting
+# receive(), which took a task per call (servers/endpoint/disconnect.py).
+ON_DISCONNECT = "getmcp.on_disconnect"
 
 
 class BodyTooLarge(Exception):

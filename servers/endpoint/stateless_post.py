@@ -3,13 +3,10 @@ connection cancels the call (2026-07-28 cancellation). Which handler answers a m
 table in dispatch.py; subscriptions/listen takes over the response (listen.py). The pieces it
 puts together are the stateless/ package."""
 
-import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
-
-from django.conf import settings
 
 from mcp_protocol import errors
 from mcp_protocol.errors import McpError
@@ -17,7 +14,7 @@ from mcp_protocol.jsonrpc import Notification, Request, error_message, result_me
 from servers.endpoint.http import Send
 
 from ..agents import routing as agents_routing
-from . import calllog, dispatch, listen
+from . import calllog, disconnect, dispatch, listen
 from .gate import Gate
 from .http import respond, respond_json
 from .stateless.envelope import (
@@ -109,7 +106,9 @@ async def run_until_done_or_gone(
     handler: StatelessHandler,
     responder: Responder,
 ) -> None:
-    """Run the call; a client that closes the connection cancels it (2026-07-28 cancellation)."""
+    """Run the call; a client that closes the connection cancels it (2026-07-28 cancellation).
+    A lost connection cancels the call's task (servers/endpoint/disconnect.py); a streamed
+    answer sends its own keep-alives (Responder)."""
     started = time.perf_counter()
     ctx = StatelessContext(
         protocol_version=envelope.protocol_version,
@@ -142,26 +141,10 @@ async def run_until_done_or_gone(
             reply, status = error_message(request.id, error), 500
         await responder.finish(reply, status)
 
-    task = asyncio.create_task(run())
-    gone = asyncio.create_task(listen.wait_for_disconnect(gate.request.receive))
-    keepalive = settings.MCP_SSE_KEEPALIVE_SECONDS
     try:
-        while True:
-            done, _ = await asyncio.wait(
-                {task, gone}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
-            )
-            if task in done:
-                task.result()
-                return
-            if gone in done:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-                return
-            await responder.keep_alive()
+        await disconnect.run_until_done_or_gone(gate.request, run())
     finally:
-        gone.cancel()
-        if not task.done():
-            task.cancel()
+        responder.close()
         # A call cancelled by its client is logged without a reply, as the session era does.
         calllog.record(gate, request.method, request.params, reply, started, **_who(envelope))
 

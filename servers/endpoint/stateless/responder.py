@@ -12,12 +12,15 @@ from servers.endpoint.http import Headers, Send
 from ..gate import Gate
 from ..http import respond_json, send_chunk, start_sse
 from ..stateless_context import StatelessContext
+from ..streams import stream_beat
 from .envelope import Envelope
 
 
 class Responder:
     """Answers one POST: plain JSON when the call ends before it has anything to stream (so an
-    error keeps its HTTP status), an SSE stream from its first notification on."""
+    error keeps its HTTP status), an SSE stream from its first notification on. A stream gets
+    a keep-alive comment at its turn on the process's stream clock (infra/beat.py) until the
+    call ends; a call answered with plain JSON arms nothing."""
 
     def __init__(self, send: Send, headers: Headers, *, can_stream: bool) -> None:
         self.send = send
@@ -26,6 +29,7 @@ class Responder:
         self.streaming = False
         self.done = False
         self.lock = asyncio.Lock()
+        self._beating: asyncio.Task[None] | None = None
 
     async def notify(self, message: dict[str, Any]) -> None:
         if not self.can_stream:
@@ -36,12 +40,24 @@ class Responder:
             if not self.streaming:
                 await start_sse(self.send, self.headers)
                 self.streaming = True
+                self._beating = asyncio.create_task(self._keep_alive_at_each_turn())
             await send_chunk(self.send, sse.event(orjson.dumps(message)))
 
     async def keep_alive(self) -> None:
         async with self.lock:
             if self.streaming and not self.done:
                 await send_chunk(self.send, sse.comment())
+
+    async def _keep_alive_at_each_turn(self) -> None:
+        with stream_beat().ticket() as ticket:
+            while not self.done:
+                await ticket.turn()
+                await self.keep_alive()
+
+    def close(self) -> None:
+        """The call has ended (answered, cancelled or failed): no more keep-alives."""
+        if self._beating is not None:
+            self._beating.cancel()
 
     async def finish(self, message: dict[str, Any], status: int = 200) -> None:
         async with self.lock:
