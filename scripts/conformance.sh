@@ -221,7 +221,7 @@ run_authorization() {
   fi
   if [ -n "$url" ]; then
     "$PY" scripts/oauth_browser.py --url "$url" --email "$CONFORMANCE_OWNER" \
-      --password "$OWNER_PASSWORD" --redirect-prefix "http://127.0.0.1:$port/callback" \
+      --password="$OWNER_PASSWORD" --redirect-prefix "http://127.0.0.1:$port/callback" \
       >"$RESULTS/$name-browser.log" 2>&1 || { code=$?; log "the browser step failed:"; cat "$RESULTS/$name-browser.log"; }
   else
     log "the suite printed no authorization URL"
