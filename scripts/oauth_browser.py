@@ -26,7 +26,7 @@ async def sign_in_and_consent(page, url: str, *, email: str, password: str, redi
     def on_request(request):
         # Request events fire for redirect targets too (routes do not).
         if request.url.startswith(redirect_prefix) and not captured.done():
-            captured.set_result(request.url)
+            captured.set_result(request)
 
     def on_response(response):
         if response.status >= 400 and not response.url.startswith(redirect_prefix):
@@ -51,15 +51,17 @@ async def sign_in_and_consent(page, url: str, *, email: str, password: str, redi
             raise RuntimeError(f"No consent page at {page.url}: {text} (refused: {refused})")
         await allow.click(no_wait_after=True)
     try:
-        redirected = await asyncio.wait_for(captured, 30)
+        redirect = await asyncio.wait_for(captured, 30)
     except TimeoutError:
         raise RuntimeError(f"The consent led nowhere; refused: {refused}") from None
     # Let the redirect reach the client's callback server, when one listens there: closing the
-    # browser earlier cancels the callback request, and the client waits for it for ever. Where
-    # nothing listens, the error page loads at once; a loaded machine may need far longer.
+    # browser earlier cancels the callback request, and the client waits for it for ever. The
+    # page's load state cannot tell: the consent page is still the loaded document while the
+    # redirect is under way. The request's own outcome can: its response (the callback server
+    # answered), or None at once where nothing listens. A loaded machine may need far longer.
     with contextlib.suppress(Exception):
-        await page.wait_for_load_state("load", timeout=30000)
-    return redirected
+        await asyncio.wait_for(redirect.response(), 30)
+    return redirect.url
 
 
 async def main() -> None:
