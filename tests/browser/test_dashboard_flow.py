@@ -139,6 +139,8 @@ def test_a_new_user_goes_from_sign_up_to_a_working_call(new_page, shoot, db_call
     playground.fill("#pg-key", raw)
     playground.click("#pg-connect")
     expect(playground.locator("#pg-status")).to_have_text(re.compile("Connected to"))
+    # The page says so before its tools/list returns: the revocation must come after it.
+    expect(playground.locator(".pg-item:has-text('echo')")).to_be_visible()
 
     page.goto("/servers/")
     shoot(page, "11-servers-list")
