@@ -16,6 +16,9 @@ It clones the tenants of bench/tenants.py (created there once), calls every serv
 compiled and cached), then alternates `--calls` calls to one server and `--calls` calls round
 robin over all of them, `--rounds` times, in a child process pinned to `--server-cpu`, and
 prints the process CPU time per call of each and their ratio (medians of the rounds).
+
+`--steps` times each step of a call alone instead, one server against every server, after the
+same pass: which of them the spread makes dearer (docs/scaling.md, "What the spread costs").
 """
 
 import argparse
@@ -128,6 +131,90 @@ async def measure(targets: list[str], calls: int, rounds: int) -> None:
     )
 
 
+async def measure_steps(targets: list[str], calls: int, rounds: int) -> None:
+    """--steps: each step of a warm call timed alone, one server against every server, to show
+    which of them the spread makes dearer (docs/scaling.md has a table of it)."""
+    from getmcp.asgi import application
+    from servers import methods
+    from servers.endpoint import auth
+    from servers.endpoint.mirror import mirror
+    from servers.endpoint.stateless_context import StatelessContext
+    from servers.snapshot import get_snapshot
+
+    await start(application)
+    requests = [request_for(target) for target in targets]
+    for request in requests:  # every server compiled and cached, its state in the mirror
+        await call(application, request)
+    await call(application, requests[0])  # its state was read before the mirror listened
+    states = mirror()
+    servers = []
+    for target, request in zip(targets, requests, strict=True):
+        path, headers, body = tenants.echo_call(target)
+        slug = path.rsplit("/", 1)[1]
+        digest = auth.digest(headers["authorization"].removeprefix("Bearer "))
+        key_digest = auth.generation_digest(digest)
+        state = states.lookup(slug, key_digest, None)
+        if state is None:
+            raise SystemExit(f"{slug}: not answered from the mirror after its call")
+        snapshot = await get_snapshot(slug, state.server_generation)
+        tool = snapshot.tools[body["params"]["name"]]
+        servers.append((request, slug, digest, key_digest, state.server_generation, snapshot, tool))
+    params = {key: value for key, value in body["params"].items() if key != "_meta"}
+    arguments = params["arguments"]
+
+    def context() -> StatelessContext:
+        return StatelessContext(
+            protocol_version=tenants.MODERN, client_capabilities={}, client_info=None, credential=""
+        )
+
+    async def whole(s):
+        await call(application, s[0])
+
+    async def lookup(s):
+        states.lookup(s[1], s[3], None)
+
+    async def compiled(s):
+        await get_snapshot(s[1], s[4])
+
+    async def credential(s):
+        auth.cache.get(s[2])
+
+    async def tools_call(s):
+        await methods.call_method(s[5], "tools/call", params, context())
+
+    async def validate(s):
+        s[6].input_validator.iter_errors(arguments)
+
+    async def render(s):
+        s[6].compiled.render(dict(arguments))
+
+    steps = {
+        "the whole ASGI call": (whole, calls // 4),
+        "tools/call (methods.call_method)": (tools_call, calls),
+        "result rendering (compiled.render)": (render, calls),
+        "argument validation": (validate, calls),
+        "mirror lookup (server and key)": (lookup, calls),
+        "compiled snapshot (get_snapshot)": (compiled, calls),
+        "credential (auth.cache.get)": (credential, calls),
+    }
+    took: dict[tuple[str, str], list[float]] = {}
+    for _ in range(rounds):
+        for name, (step, count) in steps.items():
+            for which, used in (("one", servers[:1]), ("every", servers)):
+                began = time.process_time()
+                for i in range(count):
+                    await step(used[i % len(used)])
+                spent = (time.process_time() - began) / count * 1e9
+                took.setdefault((name, which), []).append(spent)
+    print(
+        f"medians of {rounds} round(s), ns of CPU a step; every = round robin over {len(servers)}"
+    )
+    for name in steps:
+        one = statistics.median(took[(name, "one")])
+        every = statistics.median(took[(name, "every")])
+        print(f"{name:36} one {one:9.0f}  every {every:9.0f}  spread {every - one:+8.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--orgs", type=int, default=1000)
@@ -136,11 +223,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--creators", type=int, default=4, help="processes creating tenants")
     parser.add_argument("--server-cpu", default="1")
+    parser.add_argument(
+        "--steps", action="store_true", help="time each step of a call alone (measure_steps)"
+    )
     parser.add_argument("--child", default="", help=argparse.SUPPRESS)  # the measured process
     args = parser.parse_args()
     if args.child:
         targets = json.loads(Path(args.child).read_text())
-        asyncio.run(measure(targets, args.calls, args.rounds))
+        asyncio.run((measure_steps if args.steps else measure)(targets, args.calls, args.rounds))
         os._exit(0)  # the call log's flusher and the hub are not waited for
     env, targets = tenants.prepare_tenants(
         args.orgs, args.servers_per_org, args.creators, recreate=False
@@ -153,6 +243,7 @@ def main() -> None:
     }
     command = [run.PYTHON, __file__, "--child", str(listing)]
     command += ["--calls", str(args.calls), "--rounds", str(args.rounds)]
+    command += ["--steps"] if args.steps else []
     subprocess.run(run.pinned(args.server_cpu, command), env=env, cwd=run.ROOT, check=True)
 
 
