@@ -105,13 +105,20 @@ async def start(application) -> None:
         await asyncio.sleep(0.01)
 
 
-async def measure(targets: list[str], calls: int, rounds: int) -> None:
+async def served_once(targets: list[str]):
+    """The started application, and each target's request after one call to every server
+    (each compiled and cached, its state in the mirror)."""
     from getmcp.asgi import application
 
     await start(application)
     requests = [request_for(target) for target in targets]
-    for request in requests:  # every server compiled and cached, its state in the mirror
+    for request in requests:
         await call(application, request)
+    return application, requests
+
+
+async def measure(targets: list[str], calls: int, rounds: int) -> None:
+    application, requests = await served_once(targets)
     per_call: dict[str, list[float]] = {"one": [], "every": []}
     for index in range(rounds):
         for name, used in (("one", requests[:1]), ("every", requests)):
@@ -134,17 +141,13 @@ async def measure(targets: list[str], calls: int, rounds: int) -> None:
 async def measure_steps(targets: list[str], calls: int, rounds: int) -> None:
     """--steps: each step of a warm call timed alone, one server against every server, to show
     which of them the spread makes dearer (docs/scaling.md has a table of it)."""
-    from getmcp.asgi import application
+    application, requests = await served_once(targets)  # Django is set up from here on
     from servers import methods
     from servers.endpoint import auth
     from servers.endpoint.mirror import mirror
     from servers.endpoint.stateless_context import StatelessContext
     from servers.snapshot import get_snapshot
 
-    await start(application)
-    requests = [request_for(target) for target in targets]
-    for request in requests:  # every server compiled and cached, its state in the mirror
-        await call(application, request)
     await call(application, requests[0])  # its state was read before the mirror listened
     states = mirror()
     servers = []
@@ -159,7 +162,8 @@ async def measure_steps(targets: list[str], calls: int, rounds: int) -> None:
         snapshot = await get_snapshot(slug, state.server_generation)
         tool = snapshot.tools[body["params"]["name"]]
         servers.append((request, slug, digest, key_digest, state.server_generation, snapshot, tool))
-    params = {key: value for key, value in body["params"].items() if key != "_meta"}
+    params = dict(tenants.echo_call(targets[0])[2]["params"])
+    del params["_meta"]  # the envelope's part: methods.call_method takes the call's own params
     arguments = params["arguments"]
 
     def context() -> StatelessContext:

@@ -4,6 +4,8 @@ A fixed sleep is either too short on a loaded machine (a flaky test) or too long
 (a slow suite); polling a condition ends as soon as it holds and fails loudly when it never does.
 """
 
+import asyncio
+import inspect
 import time
 
 
@@ -15,6 +17,22 @@ def wait_until(predicate, timeout: float = 10.0, interval: float = 0.05, what: s
         if value:
             return value
         time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+async def wait_until_async(
+    predicate, timeout: float = 10.0, interval: float = 0.05, what: str = "condition"
+):
+    """wait_until on the running event loop: `predicate` may be a coroutine function, and the
+    loop keeps serving (the app under test, the mirror's refresher) between polls."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if inspect.isawaitable(value):
+            value = await value
+        if value:
+            return value
+        await asyncio.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 

@@ -7,6 +7,18 @@ from servers.definition import import_definition
 from tests.servers.endpoint.mcp_http import RawMcp
 
 
+def workflow_tool(name: str, description: str, steps: list[dict]) -> dict:
+    """A tool without arguments that runs `steps` (servers/kinds/workflow), for the tests that
+    add one to server_definition's tools."""
+    return {
+        "name": name,
+        "description": description,
+        "inputSchema": {"type": "object", "properties": {}},
+        "kind": "workflow",
+        "config": {"steps": steps},
+    }
+
+
 def server_definition(slug: str, **overrides) -> dict:
     definition = {
         "slug": slug,

@@ -12,7 +12,7 @@ import pytest
 from servers.definition import import_definition
 from servers.endpoint.disconnect import run_until_done_or_gone
 from servers.endpoint.http import ON_DISCONNECT, HttpRequest
-from tests.servers.endpoint.conftest import server_definition
+from tests.servers.endpoint.conftest import server_definition, workflow_tool
 from tests.servers.endpoint.mcp_http import ACCEPT_BOTH
 from tests.waiting import wait_until
 
@@ -114,19 +114,15 @@ def waiting_server(committed, tenant):
     def make():
         definition = server_definition(f"{tenant.slug}-dc", auth="none")
         definition["tools"].append(
-            {
-                "name": "long_step",
-                "description": "Reports progress, works a while, answers.",
-                "inputSchema": {"type": "object", "properties": {}},
-                "kind": "workflow",
-                "config": {
-                    "steps": [
-                        {"progress": {"progress": 1}},
-                        {"sleep": {"ms": 2500}},
-                        {"return": {"content": [{"type": "text", "text": "done"}]}},
-                    ]
-                },
-            }
+            workflow_tool(
+                "long_step",
+                "Reports progress, works a while, answers.",
+                [
+                    {"progress": {"progress": 1}},
+                    {"sleep": {"ms": 2500}},
+                    {"return": {"content": [{"type": "text", "text": "done"}]}},
+                ],
+            )
         )
         return import_definition(definition, tenant.org)
 

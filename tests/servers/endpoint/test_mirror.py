@@ -18,6 +18,7 @@ from infra.redis import async_client, sync_client
 from servers.endpoint.auth import digest, generation_digest
 from servers.endpoint.mirror import Mirror, mirror
 from servers.endpoint.state_read import read_kept
+from tests.waiting import wait_until_async
 
 from .test_hot_path import redis_commands_of_this_task
 
@@ -41,14 +42,6 @@ async def _subscribed(found: Mirror) -> Mirror:
             return found
         await asyncio.sleep(0.02)
     raise AssertionError("the state mirror's subscriber never listened")
-
-
-async def _trusted(found: Mirror, slug: str, key_digest: str) -> None:
-    """Returns once the mirror answers for the server and the key without reading Redis."""
-    deadline = time.monotonic() + SLACK
-    while found.lookup(slug, key_digest, None) is None:
-        assert time.monotonic() < deadline, "the refresher never renewed the idle entries"
-        await asyncio.sleep(0.01)
 
 
 def _stateless_call(tenant) -> tuple[dict, dict]:
@@ -92,7 +85,13 @@ async def test_a_server_idle_for_several_bounds_is_still_called_without_reading_
             await asyncio.sleep(4 * BOUND)  # no call meanwhile: only the refresher reads
             # Only the refresher can have kept both entries trusted through that idle time; on
             # a loaded box its pass may come late, so the call waits for it (within the slack).
-            await _trusted(mirror(), tenant.slug, generation_digest(digest(tenant.raw)))
+            key_digest = generation_digest(digest(tenant.raw))
+            await wait_until_async(
+                lambda: mirror().lookup(tenant.slug, key_digest, None) is not None,
+                timeout=SLACK,
+                interval=0.01,
+                what="the refresher to renew the idle entries",
+            )
             with redis_commands_of_this_task() as sent:
                 again = await http.post(url, json=body, headers=headers)
             assert again.json()["result"]["content"][0]["text"] == "You said idle"

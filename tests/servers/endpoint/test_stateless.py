@@ -22,7 +22,7 @@ from servers.definition import import_definition
 from servers.endpoint.app import McpApp
 from servers.endpoint.stateless import request_state
 from servers.models import Tool
-from tests.servers.endpoint.conftest import server_definition
+from tests.servers.endpoint.conftest import server_definition, workflow_tool
 from tests.servers.endpoint.mcp_http import ACCEPT_BOTH, RawMcp, messages_of, parse_sse
 from tests.waiting import becomes
 
@@ -577,20 +577,16 @@ async def test_a_closed_response_stream_cancels_the_call(committed, tenant, djan
     def make():
         definition = server_definition(f"{tenant.slug}-c", auth="none")
         definition["tools"].append(
-            {
-                "name": "ticker",
-                "description": "Reports progress, waits, reports again.",
-                "inputSchema": {"type": "object", "properties": {}},
-                "kind": "workflow",
-                "config": {
-                    "steps": [
-                        {"progress": {"progress": 1}},
-                        {"sleep": {"ms": 600}},
-                        {"progress": {"progress": 2}},
-                        {"return": {"content": [{"type": "text", "text": "done"}]}},
-                    ]
-                },
-            }
+            workflow_tool(
+                "ticker",
+                "Reports progress, waits, reports again.",
+                [
+                    {"progress": {"progress": 1}},
+                    {"sleep": {"ms": 600}},
+                    {"progress": {"progress": 2}},
+                    {"return": {"content": [{"type": "text", "text": "done"}]}},
+                ],
+            )
         )
         return import_definition(definition, tenant.org)
 
