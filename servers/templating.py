@@ -16,7 +16,7 @@ from jinja2 import ChainableUndefined, TemplateError, TemplateSyntaxError, Undef
 
 from mcp_protocol.errors import ToolError
 
-from . import template_limits
+from . import shapes, template_limits
 from .template_limits import BudgetedSandbox, TemplateLimitError
 
 # A string that is one expression and nothing else keeps the expression's native type.
@@ -154,16 +154,17 @@ def _constant(value):
     return lambda variables: value
 
 
+def _leaf(text: str) -> Callable[[dict], Any] | None:
+    return _compile_string(text) if is_template(text) else None
+
+
 def compile_value(value: Any) -> Callable[[dict], Any]:
-    """A renderer for any JSON value: every template string inside it is rendered over `variables`."""
+    """A renderer for any JSON value: every template string inside it is rendered over `variables`.
+    A container renders fresh containers on every call (callers may change what they get)."""
     if isinstance(value, str):
         return _compile_string(value) if is_template(value) else _constant(value)
-    if isinstance(value, dict):
-        parts = tuple((key, compile_value(item)) for key, item in value.items())
-        return lambda variables: {key: render(variables) for key, render in parts}
-    if isinstance(value, list | tuple):
-        items = tuple(compile_value(item) for item in value)
-        return lambda variables: [render(variables) for render in items]
+    if isinstance(value, dict | list | tuple):
+        return shapes.compile_shape(value, _leaf)
     # Numbers, booleans and null are immutable: shared safely between calls.
     return _constant(value)
 
