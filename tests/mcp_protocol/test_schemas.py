@@ -137,3 +137,22 @@ def test_every_schema_answers_with_or_without_the_fast_path_the_same_errors():
         for instance in INSTANCES:
             fast = [error.message for error in validator_for(schema).iter_errors(instance)]
             assert fast == full_errors(schema, instance), (schema, instance)
+
+
+def test_schemas_that_mean_the_same_share_one_fast_path_checker_and_others_do_not():
+    from mcp_protocol.schemas import flat_object_schema
+
+    plain = {"type": "object", "properties": {"text": {"type": "string"}}}
+    described = {
+        "type": "object",
+        "title": "Echo",
+        "properties": {"text": {"type": "string", "description": "What to echo"}},
+    }
+    assert flat_object_schema(plain) is flat_object_schema(described)
+    required = {**plain, "required": ["text"]}
+    closed = {**plain, "additionalProperties": False}
+    numeric = {"type": "object", "properties": {"text": {"type": "number"}}}
+    checkers = {id(flat_object_schema(schema)) for schema in (plain, required, closed, numeric)}
+    assert len(checkers) == 4
+    assert not flat_object_schema(required).accepts({})
+    assert flat_object_schema(plain).accepts({})
