@@ -15,7 +15,7 @@ from ..agents.config import char_limit
 from ..agents.config import read as read_agent_settings
 from ..kinds import workflow
 from ..templating import TemplateCompileError, compile_value
-from .frozen import freeze
+from .frozen import freeze, interned
 from .snapshot import (
     CAPABILITIES,
     DEFAULT_INPUT_SCHEMA,
@@ -230,6 +230,7 @@ def compile_definition(
     definition: dict, *, server_id: int, organization_id: int, generation: str
 ) -> Snapshot:
     """Compile a definition dict (docs/architecture.md) into a Snapshot; DefinitionError if bad."""
+    definition = interned(definition)
     # What kinds may need of the server itself (the http kind: its defaults and whose secrets).
     server = {
         "id": server_id,

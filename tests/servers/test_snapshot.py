@@ -453,3 +453,31 @@ def test_the_least_recently_used_snapshot_is_compiled_again_and_served_the_same(
     again_b = async_to_sync(get_snapshot)("lru-b", "1")  # compiled again, from the rows
     assert [tool["name"] for tool in again_b.tool_list] == ["echo"]
     assert len(snapshot._cache) == 2
+
+
+def test_definitions_of_different_servers_share_their_keys_and_short_strings():
+    import sys
+
+    def definition(slug):
+        return {
+            "slug": slug,
+            "name": "".join(["Echo ", slug]),
+            "tools": [
+                {
+                    "name": "".join(["ec", "ho"]),
+                    "kind": "".join(["sta", "tic"]),
+                    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+                    "config": {"content": [{"type": "text", "text": "{{ text }}"}]},
+                }
+            ],
+        }
+
+    first = compile_definition(definition("one"), server_id=1, organization_id=1, generation="1")
+    second = compile_definition(definition("two"), server_id=2, organization_id=1, generation="1")
+    (name_one,), (name_two,) = first.tools, second.tools
+    assert name_one is name_two is sys.intern("echo")
+    assert first.tools["echo"].kind is second.tools["echo"].kind
+    info_one, info_two = (dict(snapshot.server_info) for snapshot in (first, second))
+    assert [key for key in info_one] == [key for key in info_two]
+    assert all(a is b for a, b in zip(info_one, info_two, strict=True))
+    assert info_one["name"] == "Echo one" and info_two["name"] == "Echo two"
