@@ -121,10 +121,14 @@ def role_access_problems(data) -> list[str]:
     return found
 
 
+# The role access of a server that limits no role (most): one mapping shared by their snapshots.
+NO_ROLE_ACCESS: MappingProxyType = MappingProxyType({})
+
+
 def compile_role_access(data) -> MappingProxyType:
     """Server.role_access -> {role: Scope}, for the snapshot."""
-    if not isinstance(data, dict):
-        return MappingProxyType({})
+    if not isinstance(data, dict) or not data:
+        return NO_ROLE_ACCESS
     return MappingProxyType({role: scope_of(limit) for role, limit in data.items()})
 
 

@@ -12,6 +12,7 @@ Definition format (docs/architecture.md):
         outputBudget: {maxChars: 20000, maxTokens: 5000}   # over the server's (the smaller wins)
 """
 
+import functools
 from dataclasses import dataclass
 
 DISCOVERY_MODES = ("auto", "on", "off")
@@ -112,14 +113,23 @@ def read(value) -> AgentSettings:
     discovery = value.get("discovery") or {}
     budget = value.get("outputBudget") or {}
     calls = value.get("longCalls") or {}
-    return AgentSettings(
-        discovery_mode=discovery.get("mode", "auto"),
-        discovery_threshold=int(discovery.get("threshold", DEFAULT_THRESHOLD)),
-        max_chars=int(budget.get("maxChars", DEFAULT_MAX_CHARS)),
-        max_tokens=int(budget.get("maxTokens", DEFAULT_MAX_TOKENS)),
-        ttl_seconds=int(budget.get("ttlSeconds", DEFAULT_TTL_SECONDS)),
-        wait_seconds=int(calls.get("waitSeconds", DEFAULT_WAIT_SECONDS)),
+    return _shared(
+        AgentSettings(
+            discovery_mode=discovery.get("mode", "auto"),
+            discovery_threshold=int(discovery.get("threshold", DEFAULT_THRESHOLD)),
+            max_chars=int(budget.get("maxChars", DEFAULT_MAX_CHARS)),
+            max_tokens=int(budget.get("maxTokens", DEFAULT_MAX_TOKENS)),
+            ttl_seconds=int(budget.get("ttlSeconds", DEFAULT_TTL_SECONDS)),
+            wait_seconds=int(calls.get("waitSeconds", DEFAULT_WAIT_SECONDS)),
+        )
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _shared(settings: AgentSettings) -> AgentSettings:
+    """One instance per distinct value (most servers keep the defaults), shared by every snapshot
+    that has it: each call reads them, and one copy stays in the CPU's caches."""
+    return settings
 
 
 def char_limit(max_chars: int, max_tokens: int) -> int:
