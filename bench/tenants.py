@@ -10,9 +10,10 @@ a template database; later runs clone the template in seconds (`--recreate` to s
 Then on one getmcp process (uvicorn, as in bench/run.py):
 
 1. the cold first call of `--cold` servers never called before, one at a time (latency of each);
-2. warm stateless (2026-07-28) `tools/call` on ONE server with wrk (bench/many.lua);
-3. a pass over every server (so each is compiled and cached), then warm calls spread over ALL of
-   them round robin, with wrk: p50 next to the one-server figure;
+2. a pass over every server (so each is compiled and cached);
+3. `--rounds` rounds, each a wrk run of warm stateless (2026-07-28) `tools/call` on ONE server
+   (bench/many.lua), then one spread over ALL of them round robin: p50 next to the one-server
+   figure, as the medians of the runs and round by round (`paired`);
 4. the process's resident memory after serving every server.
 
 The per-process caches are LRUs bounded by settings, so memory stays bounded whatever the
@@ -262,6 +263,26 @@ def median_run(results: list[run.Result]) -> run.Result:
     return sorted(results, key=lambda result: result.rps)[len(results) // 2]
 
 
+def paired(ones: list[run.Result], spreads: list[run.Result]) -> str:
+    """Each round's every-server run over the one-server run just before it, p50 and CPU per
+    call: the median of those ratios and their quartiles. On a shared host both runs of a round
+    see about the same neighbours, so a round's ratio moves less than either run does; the
+    median of the ratios is the figure least moved by the rounds the host disturbed."""
+
+    def summary(ratios: list[float]) -> str:
+        if len(ratios) < 2:
+            return f"{ratios[0]:.2f}x"
+        low, _, high = statistics.quantiles(ratios, n=4)
+        return f"{statistics.median(ratios):.2f}x (quartiles {low:.2f}-{high:.2f})"
+
+    p50 = [b.p50_ms / a.p50_ms for a, b in zip(ones, spreads, strict=True)]
+    cpu = [b.cpu_ms_per_call / a.cpu_ms_per_call for a, b in zip(ones, spreads, strict=True)]
+    return (
+        f"round by round, every server / one server: p50 {summary(p50)}, "
+        f"server CPU per call {summary(cpu)}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--orgs", type=int, default=1000)
@@ -303,14 +324,15 @@ def main() -> None:
             call(client, base, targets[-1])  # the process's own first request, not a tenant's
             idle_before = idle_cpu(server.process.pid, env["REDIS_URL"], 5)
             cold = [call(client, base, target) for target in targets[: args.cold]]
-            ones = [wrk_many(base, targets[:1], args.duration, args, server.process.pid)]
             for target in targets:  # every server compiled once
                 call(client, base, target)
         rss_all = rss_mib(server.process.pid)
-        spreads = [wrk_many(base, targets, args.duration, args, server.process.pid)]
-        # Later rounds alternate the two runs on the same warm process, so that whatever else
-        # the machine does falls on both alike; the medians are compared.
-        for _ in range(args.rounds - 1):
+        # The rounds alternate the two runs on the same warm process, which holds every tenant
+        # (its state mirror keeping them all fresh) in both, so that only where the calls go
+        # differs, and whatever else the machine does falls on both alike.
+        ones: list[run.Result] = []
+        spreads: list[run.Result] = []
+        for _ in range(args.rounds):
             ones.append(wrk_many(base, targets[:1], args.duration, args, server.process.pid))
             spreads.append(wrk_many(base, targets, args.duration, args, server.process.pid))
         one, spread = median_run(ones), median_run(spreads)
@@ -340,6 +362,7 @@ def main() -> None:
         f"every server / one server: p50 {spread.p50_ms / one.p50_ms:.2f}x, server CPU per "
         f"call {spread.cpu_ms_per_call / one.cpu_ms_per_call:.2f}x"
     )
+    print(paired(ones, spreads))
     print(f"load average: {' '.join(f'{n:.2f}' for n in os.getloadavg())}")
     print(
         f"server RSS: {rss_start:.0f} MiB at start, {rss_all:.0f} MiB after a call to every "
