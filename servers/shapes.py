@@ -5,8 +5,8 @@ Why: a compiled server keeps a renderer per tool result, prompt and request part
 to one of 10,000 servers finds that server's renderer out of the CPU's caches. A tree of closures
 (one per container and leaf) costs a cache miss per object on such a call; here a value costs two
 objects of its own (a `functools.partial` and its tuple of leaves), and the code that builds the
-containers is shared by every value of its shape across tenants (docs/scaling.md, "What the
-spread costs").
+containers is shared by every value of its shape across tenants (docs/scaling.md, "Fewer
+objects per server").
 
 The generated source holds only argument names, brackets and colons: a tenant's keys and texts
 are arguments, never source, so nothing a tenant writes is compiled as Python.
@@ -53,11 +53,16 @@ def _expression(
         return "{" + ", ".join(items) + "}"
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_expression(item, leaf, leaves, depth + 1) for item in value) + "]"
-    render = leaf(value) if isinstance(value, str) else None
+    render = _renderer_of(value, leaf)
     leaves.append(value if render is None else render)
     name = f"a{len(leaves) - 1}"
     # Numbers, booleans, null and plain strings are immutable: shared safely between calls.
     return name if render is None else f"{name}(v)"
+
+
+def _renderer_of(value: Any, leaf: Callable[[str], Renderer | None]) -> Renderer | None:
+    """A leaf's renderer, or None for a value rendered as itself."""
+    return leaf(value) if isinstance(value, str) else None
 
 
 @functools.lru_cache(maxsize=2048)
@@ -77,7 +82,4 @@ def _tree(value: Any, leaf: Callable[[str], Renderer | None]) -> Renderer:
     if isinstance(value, list | tuple):
         items = tuple(_tree(item, leaf) for item in value)
         return lambda variables: [render(variables) for render in items]
-    render = leaf(value) if isinstance(value, str) else None
-    if render is not None:
-        return render
-    return lambda variables: value
+    return _renderer_of(value, leaf) or (lambda variables: value)
