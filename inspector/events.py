@@ -38,6 +38,7 @@ REASONS = {
     "missing_key": "No API key or access token sent",
     "unknown_key": "Unknown API key or access token",
     "revoked_key": "API key or access token revoked or expired",
+    "suspended_key": "API key suspended: its creator left the organization or may not hold keys",
     "key_of_other_organization": "Key of another organization",
     "key_limited_to_other_servers": "Key limited to other servers",
     "token_for_other_server": "Access token issued for another server",

@@ -26,6 +26,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
+from accounts.policy import RANK
+
 from .agents.search import LazyIndex
 
 KINDS = ("tools", "resources", "prompts")
@@ -125,11 +127,28 @@ def role_access_problems(data) -> list[str]:
 NO_ROLE_ACCESS: MappingProxyType = MappingProxyType({})
 
 
+# Lowest first (accounts/policy.py ranks them): a role's limit also bounds every role below it.
+ROLES_BY_RANK = tuple(sorted(RANK, key=RANK.__getitem__))
+
+
 def compile_role_access(data) -> MappingProxyType:
-    """Server.role_access -> {role: Scope}, for the snapshot."""
+    """Server.role_access -> {role: Scope}, for the snapshot.
+
+    `roleAccess` means "no more than": a role gets its own limit intersected with the limit of
+    every role above it that is named, so a role the server does not name is never wider than a
+    higher one it does name, and demoting a member can only narrow what their keys and grants
+    reach. Roles above every named role stay unlimited (they are left out of the mapping)."""
     if not isinstance(data, dict) or not data:
         return NO_ROLE_ACCESS
-    return MappingProxyType({role: scope_of(limit) for role, limit in data.items()})
+    compiled: dict[str, Scope] = {}
+    bound: Scope | None = None
+    for role in reversed(ROLES_BY_RANK):
+        if role in data:
+            own = scope_of(data[role])
+            bound = own if bound is None else intersect(bound, own)
+        if bound is not None:
+            compiled[role] = bound
+    return MappingProxyType(compiled)
 
 
 def key_access(data) -> MappingProxyType:

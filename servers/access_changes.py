@@ -10,10 +10,10 @@ again instead of calling what is gone.
 """
 
 from django.db import transaction
-from django.db.models.signals import post_save, pre_save
+from django.db.models.signals import post_delete, post_save, pre_delete, pre_save
 from django.dispatch import receiver
 
-from accounts.models import ApiKey, Membership, Organization
+from accounts.models import ApiKey, Membership, Organization, User
 from oauth.models import AccessToken, Grant
 
 from . import changes, invalidation
@@ -102,17 +102,41 @@ def _role_access_changed(sender, instance, created, **kwargs) -> None:
         transaction.on_commit(lambda: _notify([server_id]))
 
 
-@receiver(post_save, sender=Membership)
-def _role_changed(sender, instance, created, using: str = "default", **kwargs) -> None:
-    if created or not _changed(instance, "role"):
-        return
-    org_id, user_id = instance.organization_id, instance.user_id
+def _reload_credentials_of(*, org_id: int, user_id: int, using: str) -> None:
+    """Every key and grant acting as this person in this organization is judged again (role,
+    suspension) on its next request, on every process."""
     keys = ApiKey.objects.filter(organization_id=org_id, created_by_id=user_id)
     grants = Grant.objects.filter(organization_id=org_id, user_id=user_id, revoked_at=None)
     _bump_digests([*keys.values_list("digest", flat=True), *_grant_digests(grants)], using)
+
+
+@receiver(post_save, sender=Membership)
+def _role_changed(sender, instance, created, using: str = "default", **kwargs) -> None:
+    org_id = instance.organization_id
+    if created:
+        # Someone who comes back: keys suspended while they were away are judged again.
+        _reload_credentials_of(org_id=org_id, user_id=instance.user_id, using=using)
+        return
+    if not _changed(instance, "role"):
+        return
+    _reload_credentials_of(org_id=org_id, user_id=instance.user_id, using=using)
     limited = Server.objects.filter(organization_id=org_id).exclude(role_access={})
     server_ids = list(limited.values_list("pk", flat=True))
     transaction.on_commit(lambda: _notify(server_ids))
+
+
+@receiver(post_delete, sender=Membership)
+def _member_removed(sender, instance, using: str = "default", **kwargs) -> None:
+    # Their keys are suspended from now on (servers/endpoint/auth.py: key_holder).
+    _reload_credentials_of(org_id=instance.organization_id, user_id=instance.user_id, using=using)
+
+
+@receiver(post_save, sender=User)
+def _user_deactivated(sender, instance, using: str = "default", **kwargs) -> None:
+    if instance.is_active:
+        return
+    keys = ApiKey.objects.filter(created_by_id=instance.pk)
+    _bump_digests(list(keys.values_list("digest", flat=True)), using)
 
 
 @receiver(post_save, sender=Organization)
@@ -124,3 +148,11 @@ def _quota_changed(sender, instance, created, using: str = "default", **kwargs) 
     for slug in slugs:
         invalidation.record(Change.SERVER, slug, using)
     transaction.on_commit(lambda: _bump_servers(slugs))
+
+
+@receiver(pre_delete, sender=User)
+def _user_deleted(sender, instance, **kwargs) -> None:
+    # Deleting the account sets created_by to NULL, which would read as a key of no known
+    # creator (judged as a member): a deleted person's keys are revoked instead.
+    for key in ApiKey.objects.filter(created_by_id=instance.pk, revoked_at=None):
+        key.revoke()

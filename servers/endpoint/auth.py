@@ -18,6 +18,7 @@ from django.conf import settings
 from redis.asyncio import Redis
 
 from accounts.models import ApiKey, Membership, digest_key
+from accounts.policy import LEAST_ROLE, Action, role_allows
 from infra import keys as rkeys
 
 from .. import invalidation
@@ -50,6 +51,9 @@ class Credential:
     access: MappingProxyType[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     role: str = ""
     limits: Limits = NO_LIMITS
+    # Why a key of a person is held back though not revoked: they left the organization, or their
+    # role may no longer hold keys (accounts/policy.py). Derived at load, so it lifts by itself.
+    suspended: str = ""
 
     @property
     def is_oauth(self) -> bool:
@@ -63,7 +67,11 @@ class Credential:
         return "anon" if self.key_id is None else f"key:{self.key_id}"
 
     def usable(self, now: float) -> bool:
-        return not self.revoked and (self.expires_at is None or self.expires_at > now)
+        return (
+            not self.revoked
+            and not self.suspended
+            and (self.expires_at is None or self.expires_at > now)
+        )
 
 
 ANONYMOUS = Credential(None, None, "anonymous", frozenset(), None, False, "0")
@@ -133,17 +141,10 @@ def _load(digest: str, generation: str) -> Credential | None:
             digest[len(OAUTH_DIGEST_MARK) :], generation, Credential
         )
         return token
-    key = ApiKey.objects.filter(digest=digest).first()
+    key = ApiKey.objects.select_related("created_by").filter(digest=digest).first()
     if key is None:
         return None
-    role = (
-        # django-stubs types the user_id lookup as str | int, but Django takes None (IS NULL).
-        Membership.objects.filter(  # type: ignore[misc]
-            user_id=key.created_by_id, organization_id=key.organization_id
-        )
-        .values_list("role", flat=True)
-        .first()
-    )
+    role, suspended = key_holder(key)
     return Credential(
         key_id=key.pk,
         organization_id=key.organization_id,
@@ -153,9 +154,34 @@ def _load(digest: str, generation: str) -> Credential | None:
         revoked=key.revoked_at is not None,
         generation=generation,
         access=key_access(key.access),
-        role=role or "",
+        role=role,
         limits=limits_of(key.limits),
+        suspended=suspended,
     )
+
+
+def key_holder(key: ApiKey) -> tuple[str, str]:
+    """(the role a key is judged by, why it is suspended or ""): a key acts as the person who
+    created it, with their current role, so it never reaches more than they may.
+
+    A key whose creator left the organization (or was deactivated), or whose role may not hold
+    keys (viewers, docs/roles.md), is suspended. A key with no known creator (made before keys
+    recorded one, or whose creator's account was deleted) is judged as the least role that may
+    hold keys: never wider than any member's."""
+    least = LEAST_ROLE[Action.KEY_CREATE]
+    creator = key.created_by
+    if creator is None:
+        return least, ""
+    role = (
+        Membership.objects.filter(user_id=creator.pk, organization_id=key.organization_id)
+        .values_list("role", flat=True)
+        .first()
+    )
+    if role is None or not creator.is_active:
+        return "", "its creator is no longer a member of the organization"
+    if not role_allows(role, Action.KEY_CREATE):
+        return role, f"its creator's role ({role}) may not hold keys"
+    return role, ""
 
 
 async def load_credential(redis: Redis, digest: str) -> Credential | None:

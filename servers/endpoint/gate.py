@@ -304,6 +304,13 @@ class Gate:
             raise unauthorized(
                 snapshot, "Invalid API key or access token", "invalid_token", reason="unknown_key"
             )
+        if credential.suspended:
+            raise unauthorized(
+                snapshot,
+                f"API key suspended: {credential.suspended}",
+                "invalid_token",
+                reason="suspended_key",
+            )
         if not credential.usable(time.time()):
             raise unauthorized(
                 snapshot,

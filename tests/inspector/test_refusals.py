@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import httpx2
 import pytest
 
-from accounts.models import ApiKey
+from accounts.models import ApiKey, Membership, User
 from servers.definition import import_definition
 from tests.servers.endpoint.conftest import server_definition
 
@@ -61,6 +61,10 @@ async def revoked_key(http, url, case):
     return await http.post(url, json=INIT, headers=headers(case.revoked))
 
 
+async def suspended_key(http, url, case):
+    return await http.post(url, json=INIT, headers=headers(case.suspended))
+
+
 async def key_of_other_organization(http, url, case):
     return await http.post(url, json=INIT, headers=headers(case.outsider))
 
@@ -111,6 +115,7 @@ CASES = {
     "missing_key": (missing_key, 401, "main"),
     "unknown_key": (unknown_key, 401, "main"),
     "revoked_key": (revoked_key, 401, "main"),
+    "suspended_key": (suspended_key, 401, "main"),
     "key_of_other_organization": (key_of_other_organization, 404, "main"),
     "key_limited_to_other_servers": (key_limited_to_other_servers, 403, "main"),
     "origin_refused": (origin_refused, 403, "main"),
@@ -136,6 +141,11 @@ def servers(tenant, outsider_tenant, committed, unique):
         _, elsewhere = ApiKey.issue(org, "for the other server", servers=[other])
         revoked_key, revoked = ApiKey.issue(org, "revoked")
         revoked_key.revoke()
+        # A key whose creator has since left the organization.
+        leaver = User.objects.create_user(f"leaver-{unique}@example.com", "long enough password 1")
+        Membership.objects.create(organization=org, user=leaver, role=Membership.MEMBER)
+        _, suspended = ApiKey.issue(org, "a leaver's", created_by=leaver)
+        Membership.objects.filter(organization=org, user=leaver).delete()
         limited_key, limited_raw = ApiKey.issue(org, "echo only")
         limited_key.access = {str(tenant.server.pk): {"tools": ["echo"]}}
         limited_key.save()
@@ -143,6 +153,7 @@ def servers(tenant, outsider_tenant, committed, unique):
             slugs={"main": tenant.slug, "limited": limited.slug},
             key=tenant.raw,
             revoked=revoked,
+            suspended=suspended,
             outsider=outsider_tenant.raw,
             elsewhere=elsewhere,
             limited=limited_raw,
@@ -170,5 +181,11 @@ async def test_a_refused_request_reaches_the_servers_inspector_with_its_reason(
     assert event["reasonText"]
     assert event["server"] == slug
     shown = json.dumps(event)
-    for secret in (servers.key, servers.revoked, servers.outsider, servers.elsewhere):
+    for secret in (
+        servers.key,
+        servers.revoked,
+        servers.suspended,
+        servers.outsider,
+        servers.elsewhere,
+    ):
         assert secret not in shown
