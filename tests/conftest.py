@@ -53,12 +53,14 @@ def worker_redis_url(url: str, worker: str | None) -> str:
 
 
 def pytest_configure(config):
-    from tests import grouping, threads
+    from tests import grouping, skips, threads
 
     # After every test: no thread it started may still be running (tests/threads.py).
     config.pluginmanager.register(threads, "getmcp-thread-guard")
     # Tests sharing a slow module- or package-wide fixture run on one xdist worker.
     config.pluginmanager.register(grouping, "getmcp-xdist-groups")
+    # Under CI a skip fails unless its reason is on tests/skips.py's short list.
+    config.pluginmanager.register(skips, "getmcp-no-silent-skips")
     # Each xdist worker has its own Redis database; its live servers and Celery workers inherit
     # it through the environment. (pytest-django gives each its own Postgres test database.)
     worker = os.environ.get("PYTEST_XDIST_WORKER")

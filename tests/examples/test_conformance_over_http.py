@@ -188,9 +188,10 @@ def stateless(conformance, asgi_server):
     _, data = conformance
     url = asgi_server.mcp_url(data["slug"])
     response, _ = Stateless(url).call_tool("test_simple_text")
-    if response.status_code != 200:
-        # These start running once the endpoint serves the stateless wire.
-        pytest.skip(f"the endpoint does not serve 2026-07-28 yet: {response.text[:120]}")
+    # The endpoint serves the stateless wire: a refusal here is a failure, never a skip.
+    assert response.status_code == 200, (
+        f"the endpoint refused a 2026-07-28 call: {response.status_code} {response.text[:200]}"
+    )
     return lambda capabilities=None: Stateless(url, capabilities)
 
 
