@@ -50,6 +50,8 @@ MIDDLEWARE = [
     "getmcp.errors.json_errors",
     # OAuth requests of a server whose live inspector is open go there (one prefix check else).
     "inspector.oauth_watch.OAuthInspectorMiddleware",
+    # The OAuth endpoints' failures (an outage included) as JSON OAuth clients read.
+    "oauth.outages.OAuthErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
