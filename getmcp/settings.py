@@ -292,6 +292,10 @@ CELERY_BEAT_SCHEDULE = {
     },
     "purge-audit-log": {"task": "audit.tasks.purge_audit_log", "schedule": 3600.0},
     "oauth-flush-grant-usage": {"task": "oauth.tasks.flush_grant_usage", "schedule": 60.0},
+    "oauth-forget-refresh-successors": {
+        "task": "oauth.tasks.forget_refresh_successors",
+        "schedule": 60.0,
+    },
 }
 CALL_LOG_RETENTION_DAYS = int(os.environ.get("CALL_LOG_RETENTION_DAYS", "30"))
 # Audit rows older than this are purged (hourly; the chain stays verifiable); 0 keeps them all.
