@@ -114,6 +114,9 @@ CHANNEL_LAYERS = {
 # At most this many live-inspector events per second, per web process and server; the rest are
 # counted ("N requests not shown") so a flood costs a watched server almost nothing.
 INSPECTOR_EVENTS_PER_SECOND = int(os.environ.get("INSPECTOR_EVENTS_PER_SECOND", "10"))
+# At most this many live-inspector sockets open at once per dashboard session, across every web
+# process (counted in Redis); one more is refused (close code 4429) until one closes.
+INSPECTOR_SOCKETS_PER_SESSION = int(os.environ.get("INSPECTOR_SOCKETS_PER_SESSION", "10"))
 
 # -- Outages: timeouts and health checks on every Postgres and Redis connection -----------------
 # A connection broken by a Postgres restart is noticed (one cheap ping after each idle period)
