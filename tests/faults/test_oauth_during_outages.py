@@ -110,3 +110,34 @@ def test_every_oauth_endpoint_answers_a_postgres_outage_with_a_json_503(stack):
     assert again.status_code == 400, again.text
     assert again.json()["error"] == "invalid_grant"
     assert _register(http)["client_id"]
+
+
+def test_with_redis_down_every_oauth_answer_is_json_and_failures_a_503(stack):
+    server, tenant = stack.server, stack.tenant
+    http = httpx2.Client(base_url=server.url, timeout=30)
+    client = _register(http)
+    credentials = {"client_id": client["client_id"], "client_secret": client["client_secret"]}
+    stack.redis.kill()
+    try:
+        answers = {
+            "register": http.post(
+                "/oauth/register", json={"client_name": "App", "redirect_uris": [CALLBACK]}
+            ),
+            "token": http.post(
+                "/oauth/token",
+                data={"grant_type": "refresh_token", "refresh_token": "gmcp_rt_x", **credentials},
+            ),
+            "revoke": http.post("/oauth/revoke", data={"token": "t", **credentials}),
+            "resource metadata": http.get(
+                f"/.well-known/oauth-protected-resource/mcp/{tenant['slug']}"
+            ),
+            "server metadata": http.get("/.well-known/oauth-authorization-server"),
+        }
+    finally:
+        stack.redis.start()
+    print({what: response.status_code for what, response in answers.items()})
+    for what, response in answers.items():
+        if response.status_code >= 500:
+            _assert_oauth_503(response, what)
+        elif what != "revoke":  # RFC 7009: a revocation's success is an empty 200
+            assert response.headers["content-type"] == "application/json", (what, response.text)
