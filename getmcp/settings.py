@@ -50,6 +50,8 @@ MIDDLEWARE = [
     "getmcp.errors.json_errors",
     # OAuth requests of a server whose live inspector is open go there (one prefix check else).
     "inspector.oauth_watch.OAuthInspectorMiddleware",
+    # The OAuth endpoints' failures (an outage included) as JSON OAuth clients read.
+    "oauth.outages.OAuthErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -112,6 +114,9 @@ CHANNEL_LAYERS = {
 # At most this many live-inspector events per second, per web process and server; the rest are
 # counted ("N requests not shown") so a flood costs a watched server almost nothing.
 INSPECTOR_EVENTS_PER_SECOND = int(os.environ.get("INSPECTOR_EVENTS_PER_SECOND", "10"))
+# At most this many live-inspector sockets open at once per dashboard session, across every web
+# process (counted in Redis); one more is refused (close code 4429) until one closes.
+INSPECTOR_SOCKETS_PER_SESSION = int(os.environ.get("INSPECTOR_SOCKETS_PER_SESSION", "10"))
 
 # -- Outages: timeouts and health checks on every Postgres and Redis connection -----------------
 # A connection broken by a Postgres restart is noticed (one cheap ping after each idle period)
@@ -290,6 +295,10 @@ CELERY_BEAT_SCHEDULE = {
     },
     "purge-audit-log": {"task": "audit.tasks.purge_audit_log", "schedule": 3600.0},
     "oauth-flush-grant-usage": {"task": "oauth.tasks.flush_grant_usage", "schedule": 60.0},
+    "oauth-forget-refresh-successors": {
+        "task": "oauth.tasks.forget_refresh_successors",
+        "schedule": 60.0,
+    },
 }
 CALL_LOG_RETENTION_DAYS = int(os.environ.get("CALL_LOG_RETENTION_DAYS", "30"))
 # Audit rows older than this are purged (hourly; the chain stays verifiable); 0 keeps them all.

@@ -131,6 +131,12 @@ def inspector_watched(slug: str) -> str:
     return f"mcp:inspect:{slug}"
 
 
+def inspector_sockets(session_digest: str) -> str:
+    """Sorted set of a dashboard session's open inspector sockets, each scored by the time its
+    lease ends (inspector/sockets.py)."""
+    return f"mcp:inspect:sockets:{session_digest}"
+
+
 def inspector_events(server_id: int) -> str:
     """Pub/sub channel of a server's live-inspector events, read by its open inspector sockets
     through each process's hub (inspector/publish.py, inspector/consumers.py)."""

@@ -12,6 +12,9 @@ for a call that became a task it relays the task's progress and status (mcptasks
 Events do not ride the Channels layer: a batch is published once, already encoded, and sent on
 as it is, with no per-message envelope, per-consumer queue or polling reader in between.
 
+One dashboard session holds at most INSPECTOR_SOCKETS_PER_SESSION sockets at once, counted
+across processes in Redis (inspector/sockets.py): one more is told so and closed (4429).
+
 Client messages: {"type": "pause"} / {"type": "resume"} (a paused socket drops events and
 keeps no backlog; the page says so).
 """
@@ -23,6 +26,7 @@ import logging
 import orjson
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 
 from accounts import policy
 from accounts.models import User
@@ -30,11 +34,14 @@ from infra.hub import hub
 from infra.redis import async_client
 from servers.models import Server
 
+from .sockets import Lease
 from .watch import REFRESH_SECONDS, events_channel, keep_alive
 
 log = logging.getLogger(__name__)
 
 CLOSE_REFUSED = 4403
+CLOSE_TOO_MANY = 4429  # the session has INSPECTOR_SOCKETS_PER_SESSION sockets open already
+CLOSE_TRY_AGAIN = 1013
 # At most this many tasks relayed at once per socket, each for at most TASK_RELAY_SECONDS.
 MAX_TASK_RELAYS = 8
 TASK_RELAY_SECONDS = 600
@@ -76,11 +83,15 @@ def _still_allowed(scope, server: dict) -> bool:
 
 
 class InspectorConsumer(AsyncWebsocketConsumer):
+    lease: Lease | None = None
+
     async def connect(self):
         slug = self.scope["url_route"]["kwargs"]["slug"]
         server = await _server_for(self.scope.get("user"), slug)
         if server is None:
             await self.close(code=CLOSE_REFUSED)
+            return
+        if not await self._take_lease():
             return
         self.server = server
         self.paused = False
@@ -93,7 +104,33 @@ class InspectorConsumer(AsyncWebsocketConsumer):
         self.forwarder = asyncio.create_task(self._forward())
         await self.send_json({"type": "hello", "server": server["slug"]})
 
+    async def _take_lease(self) -> bool:
+        """A place among the session's open sockets (inspector/sockets.py); over the cap the
+        socket is accepted only to say so, then closed: a refused handshake would look like a
+        sign-out to the page."""
+        lease = Lease(self.scope["session"].session_key)
+        try:
+            taken = await lease.take(async_client())
+        except Exception:
+            log.warning("live inspector: could not count the session's sockets", exc_info=True)
+            await self.close(code=CLOSE_TRY_AGAIN)
+            return False
+        if not taken:
+            limit = settings.INSPECTOR_SOCKETS_PER_SESSION
+            await self.accept()
+            await self.send_json({"type": "refused", "reason": "too_many_sockets", "limit": limit})
+            await self.close(code=CLOSE_TOO_MANY)
+            return False
+        self.lease = lease
+        return True
+
     async def disconnect(self, code):
+        if self.lease is not None:
+            lease, self.lease = self.lease, None
+            try:
+                await lease.release(async_client())
+            except Exception:  # Redis away: the lease runs out by itself
+                log.warning("live inspector: could not release a socket's place", exc_info=True)
         if not hasattr(self, "subscription"):
             return
         self.heartbeat.cancel()
@@ -159,6 +196,8 @@ class InspectorConsumer(AsyncWebsocketConsumer):
                 return
             try:
                 await keep_alive(async_client(), self.server["slug"])
+                if self.lease is not None:
+                    await self.lease.renew(async_client())
             except Exception:
                 log.warning("live inspector: could not refresh the watch flag", exc_info=True)
 

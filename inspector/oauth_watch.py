@@ -4,7 +4,10 @@ A client connecting to a server that takes OAuth first reads the server's protec
 metadata (`/.well-known/oauth-protected-resource/mcp/<slug>`, or appended to the server's
 path), may register (`/oauth/register`), sends the person to `/oauth/authorize` and exchanges
 the code at `/oauth/token`; the last three name the server in their `resource` parameter
-(RFC 8707; a registration may carry it in its query or body). While that server's inspector is
+(RFC 8707; a registration may carry it in its query or body). Only a `resource` that is this
+deployment's canonical URI of the server (oauth.metadata.slug_of_resource, the rule the
+endpoints themselves apply) puts a request in that server's inspector: anyone may send a request
+naming `https://any-host/mcp/<slug>`, and it must not show there as the server's OAuth traffic. While that server's inspector is
 open (the same watch flag as the MCP endpoint's, inspector/watch.py), each of these requests
 shows there with its status, latency and, when refused, the OAuth error and its description as
 the reason (invalid_client, invalid_grant, a PKCE mismatch, a resource not allowed, ...).
@@ -28,6 +31,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from django.conf import settings
 
 from infra.redis import sync_client
+from oauth.metadata import slug_of_resource
 from servers.models import Server
 from servers.slugs import SLUG_PATTERN
 
@@ -45,7 +49,6 @@ ENDPOINTS = {
     "/oauth/token": "oauth/token",
     "/oauth/register": "oauth/register",
 }
-RESOURCE_PATH = re.compile(rf"^/mcp/(?P<slug>{SLUG_PATTERN})/?$")
 SECRET_FIELDS = frozenset(
     {
         "code",
@@ -60,13 +63,6 @@ SECRET_FIELDS = frozenset(
     }
 )
 MAX_SHOWN_BYTES = 16 * 1024
-
-
-def slug_of_resource(resource) -> str:
-    if not isinstance(resource, str):
-        return ""
-    match = RESOURCE_PATH.match(urlsplit(resource).path)
-    return match["slug"] if match else ""
 
 
 def redacted(pairs) -> dict:

@@ -17,7 +17,6 @@ from django.conf import settings
 from django.utils import timezone
 
 from servers.models import Server, accepts_oauth
-from servers.slugs import is_slug
 
 from . import metadata, redirects
 from .clients import client_resolve
@@ -77,14 +76,8 @@ def _one(params, name: str) -> str | None:
 
 def server_for_resource(resource: str | None) -> Server | None:
     """The OAuth-enabled server whose canonical URI is `resource`, else None."""
-    if not resource:
-        return None
-    prefix = metadata.resource_uri("")
-    candidate = resource.rstrip("/")
-    if not candidate.startswith(prefix):
-        return None
-    slug = candidate[len(prefix) :]
-    if not is_slug(slug):
+    slug = metadata.slug_of_resource(resource)
+    if not slug:
         return None
     server = Server.objects.select_related("organization").filter(slug=slug).first()
     if server is None or server.status == Server.DRAFT or not accepts_oauth(server.auth_mode):

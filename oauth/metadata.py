@@ -5,6 +5,8 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from servers.slugs import is_slug
+
 from .models import SCOPE_MCP, SCOPE_OFFLINE, SCOPE_READ
 
 CHALLENGE_SCOPE = SCOPE_MCP
@@ -29,6 +31,20 @@ def authorization_server_metadata_url() -> str:
 def resource_uri(slug: str) -> str:
     """A server's canonical URI (RFC 8707 `resource`, the audience of its tokens)."""
     return f"{settings.SITE_URL.rstrip('/')}/mcp/{slug}"
+
+
+def slug_of_resource(resource: object) -> str:
+    """The slug of the server whose canonical URI `resource` is, as the authorization and token
+    endpoints accept it (a trailing slash aside), else "": a URI on another host, port or
+    scheme, or with more after the slug, names no server of this deployment."""
+    if not isinstance(resource, str):
+        return ""
+    prefix = resource_uri("")
+    candidate = resource.rstrip("/")
+    if not candidate.startswith(prefix):
+        return ""
+    slug = candidate[len(prefix) :]
+    return slug if is_slug(slug) else ""
 
 
 def resource_metadata_url(slug: str) -> str:

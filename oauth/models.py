@@ -117,6 +117,10 @@ class RefreshToken(models.Model):
     # Set when it was exchanged for a new pair; presenting it again after the grace window
     # is a replay, which revokes the whole grant.
     rotated_at = models.DateTimeField(null=True, blank=True)
+    # The pair it was exchanged for, encrypted with the vault's keys (vault.crypto, readable for
+    # the grace window only), so a repeated refresh within the window gets that same pair
+    # (oauth/tokens.py). Emptied once the window is over: tokens are otherwise digests only.
+    successor = models.TextField(blank=True, default="")
 
     def in_grace(self, now=None) -> bool:
         now = now or timezone.now()

@@ -10,7 +10,7 @@ from infra.redis import sync_client
 
 from .clients import clients_collect_unused
 from .models import Grant
-from .tokens import tokens_collect_expired
+from .tokens import successors_forget, tokens_collect_expired
 
 
 @shared_task(name="oauth.tasks.collect_unused_clients")
@@ -18,6 +18,12 @@ def collect_unused_clients() -> int:
     """Self-registered clients that never got a token (claude.ai registers on every connect),
     and codes and tokens long expired."""
     return clients_collect_unused() + tokens_collect_expired()
+
+
+@shared_task(name="oauth.tasks.forget_refresh_successors")
+def forget_refresh_successors() -> int:
+    """Empty the sealed pairs of rotated refresh tokens once their grace window is over."""
+    return successors_forget()
 
 
 @shared_task(name="oauth.tasks.flush_grant_usage")

@@ -2,10 +2,13 @@
 
 Access tokens are short-lived and bound to one server (its resource URI is their audience).
 Refresh tokens rotate on every use; presenting a rotated one again within
-OAUTH_REFRESH_GRACE_SECONDS (a client refreshing twice at once) yields a fresh pair, after that
-it is a replay and the whole grant is revoked (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2).
+OAUTH_REFRESH_GRACE_SECONDS (a client refreshing twice at once, or retrying a lost answer) yields
+the same new pair, not one more each time; after that it is a replay and the whole grant is
+revoked (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2). The pair is kept for that window encrypted with the
+vault's keys on the rotated token's row, which otherwise holds its digest only.
 """
 
+import json
 import secrets
 from datetime import timedelta
 
@@ -14,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit import events as audit_events
+from vault import crypto
 
 from . import authorization
 from .errors import OAuthError
@@ -96,6 +100,8 @@ def token_from_refresh(*, client, refresh_token: str | None, resource, scope) ->
         raise OAuthError("invalid_request", "refresh_token is required")
     now = timezone.now()
     with transaction.atomic():
+        # The row lock orders concurrent refreshes of one token: the first rotates it and keeps
+        # the new pair sealed on it; the others, inside the grace window, get that same pair.
         row = (
             RefreshToken.objects.select_for_update()
             .select_related("grant")
@@ -108,17 +114,58 @@ def token_from_refresh(*, client, refresh_token: str | None, resource, scope) ->
         if grant.revoked_at is not None or row.expires_at <= now:
             raise OAuthError("invalid_grant", "The refresh token is no longer valid")
         replayed = row.rotated_at is not None and not row.in_grace(now)
-        if row.rotated_at is None:
-            row.rotated_at = now
-            row.save(update_fields=["rotated_at"])
-    if replayed:
-        grant_revoke(grant=grant, reason="refresh token reuse")
-        raise OAuthError("invalid_grant", "The refresh token was already used")
-    _check_resource(resource, grant)
-    if scope and not set(scope.split()) <= set(grant.scopes):
-        raise OAuthError("invalid_scope", "A refresh cannot widen the granted scope")
-    Grant.objects.filter(pk=grant.pk).update(last_used_at=now)
-    return tokens_issue(grant=grant, client=client)
+        if not replayed:
+            _check_resource(resource, grant)
+            if scope and not set(scope.split()) <= set(grant.scopes):
+                raise OAuthError("invalid_scope", "A refresh cannot widen the granted scope")
+            again = _successor(row, now) if row.rotated_at is not None else None
+            if again is not None:
+                return again
+            body = tokens_issue(grant=grant, client=client)
+            row.rotated_at = row.rotated_at or now
+            row.successor = _seal(body, now)
+            row.save(update_fields=["rotated_at", "successor"])
+            Grant.objects.filter(pk=grant.pk).update(last_used_at=now)
+            return body
+    grant_revoke(grant=grant, reason="refresh token reuse")
+    raise OAuthError("invalid_grant", "The refresh token was already used")
+
+
+def _seal(body: dict, now) -> str:
+    return crypto.encrypt(json.dumps({"body": body, "issued": now.timestamp()}))
+
+
+def _successor(row: RefreshToken, now) -> dict | None:
+    """The pair a rotated token was exchanged for, while the grace window lasts and its access
+    token still stands; None (then one more pair is minted) when it cannot be read back."""
+    if not row.successor:
+        return None
+    grace = settings.OAUTH_REFRESH_GRACE_SECONDS
+    sealed = crypto.decrypt_recent(row.successor, max_age_seconds=grace, now=now.timestamp())
+    if sealed is None:
+        return None
+    kept = json.loads(sealed)
+    body = dict(kept["body"])
+    revoked = AccessToken.objects.filter(
+        digest=digest_token(body["access_token"]), revoked_at__isnull=False
+    )
+    if revoked.exists():
+        return None
+    elapsed = int(now.timestamp() - kept["issued"])
+    body["expires_in"] = max(int(body["expires_in"]) - elapsed, 1)
+    return body
+
+
+def successors_forget(*, now=None) -> int:
+    """Empty the sealed pairs of tokens whose grace window is over (they are unreadable by
+    then anyway: vault.crypto.decrypt_recent)."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.OAUTH_REFRESH_GRACE_SECONDS)
+    return (
+        RefreshToken.objects.filter(rotated_at__lt=cutoff)
+        .exclude(successor="")
+        .update(successor="")
+    )
 
 
 def token_revoke(*, client, token: str | None) -> None:
@@ -142,6 +189,7 @@ def token_revoke(*, client, token: str | None) -> None:
 def tokens_collect_expired(*, older_than: timedelta = timedelta(days=1)) -> int:
     """Delete codes and tokens that expired a while ago (and grants left with nothing)."""
     cutoff = timezone.now() - older_than
+    successors_forget()
     deleted = 0
     for model in (AuthorizationCode, AccessToken, RefreshToken):
         count, _ = model.objects.filter(expires_at__lt=cutoff).delete()

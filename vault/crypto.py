@@ -65,6 +65,17 @@ def decrypt(token: str) -> str:
         raise SecretUnreadable("No configured key decrypts this value.") from exc
 
 
+def decrypt_recent(token: str, *, max_age_seconds: int, now: float | None = None) -> str | None:
+    """The value when it was encrypted at most `max_age_seconds` ago (by the token's own
+    timestamp), else None: for values that must not outlive a window, whatever keeps them."""
+    try:
+        if now is None:
+            return fernet().decrypt(token.encode(), ttl=max_age_seconds).decode()
+        return fernet().decrypt_at_time(token.encode(), max_age_seconds, int(now)).decode()
+    except InvalidToken:
+        return None
+
+
 def reencrypt(token: str) -> str:
     """The same value under the newest key (MultiFernet.rotate)."""
     try:

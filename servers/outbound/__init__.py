@@ -7,12 +7,13 @@ from .client import (
     guarded_request,
     guarded_request_sync,
 )
-from .errors import BlockedDestination, OutboundError
+from .errors import BlockedDestination, OutboundError, OutboundTimeout
 
 __all__ = [
     "BlockedDestination",
     "GuardedResponse",
     "OutboundError",
+    "OutboundTimeout",
     "check_url",
     "guarded_client",
     "guarded_request",

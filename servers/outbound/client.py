@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import httpx2
 import orjson
 
-from .errors import BlockedDestination, OutboundError
+from .errors import BlockedDestination, OutboundError, OutboundTimeout
 from .transport import GuardedBackend, GuardedTransport
 
 # httpx2 logs every request URL at INFO, and URLs may carry API keys in their query strings.
@@ -158,10 +158,8 @@ async def guarded_request(
                 max_redirects,
                 started,
             )
-    except TimeoutError as exc:
-        raise OutboundError(f"The request timed out after {timeout:g} seconds.") from exc
-    except httpx2.TimeoutException as exc:
-        raise OutboundError(f"The request timed out after {timeout:g} seconds.") from exc
+    except (TimeoutError, httpx2.TimeoutException) as exc:
+        raise OutboundTimeout(f"The request timed out after {timeout:g} seconds.") from exc
     except httpx2.TooManyRedirects as exc:
         raise OutboundError("The upstream redirected too many times.") from exc
     except httpx2.HTTPError as exc:

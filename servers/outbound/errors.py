@@ -11,3 +11,7 @@ class OutboundError(Exception):
 
 class BlockedDestination(OutboundError):
     """The destination is an address this deployment does not fetch from."""
+
+
+class OutboundTimeout(OutboundError):
+    """The request did not complete within its time limit."""

@@ -163,7 +163,9 @@
     socket.addEventListener("close", function (close) {
       root.dataset.live = "false";
       // A refused handshake (not allowed to watch) and an unreachable server look alike here.
-      state.textContent = "Disconnected; reconnecting…";
+      state.textContent = close.code === 4429
+        ? "Too many inspector pages are open in this session; close one (retrying…)"
+        : "Disconnected; reconnecting…";
       setTimeout(connect, retry);
       retry = Math.min(retry * 2, 10000);
     });

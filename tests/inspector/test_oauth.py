@@ -214,3 +214,55 @@ async def test_the_oauth_steps_of_a_watched_server_show_with_reasons_and_no_secr
             assert (await http.get("/oauth/authorize", params=unknown_client)).status_code == 400
             event = await watch.event(lambda e: e["method"] == "oauth/authorize")
             assert (event["status"], event["reason"]) == (400, "invalid_client")
+
+
+def forged_resources(site: str, slug: str) -> list[str]:
+    """URIs that name the server's path but are not its canonical URI on this deployment."""
+    port = site.rsplit(":", 1)[1]
+    return [
+        f"https://any-host.example/mcp/{slug}",
+        f"http://localhost.evil.example:{port}/mcp/{slug}",
+        f"http://127.0.0.1:{port}/mcp/{slug}",  # the same server, not its canonical name
+        f"{site.replace('http://', 'https://')}/mcp/{slug}",
+        f"http://localhost:{int(port) + 1}/mcp/{slug}",
+        f"{site}/mcp/{slug}/extra",
+        f"{site}/tenant/mcp/{slug}",
+    ]
+
+
+async def test_only_requests_naming_the_servers_real_resource_show_in_its_inspector(
+    oauth_site, oauth_tenant, owner_cookie
+):
+    site, slug = oauth_site.url, oauth_tenant.slug
+    async with (
+        httpx2.AsyncClient(base_url=site, timeout=30) as http,
+        watching(oauth_site, slug, owner_cookie) as watch,
+    ):
+        for n, resource in enumerate(forged_resources(site, slug)):
+            forged = f"forged-{n}"
+            await http.post(
+                "/oauth/token",
+                data={"grant_type": "refresh_token", "client_id": forged, "resource": resource},
+            )
+            await http.post(
+                "/oauth/register",
+                json={"client_name": forged, "redirect_uris": [CALLBACK], "resource": resource},
+            )
+            await http.post(
+                f"/oauth/register?resource={resource}",
+                json={"client_name": forged, "redirect_uris": [CALLBACK]},
+            )
+            await http.get("/oauth/authorize", params={"client_id": forged, "resource": resource})
+        # Then one request naming the real resource: it is the first (and only) event shown.
+        real = oauth_site.mcp_url(slug)
+        await http.post(
+            "/oauth/token",
+            data={"grant_type": "refresh_token", "client_id": "real-client", "resource": real},
+        )
+        event = await watch.event()
+        assert (event["method"], event["client"]["name"]) == ("oauth/token", "real-client")
+        assert watch.seen == [], watch.seen
+        # The canonical URI with a trailing slash is the same resource to the endpoints.
+        await http.get("/oauth/authorize", params={"client_id": "slash", "resource": real + "/"})
+        event = await watch.event()
+        assert (event["method"], event["client"]["name"]) == ("oauth/authorize", "slash")

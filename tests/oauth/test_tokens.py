@@ -111,7 +111,7 @@ def test_refresh_rotates_and_a_replay_after_the_grace_window_revokes_the_grant(
     assert not AccessToken.objects.filter(revoked_at=None).exists()
 
 
-def test_a_concurrent_second_refresh_inside_the_grace_window_still_works(
+def test_a_repeated_refresh_inside_the_grace_window_gets_the_same_new_pair(
     client, registered, consented, exchange
 ):
     result = consented()
@@ -120,6 +120,64 @@ def test_a_concurrent_second_refresh_inside_the_grace_window_still_works(
     b = refresh(client, registered, first["refresh_token"])
     assert a.status_code == b.status_code == 200
     assert Grant.objects.get().revoked_at is None
+    a, b = a.json(), b.json()
+    assert (b["access_token"], b["refresh_token"]) == (a["access_token"], a["refresh_token"])
+    assert 0 < b["expires_in"] <= a["expires_in"]
+    assert AccessToken.objects.count() == 2 and RefreshToken.objects.count() == 2
+    # The pair given twice rotates on as any other.
+    c = refresh(client, registered, a["refresh_token"]).json()
+    assert c["refresh_token"] not in (a["refresh_token"], first["refresh_token"])
+
+
+def test_the_pair_kept_for_the_grace_window_is_encrypted_and_forgotten_after_it(
+    client, registered, consented, exchange
+):
+    from oauth.tasks import forget_refresh_successors
+
+    result = consented()
+    first = exchange(result.code, result.verifier).json()
+    second = refresh(client, registered, first["refresh_token"]).json()
+    rotated = RefreshToken.objects.exclude(rotated_at=None).get()
+    assert rotated.successor
+    for value in (second["access_token"], second["refresh_token"]):
+        assert value not in rotated.successor
+        assert value[8:] not in rotated.successor
+    assert forget_refresh_successors() == 0  # still inside the window
+    RefreshToken.objects.filter(pk=rotated.pk).update(
+        rotated_at=timezone.now() - timedelta(seconds=31)
+    )
+    assert forget_refresh_successors() == 1
+    assert RefreshToken.objects.get(pk=rotated.pk).successor == ""
+
+
+def test_a_kept_pair_is_unreadable_once_the_window_is_over_whatever_keeps_it():
+    import time
+
+    from vault import crypto
+
+    sealed = crypto.encrypt("a pair")
+    assert crypto.decrypt_recent(sealed, max_age_seconds=30) == "a pair"
+    later = time.time() + 31
+    assert crypto.decrypt_recent(sealed, max_age_seconds=30, now=later) is None
+
+
+def test_a_repeated_refresh_whose_access_token_was_revoked_gets_one_more_pair(
+    client, registered, consented, exchange
+):
+    result = consented()
+    first = exchange(result.code, result.verifier).json()
+    second = refresh(client, registered, first["refresh_token"]).json()
+    revoked = client.post(
+        "/oauth/revoke", {"token": second["access_token"], "client_id": registered["client_id"]}
+    )
+    assert revoked.status_code == 200
+    third = refresh(client, registered, first["refresh_token"]).json()
+    assert third["access_token"] != second["access_token"]
+    fourth = refresh(client, registered, first["refresh_token"]).json()
+    assert (fourth["access_token"], fourth["refresh_token"]) == (
+        third["access_token"],
+        third["refresh_token"],
+    )
 
 
 def test_a_refresh_cannot_widen_the_scope(client, registered, consented, exchange):

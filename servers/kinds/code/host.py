@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 
 from mcp_protocol.context import LOG_LEVELS, RequestContext
-from servers.outbound import BlockedDestination, OutboundError, guarded_request
+from servers.outbound import BlockedDestination, OutboundError, OutboundTimeout, guarded_request
 
 from .. import calling
 from .tool import CodeTool
@@ -74,6 +74,18 @@ def _string_map(value: Any, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise SandboxException("TypeError", f"{what} must be a dict")
     return {str(k): v if isinstance(v, str) else str(v) for k, v in value.items()}
+
+
+def _fetch_exception(exc: OutboundError) -> str:
+    """The built-in exception a failed fetch raises in the sandbox, all of them OSErrors as in
+    Python: PermissionError for a destination the SSRF guard refuses, TimeoutError for a time
+    limit, OSError for the rest (DNS, refused or reset connections, TLS: Python's
+    ConnectionError, which Monty does not have)."""
+    if isinstance(exc, BlockedDestination):
+        return "PermissionError"
+    if isinstance(exc, OutboundTimeout):
+        return "TimeoutError"
+    return "OSError"
 
 
 def _is_json(content_type: str) -> bool:
@@ -129,12 +141,10 @@ class Host:
                 timeout=max(seconds, 0.001),
                 max_bytes=FETCH_MAX_BYTES,
             )
-        except BlockedDestination as exc:
-            self._trace(request, None, self.masker.mask(exc.message))
-            raise SandboxException("PermissionError", self.masker.mask(exc.message)) from None
         except OutboundError as exc:
-            self._trace(request, None, self.masker.mask(exc.message))
-            raise SandboxException("ConnectionError", self.masker.mask(exc.message)) from None
+            message = self.masker.mask(exc.message)
+            self._trace(request, None, message)
+            raise SandboxException(_fetch_exception(exc), message) from None
         self._trace(request, response, None)
         text = response.text
         parsed = None

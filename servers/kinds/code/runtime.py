@@ -13,14 +13,16 @@ nested code tool never waits for a worker its caller holds.
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast, get_args
 
 from pydantic_monty import (
     AsyncFutureSnapshot,
     AsyncNameLookupSnapshot,
     CollectStreams,
+    ExcType,
     MontyComplete,
     MontyCrashedError,
     MontyError,
@@ -29,7 +31,7 @@ from pydantic_monty import (
 )
 
 from mcp_protocol.context import RequestContext
-from mcp_protocol.errors import ToolError
+from mcp_protocol.errors import Cancelled, InputRequired, McpError, ToolError
 
 from .host import CLIENT_WAITS, FUNCTIONS, Host, SandboxException, describe
 from .pool import get_pool, hold, let_go, lower_priority
@@ -39,6 +41,7 @@ from .tool import CodeTool
 if TYPE_CHECKING:
     from vault.masking import Masker
 
+log = logging.getLogger(__name__)
 
 # Appended after the tool's own source (so its line numbers stay as written): the `ctx` that
 # `main(args, ctx)` receives, whose methods are the same host functions as the globals.
@@ -88,6 +91,20 @@ def driver(entry: Entry) -> str:
     call = "main(args, _GetmcpContext(_getmcp_info))" if entry.takes_ctx else "main(args)"
     awaiting = "await " if entry.is_async else ""
     return CONTEXT_CLASS + f"\n_getmcp_result = {awaiting}{call}\n" + OUTPUT_CHECK
+
+
+# Every exception type the sandbox knows (Monty raises only these): a host call's failure is
+# resumed as one of them, or the sandbox's answer is a TypeError that no code can catch.
+CATCHABLE = frozenset(get_args(ExcType))
+# Host-call failures that end the whole call rather than raise inside the code.
+ENDS_THE_CALL = (ToolError, McpError, InputRequired, Cancelled)
+
+
+def raised(exc_type: str, message: str) -> dict[str, Any]:
+    """A host call's outcome as an exception raised where the code called it."""
+    if exc_type not in CATCHABLE:
+        exc_type, message = "RuntimeError", f"{exc_type}: {message}"
+    return {"exc_type": exc_type, "message": message}
 
 
 class LimitExceeded(ToolError):
@@ -217,7 +234,7 @@ class Run:
         name, args, kwargs = snap.function_name, snap.args, snap.kwargs
         if name not in FUNCTIONS:
             message = f"name {name!r} is not defined"
-            return await self._reply(snap, {"exc_type": "NameError", "message": message})
+            return await self._reply(snap, raised("NameError", message))
         record = describe(name, args, kwargs, self.masker) if self.trace is not None else None
         started = time.perf_counter()
         outcome: dict[str, Any] = {}
@@ -251,13 +268,24 @@ class Run:
             raise LimitExceeded("host call limit", f"{self.limits.host_calls} calls")
 
     async def _host_call(self, name: str, args: Any, kwargs: Any, *, timed: bool) -> dict[str, Any]:
+        """The outcome the sandbox resumes with: the value, or an exception the code can catch.
+        Only what ends the call itself goes up: a breached limit or a client that cannot
+        answer (ToolError), a protocol answer (McpError), a stateless-era question
+        (InputRequired), a cancellation."""
         try:
             call = self.host.call(name, args, kwargs)
             value = await (self._timed(call) if timed else call)
         except SandboxException as exc:
-            return {"exc_type": exc.exc_type, "message": exc.message}
+            return raised(exc.exc_type, exc.message)
         except (TypeError, ValueError) as exc:  # arguments the host function cannot take
-            return {"exc_type": type(exc).__name__, "message": f"{name}(): {exc}"}
+            return raised(type(exc).__name__, self.masker.mask(f"{name}(): {exc}"))
+        except ENDS_THE_CALL:
+            raise
+        except Exception as exc:
+            # A failure of getmcp's side (the state store away, a bug): the code may still
+            # catch it and carry on; the details stay in the log.
+            log.warning("code tool %s: host call %s failed", self.tool.name, name, exc_info=True)
+            return raised("RuntimeError", f"{name}() failed in getmcp ({type(exc).__name__}).")
         return {"return_value": value}
 
     async def _parked(

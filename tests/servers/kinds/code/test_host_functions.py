@@ -203,3 +203,43 @@ def test_odd_arguments_to_host_functions_are_errors_inside_the_code(server):
         "    return seen\n",
     )
     assert call(tool)["content"][0]["text"] == '["ValueError","TypeError","TypeError"]'
+
+
+class StateStoreAway(TestRunContext):
+    """A run whose notifications cannot be sent (the state store is away)."""
+
+    async def log(self, level, data, logger=None):
+        import redis
+
+        raise redis.ConnectionError("Error 111 connecting to 127.0.0.1:6379")
+
+
+def test_a_failure_on_getmcps_side_is_a_runtime_error_the_code_can_catch(server):
+    tool = tool_for(
+        server,
+        "def main(args):\n"
+        "    try:\n"
+        "        log('info', 'hello')\n"
+        "    except RuntimeError as exc:\n"
+        "        return 'carried on: ' + str(exc)\n",
+    )
+    text = call(tool, {}, StateStoreAway())["content"][0]["text"]
+    assert text == "carried on: log() failed in getmcp (ConnectionError)."
+
+
+def test_a_failure_on_getmcps_side_left_uncaught_is_a_tool_error(server):
+    tool = tool_for(server, "def main(args):\n    log('info', 'hello')\n    return 'no'\n")
+    message = fails(tool, {}, StateStoreAway())
+    assert message.startswith("The code raised an error:")
+    assert message.endswith("RuntimeError: log() failed in getmcp (ConnectionError).")
+    assert "6379" not in message
+
+
+def test_an_exception_type_the_sandbox_lacks_is_raised_as_a_runtime_error_naming_it():
+    from servers.kinds.code.runtime import raised
+
+    assert raised("PermissionError", "no") == {"exc_type": "PermissionError", "message": "no"}
+    assert raised("ConnectionError", "down") == {
+        "exc_type": "RuntimeError",
+        "message": "ConnectionError: down",
+    }
