@@ -232,6 +232,10 @@ REDIS_POOL_MAX_IDLE = int(os.environ.get("REDIS_POOL_MAX_IDLE", "32"))
 SECRETS_KEYS = env_list("SECRETS_KEYS")
 # Networks outbound fetches may reach although private (self-hosted upstreams), as CIDRs.
 OUTBOUND_ALLOWED_NETWORKS = env_list("OUTBOUND_ALLOWED_NETWORKS")
+# Local development: outbound fetches may reach this machine's loopback addresses (127.0.0.0/8,
+# ::1), so tools can call upstreams a developer runs beside getmcp. `make run` on a loopback HOST
+# turns it on (and says so); never set it where tenants you do not trust define tools.
+OUTBOUND_ALLOW_LOOPBACK = env_bool("OUTBOUND_ALLOW_LOOPBACK", False)
 
 # -- Code tools (kind: code): pydantic-monty sandbox workers and per-call limits -------------------
 # Sandbox worker subprocesses per web/worker process, and how much lower they are scheduled than
