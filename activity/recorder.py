@@ -34,7 +34,7 @@ from django.conf import settings
 from infra.redis import sync_client
 from mcp_protocol.limits import depth_exceeds
 
-from . import stream
+from . import stream, usage_counts
 from .storable import storable_json, storable_text
 
 log = logging.getLogger(__name__)
@@ -272,6 +272,7 @@ def _flush_locked() -> int:
             rows.append(_buffer.popleft())
     except IndexError:
         pass
+    _push_usage_counts()
     if not rows:
         return 0
     try:
@@ -282,6 +283,19 @@ def _flush_locked() -> int:
         _buffer.extendleft(reversed(rows))
         raise
     return len(rows)
+
+
+def _push_usage_counts() -> None:
+    """The monthly call counts of organizations without a quota (usage_counts.py), on the same
+    beat as the rows: no Redis round trip on the calls themselves."""
+    counts = usage_counts.take()
+    if not counts:
+        return
+    try:
+        usage_counts.push(sync_client(), counts)
+    except Exception:
+        usage_counts.give_back(counts)
+        raise
 
 
 def flush_before_exit(timeout: float = 5.0) -> int:
@@ -338,6 +352,7 @@ def _forget_parent_rows() -> None:
     # ids from its parent's sequence.
     global _flusher, _uid_prefix, _uid_count, _pid
     _buffer.clear()
+    usage_counts.forget()
     _flusher = None
     _pid = os.getpid()
     _uid_prefix, _uid_count = os.urandom(12).hex(), itertools.count()
