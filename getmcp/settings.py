@@ -269,7 +269,7 @@ OAUTH_CIMD_MAX_BYTES = int(os.environ.get("OAUTH_CIMD_MAX_BYTES", str(64 * 1024)
 OAUTH_CIMD_ALLOW_HTTP_LOOPBACK = env_bool("OAUTH_CIMD_ALLOW_HTTP_LOOPBACK", False)
 
 # Connector doctor (servers/doctor): it calls SITE_URL through the SSRF guard. A SITE_URL on
-# loopback or a private network is called only when this is set (local installs, tests).
+# loopback (a local install) is called as it is; one on a private network only when this is set.
 DOCTOR_ALLOW_PRIVATE_SITE = env_bool("DOCTOR_ALLOW_PRIVATE_SITE", False)
 # How long the SSE check waits for a stream's first event before blaming a buffering proxy.
 DOCTOR_SSE_WAIT_SECONDS = float(os.environ.get("DOCTOR_SSE_WAIT_SECONDS", "5"))

@@ -237,3 +237,30 @@ def test_make_help_lists_every_target_meant_for_people():
         assert f"make {target} " in listed, target
     for target in ["bench", "worker", "beat", "migrate", "demo", "services"]:
         assert f"make {target} " in listed, target
+
+
+def test_make_doctor_checks_the_site_make_run_serves_on_the_same_port(tmp_path):
+    probe = tmp_path / "probe-python"
+    probe.write_text('#!/bin/sh\necho "$SITE_URL $*"\n')
+    probe.chmod(0o755)
+    environment = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "REDIS_URL", "ALLOWED_HOSTS", "SITE_URL")
+    }
+    result = subprocess.run(
+        ["make", "-s", "-o", ".venv/.installed", "doctor", f"PY={probe}", "PORT=9123"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.split() == [
+        "http://127.0.0.1:9123",
+        "manage.py",
+        "server",
+        "doctor",
+        "demo",
+    ]
+    assert make_run_environment(tmp_path, "PORT=9123")["SITE_URL"] == "http://127.0.0.1:9123"
