@@ -77,3 +77,10 @@ def test_createuser_reads_the_password_from_standard_input(fresh_site):
     )
     assert done.returncode == 0, done.stderr
     assert "Created user piped@example.com" in done.stdout
+
+
+def test_the_readme_documents_the_legacy_sse_endpoint_as_the_server_routes_it():
+    from servers.endpoint.app import ROUTES
+
+    assert "/sse" in ROUTES and "/messages/" in ROUTES
+    assert "`/mcp/<slug>/sse`" in README and "/mcp/<slug>/messages/?session_id=" in README
