@@ -19,7 +19,7 @@ TEST_DATABASE_URL := postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL := redis://127.0.0.1:6379/0
 
 .DEFAULT_GOAL := help
-.PHONY: help run doctor test lint format lock check-install conformance bench worker worker-platform worker-mcp beat migrate demo services chromium haproxy install install-dev assets
+.PHONY: help run doctor test lint format lock check-install conformance bench worker worker-platform worker-mcp beat migrate demo services chromium haproxy caddy install install-dev assets
 
 help:
 	@echo "make run            serve getmcp on http://$(HOST):$(PORT) (SQLite + in-process Redis unless DATABASE_URL/REDIS_URL are set)"
@@ -111,7 +111,17 @@ haproxy:
 		fi; \
 	fi
 
-test: install-dev services chromium haproxy assets
+# The TLS proxy test runs deploy/Caddyfile in a real Caddy (README, "TLS in front").
+caddy:
+	@if ! command -v caddy >/dev/null; then \
+		if [ "$$(id -u)" -eq 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq caddy; \
+		else \
+			echo "caddy: missing; the TLS proxy test will be skipped (apt-get install caddy as root)"; \
+		fi; \
+	fi
+
+test: install-dev services chromium haproxy caddy assets
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: install-dev
