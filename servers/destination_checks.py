@@ -32,7 +32,9 @@ def _address_of(host: str) -> IPAddress | None:
 
 def _urls(tool: dict[str, Any], server_http: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """(field path, URL) of every fixed destination the tool calls."""
-    config = tool.get("config") if isinstance(tool.get("config"), dict) else {}
+    config = tool.get("config")
+    if not isinstance(config, dict):
+        return
     kind = tool.get("kind", "static")
     if kind in ("http", "upstream"):
         yield "config.url", _absolute(config.get("url"), server_http)

@@ -127,9 +127,12 @@ def settings_read_from_the_environment() -> set[str]:
             function = ast.unparse(node.func)
             if function in ("env_bool", "env_list", "os.environ.get", "os.getenv"):
                 names.add(node.args[0].value)
-        if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "os.environ":
-            if isinstance(node.slice, ast.Constant):
-                names.add(node.slice.value)
+        if (
+            isinstance(node, ast.Subscript)
+            and ast.unparse(node.value) == "os.environ"
+            and isinstance(node.slice, ast.Constant)
+        ):
+            names.add(node.slice.value)
     return names
 
 
