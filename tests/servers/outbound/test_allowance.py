@@ -122,3 +122,62 @@ def test_with_the_loopback_switch_the_same_call_reaches_the_upstream(
     assert not result.get("isError"), result
     assert "clear" in result["content"][0]["text"]
     assert len(httpserver.log) == 1
+
+
+@pytest.fixture(scope="module")
+def local_mcp_upstream():
+    """A real MCP server (the official SDK) on this machine's loopback."""
+    from tests.servers.upstream.fixtures import UpstreamProcess
+
+    process = UpstreamProcess()
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def relaying_server(committed, unique, local_mcp_upstream):
+    def make():
+        user = User.objects.create_user(f"relay-{unique}@example.com", "long enough password 1")
+        org = user.personal_organization()
+        definition = {
+            "slug": f"relay-{unique}",
+            "name": "relays a local MCP server",
+            "tools": [
+                {
+                    "name": "add",
+                    "description": "Adds, on an MCP server on this machine.",
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                    },
+                    "kind": "upstream",
+                    "config": {"url": local_mcp_upstream.url, "tool": "add"},
+                }
+            ],
+        }
+        server = import_definition(definition, org)
+        _key, raw = ApiKey.issue(org, "relay key")
+        return server.slug, raw
+
+    return committed(make)
+
+
+def call_add(live, slug: str, raw: str) -> dict:
+    client = RawMcp(live.mcp_url(slug), key=raw)
+    try:
+        client.initialize()
+        return client.call("tools/call", {"name": "add", "arguments": {"a": 2, "b": 40}})
+    finally:
+        client.http.close()
+
+
+def test_an_upstream_mcp_server_on_loopback_is_refused_then_relayed_with_the_switch(
+    asgi_server, loopback_switch_server, relaying_server
+):
+    slug, raw = relaying_server
+    refused = call_add(asgi_server, slug, raw)
+    text = str(refused.get("error") or refused["result"])
+    assert "a loopback address" in text and "OUTBOUND_ALLOW_LOOPBACK=true" in text
+    relayed = call_add(loopback_switch_server, slug, raw)["result"]
+    assert not relayed.get("isError"), relayed
+    assert "42" in relayed["content"][0]["text"]
