@@ -272,16 +272,16 @@ def _flush_locked() -> int:
             rows.append(_buffer.popleft())
     except IndexError:
         pass
+    if rows:
+        try:
+            stream.append(sync_client(), rows)
+        except Exception:
+            # Put them back so a Redis hiccup costs a delay, not the rows. Rows Redis took before
+            # the failure are pushed again; their uid keeps them from being stored twice.
+            _buffer.extendleft(reversed(rows))
+            raise
+    # After the rows: a failure here gives the counts back and loses no row.
     _push_usage_counts()
-    if not rows:
-        return 0
-    try:
-        stream.append(sync_client(), rows)
-    except Exception:
-        # Put them back so a Redis hiccup costs a delay, not the rows. Rows Redis took before
-        # the failure are pushed again; their uid keeps them from being stored twice.
-        _buffer.extendleft(reversed(rows))
-        raise
     return len(rows)
 
 

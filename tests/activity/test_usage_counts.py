@@ -3,7 +3,7 @@ with the call log, and kept for the next push when Redis does not take them."""
 
 import redis
 
-from activity import recorder, usage_counts
+from activity import recorder, stream, usage_counts
 from infra.redis import sync_client
 from tests.conftest import free_port
 
@@ -33,3 +33,24 @@ def test_counts_redis_did_not_take_are_kept_for_the_next_push(monkeypatch):
     with pytest.raises(redis.ConnectionError):
         recorder.flush()
     assert usage_counts.take() == {"mcp:q:org:test-c:202601": (4, 3600)}
+
+
+def test_a_failed_push_of_counts_loses_none_of_the_rows_pushed_with_them(monkeypatch):
+    """Rows go first; counts Redis refuses after them are given back, the rows stay pushed."""
+    import pytest
+
+    real = sync_client()
+    before = real.xlen(stream.STREAM_KEY)
+    recorder.flush()
+    usage_counts.take()
+    recorder.record_call(organization_id=1, method="tools/call", tool="echo")
+    usage_counts.count(("mcp:q:org:test-d:202601", 1, 3600))
+
+    def refuse(client, counts):
+        raise redis.ConnectionError("refused for the test")
+
+    monkeypatch.setattr(usage_counts, "push", refuse)
+    with pytest.raises(redis.ConnectionError):
+        recorder.flush()
+    assert recorder.pending() == 0 and real.xlen(stream.STREAM_KEY) >= before + 1
+    assert usage_counts.take() == {"mcp:q:org:test-d:202601": (1, 3600)}
