@@ -31,6 +31,8 @@ USER getmcp
 
 EXPOSE 8000
 
+# gunicorn reads its worker count from WEB_CONCURRENCY (docker-compose.yml passes it too).
+ENV WEB_CONCURRENCY=2
 CMD ["gunicorn", "getmcp.asgi:application", "-c", "python:getmcp.gunicorn_conf", \
      "-k", "getmcp.http_protocol.UvicornWorker", \
-     "--bind", "0.0.0.0:8000", "--workers", "2", "--access-logfile", "-"]
+     "--bind", "0.0.0.0:8000", "--access-logfile", "-"]

@@ -19,7 +19,7 @@ TEST_DATABASE_URL := postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL := redis://127.0.0.1:6379/0
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint format lock check-install conformance bench worker worker-platform worker-mcp beat migrate demo services chromium haproxy install install-dev assets
+.PHONY: help run doctor test lint format lock check-install conformance bench worker worker-platform worker-mcp beat migrate demo services chromium haproxy caddy install install-dev assets
 
 help:
 	@echo "make run            serve getmcp on http://$(HOST):$(PORT) (SQLite + in-process Redis unless DATABASE_URL/REDIS_URL are set)"
@@ -38,6 +38,7 @@ help:
 	@echo "make beat           run Celery beat alone (needs REDIS_URL)"
 	@echo "make migrate        apply database migrations"
 	@echo "make demo           create the demo user and servers (kept as they are if present) and a new key"
+	@echo "make doctor         run the connector doctor (SLUG=demo) against the site make run serves (same PORT)"
 	@echo "make services       make sure the local Postgres and Redis for tests answer"
 	@echo "make assets         install the dashboard's code editor (Ace, from npm) into static/vendor/"
 
@@ -68,8 +69,8 @@ demo: migrate
 URL_HOST = $(shell $(PYTHON) scripts/run.py --url-host '$(HOST)')
 ALLOWED_HOSTS_DEFAULT := localhost,127.0.0.1,[::1]
 ALLOWED_HOSTS_GIVEN := $(ALLOWED_HOSTS)
-run demo: export SITE_URL ?= http://$(URL_HOST):$(PORT)
-run demo: export ALLOWED_HOSTS = $(or $(ALLOWED_HOSTS_GIVEN),$(ALLOWED_HOSTS_DEFAULT)),$(URL_HOST)
+run demo doctor: export SITE_URL ?= http://$(URL_HOST):$(PORT)
+run demo doctor: export ALLOWED_HOSTS = $(or $(ALLOWED_HOSTS_GIVEN),$(ALLOWED_HOSTS_DEFAULT)),$(URL_HOST)
 
 # The code editor of JSON/YAML fields; without npm the fields stay plain textareas.
 assets:
@@ -77,6 +78,11 @@ assets:
 
 run: demo assets
 	$(PY) scripts/run.py --host $(HOST) --port $(PORT) --workers $(WORKERS)
+
+# The connector doctor against the site `make run` serves (the same HOST, PORT and SITE_URL).
+SLUG ?= demo
+doctor: install
+	$(PY) manage.py server doctor $(SLUG)
 
 # Only the test and bench targets default to the local Postgres and Redis; `make run` stays embedded.
 test services bench: export DATABASE_URL ?= $(TEST_DATABASE_URL)
@@ -105,7 +111,17 @@ haproxy:
 		fi; \
 	fi
 
-test: install-dev services chromium haproxy assets
+# The TLS proxy test runs deploy/Caddyfile in a real Caddy (README, "TLS in front").
+caddy:
+	@if ! command -v caddy >/dev/null; then \
+		if [ "$$(id -u)" -eq 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq caddy; \
+		else \
+			echo "caddy: missing; the TLS proxy test will be skipped (apt-get install caddy as root)"; \
+		fi; \
+	fi
+
+test: install-dev services chromium haproxy caddy assets
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: install-dev

@@ -34,7 +34,7 @@ from django.conf import settings
 from infra.redis import sync_client
 from mcp_protocol.limits import depth_exceeds
 
-from . import stream
+from . import stream, usage_counts
 from .storable import storable_json, storable_text
 
 log = logging.getLogger(__name__)
@@ -272,16 +272,30 @@ def _flush_locked() -> int:
             rows.append(_buffer.popleft())
     except IndexError:
         pass
-    if not rows:
-        return 0
-    try:
-        stream.append(sync_client(), rows)
-    except Exception:
-        # Put them back so a Redis hiccup costs a delay, not the rows. Rows Redis took before
-        # the failure are pushed again; their uid keeps them from being stored twice.
-        _buffer.extendleft(reversed(rows))
-        raise
+    if rows:
+        try:
+            stream.append(sync_client(), rows)
+        except Exception:
+            # Put them back so a Redis hiccup costs a delay, not the rows. Rows Redis took before
+            # the failure are pushed again; their uid keeps them from being stored twice.
+            _buffer.extendleft(reversed(rows))
+            raise
+    # After the rows: a failure here gives the counts back and loses no row.
+    _push_usage_counts()
     return len(rows)
+
+
+def _push_usage_counts() -> None:
+    """The monthly call counts of organizations without a quota (usage_counts.py), on the same
+    beat as the rows: no Redis round trip on the calls themselves."""
+    counts = usage_counts.take()
+    if not counts:
+        return
+    try:
+        usage_counts.push(sync_client(), counts)
+    except Exception:
+        usage_counts.give_back(counts)
+        raise
 
 
 def flush_before_exit(timeout: float = 5.0) -> int:
@@ -338,6 +352,7 @@ def _forget_parent_rows() -> None:
     # ids from its parent's sequence.
     global _flusher, _uid_prefix, _uid_count, _pid
     _buffer.clear()
+    usage_counts.forget()
     _flusher = None
     _pid = os.getpid()
     _uid_prefix, _uid_count = os.urandom(12).hex(), itertools.count()

@@ -8,7 +8,7 @@ from django.db import IntegrityError, models, transaction
 from rest_framework import serializers
 
 from servers import definition as d
-from servers import parts
+from servers import destination_checks, parts
 from servers.models import Server
 
 from .scoping import DefaultOrganization, MemberOrganizationField
@@ -213,6 +213,24 @@ class PartSerializer(serializers.Serializer):
 
 class ToolSerializer(PartSerializer):
     list_key = "tools"
+
+    warnings = serializers.SerializerMethodField(
+        help_text="Problems that do not stop the save, e.g. a URL on loopback or a private "
+        "network that the outbound guard will refuse, with how the operator can allow it."
+    )
+
+    def get_warnings(self, row) -> list[str]:
+        server = self.context.get("server")
+        if server is None:
+            return []
+        # One read of the allow-lists per request, however many tools a list holds.
+        networks = self.context.get("_outbound_networks")
+        if networks is None:
+            networks = destination_checks.allowed_networks(server.organization_id)
+            self.context["_outbound_networks"] = networks
+        return destination_checks.tool_warnings(
+            wire_values(row, self.part[1]), server, networks=networks
+        )
 
 
 class ResourceSerializer(PartSerializer):

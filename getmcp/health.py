@@ -2,7 +2,9 @@
 
 - /healthz (liveness): the process's event loop answers. No dependency is touched, so a
   Postgres or Redis outage never makes an orchestrator restart healthy web processes.
-- /readyz (readiness): Postgres answers `SELECT 1`, Redis answers PING, a Celery worker's
+- /readyz (readiness): the database answers `SELECT 1` (its check is named after its vendor:
+  `postgres`, or `sqlite` in embedded mode), Redis answers PING (in embedded mode the in-process
+  stand-in, marked `embedded`), a Celery worker's
   heartbeat is fresh and beat's is too (getmcp/heartbeat.py). 200 when all pass, 503 otherwise,
   with each check in the JSON body. Every check has a deadline, so a hung service gives a 503
   in about READY_TIMEOUT_SECONDS rather than a hung probe.
@@ -21,7 +23,7 @@ READY_TIMEOUT_SECONDS = 3.0
 PATHS = ("/healthz", "/readyz")
 
 
-def _postgres() -> None:
+def _database() -> None:
     from django.db import connection
 
     try:
@@ -65,18 +67,32 @@ def _check(ok: bool, error, started: float) -> dict:
     return result
 
 
+# The database check's name in the answer, by Django's vendor name (docs/operations.md).
+DATABASE_NAMES = {"postgresql": "postgres", "sqlite": "sqlite"}
+
+
+def database_name() -> str:
+    from django.db import connection
+
+    return DATABASE_NAMES.get(connection.vendor, connection.vendor)
+
+
 async def readiness() -> dict:
     (pg, _, pg_error, pg_started), (rd, _, rd_error, rd_started), bg = await asyncio.gather(
-        _timed(_postgres), _timed(_redis), _timed(_background)
+        _timed(_database), _timed(_redis), _timed(_background)
     )
     bg_ok, status, bg_error, bg_started = bg
     status = status or {}
+    from infra.redis import is_embedded
+
     checks = {
-        "postgres": _check(pg, pg_error, pg_started),
+        database_name(): _check(pg, pg_error, pg_started),
         "redis": _check(rd, rd_error, rd_started),
         "worker": _check(bool(status.get("worker")), bg_error or None, bg_started),
         "beat": _check(bool(status.get("beat")), bg_error or None, bg_started),
     }
+    if is_embedded():
+        checks["redis"]["embedded"] = True  # fakeredis in this process, nothing to ping
     if bg_ok and not status.get("worker"):
         checks["worker"]["error"] = "no worker heartbeat"
     if bg_ok and not status.get("beat"):

@@ -237,6 +237,10 @@ REDIS_POOL_MAX_IDLE = int(os.environ.get("REDIS_POOL_MAX_IDLE", "32"))
 SECRETS_KEYS = env_list("SECRETS_KEYS")
 # Networks outbound fetches may reach although private (self-hosted upstreams), as CIDRs.
 OUTBOUND_ALLOWED_NETWORKS = env_list("OUTBOUND_ALLOWED_NETWORKS")
+# Local development: outbound fetches may reach this machine's loopback addresses (127.0.0.0/8,
+# ::1), so tools can call upstreams a developer runs beside getmcp. `make run` on a loopback HOST
+# turns it on (and says so); never set it where tenants you do not trust define tools.
+OUTBOUND_ALLOW_LOOPBACK = env_bool("OUTBOUND_ALLOW_LOOPBACK", False)
 
 # -- Code tools (kind: code): pydantic-monty sandbox workers and per-call limits -------------------
 # Sandbox worker subprocesses per web/worker process, and how much lower they are scheduled than
@@ -270,7 +274,7 @@ OAUTH_CIMD_MAX_BYTES = int(os.environ.get("OAUTH_CIMD_MAX_BYTES", str(64 * 1024)
 OAUTH_CIMD_ALLOW_HTTP_LOOPBACK = env_bool("OAUTH_CIMD_ALLOW_HTTP_LOOPBACK", False)
 
 # Connector doctor (servers/doctor): it calls SITE_URL through the SSRF guard. A SITE_URL on
-# loopback or a private network is called only when this is set (local installs, tests).
+# loopback (a local install) is called as it is; one on a private network only when this is set.
 DOCTOR_ALLOW_PRIVATE_SITE = env_bool("DOCTOR_ALLOW_PRIVATE_SITE", False)
 # How long the SSE check waits for a stream's first event before blaming a buffering proxy.
 DOCTOR_SSE_WAIT_SECONDS = float(os.environ.get("DOCTOR_SSE_WAIT_SECONDS", "5"))

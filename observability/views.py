@@ -1,14 +1,16 @@
 """GET /metrics: the Prometheus exposition, for a scraper holding METRICS_TOKEN.
 
-Without METRICS_TOKEN, or without `Authorization: Bearer <it>`, the path answers 404 like any
-unknown one: it neither exists for the public nor says that it might. Prometheus sends the token
-with `authorization: {credentials: ...}` (or `bearer_token_file`) in its scrape config.
+Without METRICS_TOKEN the path is off, and its 404 says so and how to turn it on (a JSON body):
+an operator's first scrape should not look like a typo, and a switched-off endpoint has nothing
+to hide. With the token set, a request without `Authorization: Bearer <it>` gets the plain 404
+of any unknown path: it neither exists for the public nor says that it might. Prometheus sends
+the token with `authorization: {credentials: ...}` (or `bearer_token_file`) in its scrape config.
 """
 
 import hmac
 
 from django.conf import settings
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -23,8 +25,20 @@ def _authorized(request) -> bool:
     return hmac.compare_digest(supplied.strip().encode(), token.encode())
 
 
+OFF = {
+    "error": "not_found",
+    "message": (
+        "Metrics are off on this deployment: set METRICS_TOKEN in the environment, restart, and "
+        "scrape /metrics with the header `Authorization: Bearer <METRICS_TOKEN>` "
+        "(docs/observability.md)."
+    ),
+}
+
+
 @require_GET
 def metrics(request):
+    if not settings.METRICS_TOKEN:
+        return JsonResponse(OFF, status=404)
     if not _authorized(request):
         raise Http404
     body = generate_latest(multiproc.exposition_registry())

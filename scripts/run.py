@@ -16,6 +16,7 @@ server accepting tasks no worker will ever run.
 
 import argparse
 import contextlib
+import ipaddress
 import os
 import signal
 import socket
@@ -40,6 +41,36 @@ def url_host(host: str) -> str:
             return probe.getsockname()[0]
     except OSError:
         return "127.0.0.1"
+
+
+LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
+
+
+def is_loopback(host: str) -> bool:
+    name = host.strip("[]").lower()
+    if name in LOOPBACK_NAMES or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def local_development(host: str, environ) -> str | None:
+    """Turns OUTBOUND_ALLOW_LOOPBACK on in `environ` for a server only this machine can reach,
+    unless it was given; returns the line to print about it (None when nothing was changed).
+
+    Tools a developer points at upstreams on their own machine then work at once; a server on
+    any other interface (HOST=0.0.0.0, a LAN address) keeps production's refusal, since people
+    on the network could define tools that reach this machine's services."""
+    if not is_loopback(host) or "OUTBOUND_ALLOW_LOOPBACK" in environ:
+        return None
+    environ["OUTBOUND_ALLOW_LOOPBACK"] = "true"
+    return (
+        f"getmcp: local development (HOST={host} is loopback): OUTBOUND_ALLOW_LOOPBACK=true, so "
+        "tools may call upstreams on this machine (127.0.0.0/8, ::1). Set "
+        "OUTBOUND_ALLOW_LOOPBACK=false to refuse them as a production deployment does."
+    )
 
 
 # The header deadline against slow clients lives in getmcp.http_protocol (see docs/architecture.md).
@@ -137,6 +168,9 @@ def main(argv=None) -> int:
             file=sys.stderr,
         )
         return 2
+    notice = local_development(args.host, os.environ)
+    if notice:
+        print(notice, flush=True)
     (ROOT / "var").mkdir(exist_ok=True)
     processes = commands(args.host, args.port, args.workers, ROOT / "var" / "celerybeat-schedule")
     if embedded:

@@ -7,13 +7,16 @@ call (those carrying `requestState`) are the same call. Calls of tools the princ
 (servers/access.py) are refused before they count.
 
 The counters live in Redis, so every worker and every reconnect sees the same numbers. A call
-that applies to no limit touches nothing (no Redis). A call that does costs one Lua script: it
+under no limit costs no Redis round trip: the organization's monthly count (which the Usage page
+and API show whether or not there is a quota) is added up in the process and pushed with the
+call log once a second (activity/usage_counts.py). A call under a limit costs one Lua script: it
 increments every counter the call falls under and, when one of them goes over, takes the whole
 call back out again and names the limit, so a refused call never uses quota. Over a limit the
 answer is HTTP 429 with Retry-After (the end of the minute, or of the month), carrying the
 JSON-RPC error; on the legacy SSE transport the same error also goes on the stream.
 """
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,6 +24,8 @@ from types import MappingProxyType
 
 from django.conf import settings
 
+from activity.recorder import flush as flush_call_log
+from activity.usage_counts import count as count_usage
 from infra import keys
 from infra.redis import is_embedded
 from mcp_protocol.jsonrpc import Request
@@ -119,6 +124,25 @@ def month_of(now: float) -> str:
     return _month[1]
 
 
+_usage_keys: dict[int, str] = {}  # organization id -> its counter's name this month
+_usage_month: list[str] = [""]
+
+
+def _usage_key(organization_id: int, now: float) -> str:
+    """keys.quota_month for this month, remembered per organization (a dict lookup costs a
+    fraction of formatting the name on every call)."""
+    month = month_of(now)
+    if _usage_month[0] != month:
+        _usage_keys.clear()
+        _usage_month[0] = month
+    key = _usage_keys.get(organization_id)
+    if key is None:
+        if len(_usage_keys) >= 100_000:  # bounded: a process serving very many organizations
+            _usage_keys.clear()
+        key = _usage_keys[organization_id] = keys.quota_month(organization_id, month)
+    return key
+
+
 def seconds_to_next_month(now: float) -> int:
     moment = datetime.fromtimestamp(now, UTC)
     year, month = (moment.year + 1, 1) if moment.month == 12 else (moment.year, moment.month + 1)
@@ -189,15 +213,23 @@ async def charge(redis, snapshot, credential, names) -> None:
         return
     now = time.time()
     found = counters(snapshot, credential, names, now)
-    if not found:
-        return
-    counted = [key for key, *_ in found]
-    args = [part for _, limit, ttl, _ in found for part in (limit, ttl)]
-    broken = await _run(redis, counted, args)
-    if broken:
-        _key, _limit, ttl, what = found[broken - 1]
-        retry_after = seconds_to_next_month(now) if ttl == MONTH_TTL else 60 - int(now % 60)
-        raise OverLimit(f"Over the {what}; retry in {retry_after} s", retry_after)
+    if found:
+        counted = [key for key, *_ in found]
+        args = [part for _, limit, ttl, _ in found for part in (limit, ttl)]
+        broken = await _run(redis, counted, args)
+        if broken:
+            _key, _limit, ttl, what = found[broken - 1]
+            retry_after = seconds_to_next_month(now) if ttl == MONTH_TTL else 60 - int(now % 60)
+            raise OverLimit(f"Over the {what}; retry in {retry_after} s", retry_after)
+    if not snapshot.monthly_call_quota:
+        # No quota: the script above did not count the month, so usage is counted on the side.
+        tools = snapshot.tools
+        if len(names) == 1:  # almost every request: no generator
+            calls = 1 if names[0] in tools else 0
+        else:
+            calls = sum(1 for name in names if name in tools)
+        if calls:
+            count_usage((_usage_key(snapshot.organization_id, now), calls, MONTH_TTL))
 
 
 async def charge_request(redis, snapshot, credential) -> None:
@@ -243,6 +275,9 @@ async def _run(redis, counted: list[str], args: list[int]) -> int:
 def usage(organization, now: float | None = None) -> dict:
     from infra.redis import sync_client
 
+    with contextlib.suppress(Exception):
+        # This process's own counts not pushed yet (in embedded mode: every count there is).
+        flush_call_log()
     now = time.time() if now is None else now
     month = month_of(now)
     raw = sync_client().get(keys.quota_month(organization.pk, month))

@@ -77,3 +77,22 @@ def test_createuser_reads_the_password_from_standard_input(fresh_site):
     )
     assert done.returncode == 0, done.stderr
     assert "Created user piped@example.com" in done.stdout
+
+
+def test_the_readme_documents_the_legacy_sse_endpoint_as_the_server_routes_it():
+    from servers.endpoint.app import ROUTES
+
+    assert "/sse" in ROUTES and "/messages/" in ROUTES
+    assert "`/mcp/<slug>/sse`" in README and "/mcp/<slug>/messages/?session_id=" in README
+
+
+def test_every_setting_of_the_settings_module_is_in_the_readmes_table():
+    from tests.test_setup_files import settings_read_from_the_environment
+
+    table = README.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    documented = {
+        name for row in rows for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row.split(" | ")[0])
+    }
+    missing = settings_read_from_the_environment() - documented
+    assert not missing, sorted(missing)

@@ -100,7 +100,7 @@ def test_the_health_check_calls_a_failing_or_absent_app_unhealthy(httpserver):
 def test_compose_runs_every_service_with_a_health_check_and_configures_apps_by_environment():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert set(services) == {"postgres", "redis", *APP_SERVICES}
+    assert set(services) == {"postgres", "redis", "caddy", *APP_SERVICES}
     for name, service in services.items():
         if name != "migrate":
             assert service["healthcheck"]["test"], name
@@ -113,6 +113,70 @@ def test_compose_runs_every_service_with_a_health_check_and_configures_apps_by_e
     for name in ("web", "worker", "worker-platform", "beat"):
         migrate = services[name]["depends_on"]["migrate"]
         assert migrate["condition"] == "service_completed_successfully"
+
+
+def settings_read_from_the_environment() -> set[str]:
+    """Every variable getmcp/settings.py reads: env_bool/env_list/os.environ.get("X") calls and
+    os.environ["X"] subscripts, found in its syntax tree."""
+    import ast
+
+    tree = ast.parse((ROOT / "getmcp" / "settings.py").read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            function = ast.unparse(node.func)
+            if function in ("env_bool", "env_list", "os.environ.get", "os.getenv"):
+                names.add(node.args[0].value)
+        if (
+            isinstance(node, ast.Subscript)
+            and ast.unparse(node.value) == "os.environ"
+            and isinstance(node.slice, ast.Constant)
+        ):
+            names.add(node.slice.value)
+    return names
+
+
+# Read by the test runner only, never by a deployed container.
+NOT_FOR_CONTAINERS = {"TEST_DB_NAME"}
+
+
+def test_every_setting_of_the_settings_module_reaches_the_app_containers():
+    text = (ROOT / "docker-compose.yml").read_text()
+    services = yaml.safe_load(text)["services"]
+    expected = settings_read_from_the_environment() - NOT_FOR_CONTAINERS
+    assert len(expected) > 80 and {"METRICS_TOKEN", "OAUTH_ISSUER", "CODE_MAX_CPU_SECONDS"} <= (
+        expected
+    )
+    for name in APP_SERVICES:
+        service = services[name]
+        environment = service["environment"]
+        assert expected <= set(environment), (name, sorted(expected - set(environment)))
+        # .env reaches them whole, and may be absent.
+        assert service["env_file"] == [{"path": ".env", "required": False}]
+        # A setting passed through without a value stays unset when not given (settings.py's
+        # default applies); an empty string would replace the default and break int("").
+        for variable, value in environment.items():
+            assert value != "", variable
+    assert ":-}" not in text
+
+
+def test_compose_serves_web_with_the_gunicorn_config_of_the_image():
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    command = services["web"]["command"]
+    assert "--config=python:getmcp.gunicorn_conf" in command
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert '"-c", "python:getmcp.gunicorn_conf"' in dockerfile
+    import getmcp.gunicorn_conf as conf
+
+    assert callable(conf.on_starting) and callable(conf.child_exit)
+
+
+def test_the_tls_proxy_is_an_opt_in_profile_with_the_caddyfile_it_mounts():
+    caddy = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["caddy"]
+    assert caddy["profiles"] == ["tls"]
+    mounted = [v.split(":")[0] for v in caddy["volumes"] if v.startswith("./")]
+    assert mounted == ["./deploy/Caddyfile"] and (ROOT / "deploy" / "Caddyfile").is_file()
+    assert caddy["depends_on"]["web"]["condition"] == "service_healthy"
 
 
 def queues_of(command: list[str] | str) -> set[str]:
@@ -237,3 +301,36 @@ def test_make_help_lists_every_target_meant_for_people():
         assert f"make {target} " in listed, target
     for target in ["bench", "worker", "beat", "migrate", "demo", "services"]:
         assert f"make {target} " in listed, target
+
+
+def test_make_doctor_checks_the_site_make_run_serves_on_the_same_port(tmp_path):
+    probe = tmp_path / "probe-python"
+    probe.write_text('#!/bin/sh\necho "$SITE_URL $*"\n')
+    probe.chmod(0o755)
+    environment = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "REDIS_URL", "ALLOWED_HOSTS", "SITE_URL")
+    }
+    result = subprocess.run(
+        ["make", "-s", "-o", ".venv/.installed", "doctor", f"PY={probe}", "PORT=9123"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.split() == [
+        "http://127.0.0.1:9123",
+        "manage.py",
+        "server",
+        "doctor",
+        "demo",
+    ]
+    assert make_run_environment(tmp_path, "PORT=9123")["SITE_URL"] == "http://127.0.0.1:9123"
+
+
+def test_an_env_file_of_settings_stays_out_of_the_image_and_the_repository():
+    ignored_by_docker = (ROOT / ".dockerignore").read_text().split()
+    assert ".env" in ignored_by_docker
+    assert "/.env" in (ROOT / ".gitignore").read_text().split()

@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.policy import Action
-from servers import kinds, parts
+from servers import destination_checks, kinds, parts
 from servers.models import Prompt, Resource, ResourceTemplate, Tool
 
 from ..forms.parts import PromptForm, ResourceForm, ResourceTemplateForm
@@ -96,6 +96,15 @@ def _changed(request, server, text: str) -> None:
     messages.success(request, text)
 
 
+def _warn_about_destinations(request, server, part: str, row) -> None:
+    """A saved tool whose URL the outbound guard will refuse: said now, not at the first call."""
+    if part != "tools":
+        return
+    tool = {"kind": row.kind, "config": row.config}
+    for warning in destination_checks.tool_warnings(tool, server):
+        messages.warning(request, f"Tool “{row.name}”: {warning}")
+
+
 def _back(server, part_type: PartType):
     return redirect(f"/servers/{server.slug}/#{part_type.anchor}")
 
@@ -126,6 +135,7 @@ def part_create(request, slug, part):
     if request.method == "POST" and form.is_valid():
         row = form.save()
         _changed(request, server, f"{part_type.singular.capitalize()} “{row.name}” created.")
+        _warn_about_destinations(request, server, part, row)
         return _back(server, part_type)
     return _editor(request, server, part, part_type, form)
 
@@ -142,6 +152,7 @@ def part_edit(request, slug, part, pk):
     if request.method == "POST" and form.is_valid():
         row = form.save()
         _changed(request, server, f"{part_type.singular.capitalize()} “{row.name}” saved.")
+        _warn_about_destinations(request, server, part, row)
         return _back(server, part_type)
     return _editor(request, server, part, part_type, form, row)
 

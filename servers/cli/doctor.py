@@ -1,5 +1,6 @@
 import json
 
+from django.conf import settings
 from django.core.management.base import CommandError, CommandParser
 
 from accounts import policy
@@ -24,11 +25,20 @@ def add_arguments(parser: CommandParser) -> None:
     parser.add_argument(
         "--as", dest="as_email", metavar="EMAIL", help="act as this member (role checked)"
     )
+    parser.add_argument(
+        "--site-url",
+        metavar="URL",
+        help="where the site runs, if not at SITE_URL (e.g. http://127.0.0.1:9000 after "
+        "`make run PORT=9000`; `make doctor PORT=9000` passes it as make run does)",
+    )
     parser.add_argument("--json", action="store_true", help="the report as JSON")
     parser.add_argument("--verbose", action="store_true", help="requests and responses too")
 
 
 def handle(command, options) -> None:
+    if options.get("site_url"):
+        # This command's process only: every URL the doctor builds starts from SITE_URL.
+        settings.SITE_URL = options["site_url"].rstrip("/")
     server = find_server(options["slug"])
     user = None
     if options.get("as_email"):

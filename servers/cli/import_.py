@@ -4,6 +4,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from accounts.policy import Action
 from servers.definition import DefinitionError, import_definition, load_file, load_text
+from servers.destination_checks import definition_warnings
 from servers.publishing import publish_import
 
 from .owners import authorize, resolve_owner
@@ -65,3 +66,5 @@ def handle(command, options) -> None:
     command.stdout.write(f"Imported server {server.slug!r} into {org.slug}: {counts}")
     if published is not None:
         command.stdout.write(f"Published version {published.version}")
+    for warning in definition_warnings(data, org.pk):
+        command.stdout.write(f"warning: {warning}")

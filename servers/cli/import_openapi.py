@@ -7,6 +7,7 @@ import orjson
 from django.core.management.base import CommandError, CommandParser
 
 from accounts.policy import Action
+from servers.destination_checks import tool_warnings
 from servers.importers import ImportFailed, commit_import, parse_openapi
 from servers.importers.sources import is_url
 from servers.models import Server
@@ -88,6 +89,10 @@ def run(command, options, parse) -> None:
     )
     if preview.secrets:
         command.stdout.write(f"Secrets to set in the vault: {', '.join(preview.secrets)}")
+    server.refresh_from_db(fields=["http"])  # the import may have set its baseUrl
+    for tool in tools:
+        for warning in tool_warnings({"kind": tool.kind, "config": tool.config}, server):
+            command.stdout.write(f"warning: {tool.name}: {warning}")
 
 
 def write_preview(command, preview, selected=None) -> None:

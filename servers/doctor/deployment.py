@@ -31,6 +31,17 @@ def _step(name, status, detail, fix: str = "", exchange: Exchange | None = None)
 def check_https(report: Report, url: str, site: SiteAddress) -> None:
     if urlsplit(url).scheme == "https":
         report.add(_step("https", PASS, "Served over https"))
+    elif site.local:
+        report.add(
+            _step(
+                "https",
+                SKIP,
+                "Not checked on a local install (SITE_URL is on loopback): clients on this "
+                "machine connect over plain http",
+                "Before connecting claude.ai or ChatGPT, serve getmcp behind https at a public "
+                "address (README: TLS in front) and set SITE_URL to it.",
+            )
+        )
     elif site.non_public:
         report.add(
             _step(
@@ -52,35 +63,73 @@ def check_https(report: Report, url: str, site: SiteAddress) -> None:
         )
 
 
-def check_reachability(report: Report, site: SiteAddress, *, allowed: bool) -> bool:
-    """Whether the other steps can run (the guard admits the site's address)."""
+def check_reachability(report: Report, site: SiteAddress, *, allow_private: bool) -> bool:
+    """Whether the other steps can run (the guard admits the site's address): a public site,
+    a local one (loopback: this machine's own site), or a private one DOCTOR_ALLOW_PRIVATE_SITE
+    admits."""
     if site.error:
         report.add(
             _step("public address", FAIL, site.error, "Set SITE_URL to a name that resolves.")
         )
         return False
-    shown = ", ".join(str(a) for a in site.addresses)
     if site.non_public is None:
-        report.add(_step("public address", PASS, f"{site.host} is {shown}"))
+        report.add(_step("public address", PASS, site.described()))
         return True
-    hint = (
-        f"{site.host} is {shown}, {site.non_public}: clients on this machine or network can "
-        "connect, but claude.ai and ChatGPT connect from the internet and cannot reach it"
-    )
     fix = (
         "Give getmcp a public address (a public host, or a tunnel) and set SITE_URL to it; "
         "SITE_URL is the address the doctor and the OAuth documents use."
     )
-    if allowed:
+    if site.local:
+        report.add(
+            _step(
+                "public address",
+                SKIP,
+                f"Not checked on a local install: {site.described()}. Clients on this machine "
+                "(Claude Code, Cursor, VS Code, Claude Desktop) can connect and the checks below "
+                "are what they see; claude.ai and ChatGPT connect from the internet and cannot",
+                fix,
+            )
+        )
+        return True
+    hint = (
+        f"{site.described()}: clients on this network can connect, but claude.ai and ChatGPT "
+        "connect from the internet and cannot reach it"
+    )
+    if allow_private:
         report.add(_step("public address", WARN, hint, fix))
         return True
     report.add(
         _step(
             "public address",
             FAIL,
-            hint + ". The doctor does not call non-public addresses unless "
+            hint + ". The doctor does not call private-network addresses unless "
             "DOCTOR_ALLOW_PRIVATE_SITE is set.",
             fix,
+        )
+    )
+    return False
+
+
+async def check_answers(report: Report, probe: Probe, site_url: str) -> bool:
+    """Whether anything answers at SITE_URL: a doctor run against the wrong port (a site
+    started with `make run PORT=9000`, SITE_URL left at its default) must say so at once,
+    not as a failure of every client's first request."""
+    exchange = await probe.send("GET", f"{site_url.rstrip('/')}/healthz")
+    if exchange.status is not None:
+        report.add(
+            _step("site answers", PASS, f"{site_url} answers ({exchange.status})", "", exchange)
+        )
+        return True
+    report.add(
+        _step(
+            "site answers",
+            FAIL,
+            f"Nothing answers at {site_url} (SITE_URL): {exchange.error}",
+            "Start getmcp there, or point the doctor at where it runs: SITE_URL is read from "
+            "the environment (default http://127.0.0.1:8000), so after `make run PORT=9000` "
+            "run `make doctor PORT=9000`, or `manage.py server doctor SLUG --site-url "
+            "http://127.0.0.1:9000`.",
+            exchange,
         )
     )
     return False

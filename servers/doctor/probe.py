@@ -1,10 +1,11 @@
 """The doctor's HTTP: every request through the SSRF guard, every exchange kept as masked text.
 
 The doctor only ever calls URLs built from SITE_URL, never a URL a tenant typed. A public
-SITE_URL passes the guard as any public host does. A SITE_URL on loopback or a private network
-(a laptop, a LAN install, the test suite) is refused by the guard like any other private
-address, unless DOCTOR_ALLOW_PRIVATE_SITE is set: then exactly the addresses SITE_URL's host
-resolves to are admitted for the doctor's requests, and nothing else.
+SITE_URL passes the guard as any public host does. A SITE_URL on loopback (a local install, the
+test suite) is this machine's own site: exactly the addresses its host resolves to are admitted
+for the doctor's requests, and nothing else. A SITE_URL on a private network (a LAN install) is
+refused by the guard like any other private address unless DOCTOR_ALLOW_PRIVATE_SITE is set,
+and then admitted the same narrow way.
 """
 
 import asyncio
@@ -58,12 +59,29 @@ class Exchange:
         return self.headers.get(name, "") if self.headers else ""
 
 
+LOOPBACK = "a loopback address"
+
+
 @dataclass
 class SiteAddress:
     host: str
     addresses: list
     non_public: str | None  # why the host is not reachable from the internet, if it is not
     error: str | None = None
+
+    @property
+    def local(self) -> bool:
+        """Every address is this machine's own (a local install)."""
+        return bool(self.addresses) and all(refusal_reason(a) == LOOPBACK for a in self.addresses)
+
+    def described(self) -> str:
+        """ "127.0.0.1 is a loopback address", "localhost resolves to 127.0.0.1, a loopback
+        address", "mcp.example.com resolves to 203.0.113.7, a public address"."""
+        what = self.non_public or "a public address"
+        shown = ", ".join(str(a) for a in self.addresses)
+        if shown == self.host.strip("[]"):
+            return f"{self.host} is {what}"
+        return f"{self.host} resolves to {shown}, {what}"
 
 
 async def site_address(url: str) -> SiteAddress:

@@ -36,12 +36,15 @@ async def _run(server: Server, credential, key_given: bool, origin: str) -> Repo
     report = Report(slug=server.slug, url=url)
     masker = Masker([credential] if credential else [])
     site = await site_address(url)
-    allowed = settings.DOCTOR_ALLOW_PRIVATE_SITE
+    allow_private = settings.DOCTOR_ALLOW_PRIVATE_SITE
     deployment.check_https(report, url, site)
-    if not deployment.check_reachability(report, site, allowed=allowed):
+    if not deployment.check_reachability(report, site, allow_private=allow_private):
         report.add(Step(deployment.FAMILY, "the other checks", SKIP, "SITE_URL is not callable"))
         return report
-    probe = Probe.for_site(site, allow_private=allowed, masker=masker)
+    probe = Probe.for_site(site, allow_private=allow_private or site.local, masker=masker)
+    if not await deployment.check_answers(report, probe, settings.SITE_URL):
+        report.add(Step(deployment.FAMILY, "the other checks", SKIP, "nothing answers there"))
+        return report
     await header_clients.run(report, probe, url, credential=credential, key_given=key_given)
     await oauth_clients.run(report, probe, url, auth_mode=server.auth_mode)
     await deployment.check_cors(report, probe, url, origin or None)

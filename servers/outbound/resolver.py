@@ -25,17 +25,29 @@ async def resolve(host: str, port: int) -> list[IPAddress]:
     return addresses
 
 
+LOOPBACK_NETWORKS = ("127.0.0.0/8", "::1/128")
+
+
 def deployment_networks() -> list[IPNetwork]:
-    """OUTBOUND_ALLOWED_NETWORKS: comma-separated CIDRs this deployment may reach anyway."""
+    """OUTBOUND_ALLOWED_NETWORKS: comma-separated CIDRs this deployment may reach anyway, and
+    the loopback ranges when OUTBOUND_ALLOW_LOOPBACK is on (local development)."""
     configured = getattr(settings, "OUTBOUND_ALLOWED_NETWORKS", None)
     if configured is None:
         configured = os.environ.get("OUTBOUND_ALLOWED_NETWORKS", "")
     if isinstance(configured, str):
         configured = configured.split(",")
     try:
-        return parse_networks(configured)
+        networks = parse_networks(configured)
     except ValueError as exc:
         raise ImproperlyConfigured(f"OUTBOUND_ALLOWED_NETWORKS: {exc}") from None
+    if getattr(settings, "OUTBOUND_ALLOW_LOOPBACK", False):
+        networks += parse_networks(LOOPBACK_NETWORKS)
+    return networks
+
+
+def organization_networks(organization_id: int) -> list[IPNetwork]:
+    """The organization's NetworkAllowance rows (synchronous: save-time checks)."""
+    return _organization_networks(organization_id)
 
 
 def _organization_networks(organization_id: int) -> list[IPNetwork]:

@@ -18,7 +18,7 @@ import httpx2
 
 from observability import tracing
 
-from . import resolver
+from . import allowance, resolver
 from .addresses import METADATA_HOSTNAMES, IPNetwork, check_address
 from .errors import BlockedDestination, OutboundError
 
@@ -60,10 +60,7 @@ class GuardedBackend(httpcore2.AsyncNetworkBackend):
             reason = check_address(address, allowed)
             if reason:
                 shown = name if str(address) == name else f"{name} ({address})"
-                raise BlockedDestination(
-                    f"Requests to {shown} are not allowed: it is {reason}. Outbound requests "
-                    "may only reach public internet addresses."
-                )
+                raise BlockedDestination(allowance.refusal(shown, address, reason))
         return addresses
 
     async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):

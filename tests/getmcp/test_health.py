@@ -84,3 +84,40 @@ def test_readiness_is_200_with_a_live_worker_and_beat_and_503_once_the_worker_st
     after = httpx2.get(f"{asgi_server.url}/readyz", timeout=10)
     assert after.status_code == 503
     assert after.json()["checks"]["worker"]["ok"] is False
+
+
+def readiness_in_a_fresh_process(env: dict) -> dict:
+    import json
+
+    script = (
+        "import asyncio, json, django; django.setup(); from getmcp.health import readiness; "
+        "print(json.dumps(asyncio.run(readiness())))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env | {"DJANGO_SETTINGS_MODULE": "getmcp.settings"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_readiness_in_embedded_mode_names_sqlite_and_the_in_process_redis(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "TEST_DB_NAME")}
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    checks = readiness_in_a_fresh_process(env)["checks"]
+    assert "postgres" not in checks
+    assert checks["sqlite"]["ok"] is True
+    assert checks["redis"] == {**checks["redis"], "ok": True, "embedded": True}
+
+
+def test_readiness_on_postgres_names_postgres(live_database):
+    env = {k: v for k, v in os.environ.items() if k != "TEST_DB_NAME"}
+    checks = readiness_in_a_fresh_process(env | {"DATABASE_URL": database_url_for_workers()})[
+        "checks"
+    ]
+    assert checks["postgres"]["ok"] is True and "sqlite" not in checks
+    assert "embedded" not in checks["redis"]

@@ -143,6 +143,24 @@ def test_a_deployment_without_a_metrics_token_serves_no_metrics(asgi_server):
     for headers in ({}, {"authorization": f"Bearer {TOKEN}"}):
         response = httpx2.get(f"{asgi_server.url}/metrics", headers=headers, timeout=30)
         assert response.status_code == 404
+        assert "getmcp_" not in response.text
+
+
+def test_metrics_switched_off_answer_a_json_404_that_names_the_setting_to_turn_them_on(
+    asgi_server,
+):
+    response = httpx2.get(f"{asgi_server.url}/metrics", timeout=30)
+    assert response.status_code == 404
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert body["error"] == "not_found"
+    assert "METRICS_TOKEN" in body["message"] and "Authorization: Bearer" in body["message"]
+
+
+def test_with_the_token_set_a_request_without_it_learns_nothing_of_the_endpoint(metrics_server):
+    response = httpx2.get(f"{metrics_server.url}/metrics", timeout=30)
+    assert response.status_code == 404
+    assert "METRICS_TOKEN" not in response.text
 
 
 def test_real_calls_move_the_counters_and_histograms_summed_over_both_workers(

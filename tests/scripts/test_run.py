@@ -170,3 +170,62 @@ def test_when_one_of_them_dies_the_others_are_stopped_too(
         assert f"the {dying} process exited" in running.log.read_text()
     finally:
         running.stop()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1", "127.0.0.2", "app.localhost"])
+def test_a_loopback_host_turns_on_loopback_upstreams_for_local_development(host):
+    run = load_script()
+    environ: dict = {}
+    notice = run.local_development(host, environ)
+    assert environ == {"OUTBOUND_ALLOW_LOOPBACK": "true"}
+    assert f"HOST={host} is loopback" in notice and "OUTBOUND_ALLOW_LOOPBACK=false" in notice
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.5", "getmcp.internal"])
+def test_a_server_others_can_reach_keeps_loopback_upstreams_refused(host):
+    run = load_script()
+    environ: dict = {}
+    assert run.local_development(host, environ) is None
+    assert environ == {}
+
+
+def test_an_explicit_loopback_setting_is_kept_as_given():
+    run = load_script()
+    environ = {"OUTBOUND_ALLOW_LOOPBACK": "false"}
+    assert run.local_development("127.0.0.1", environ) is None
+    assert environ == {"OUTBOUND_ALLOW_LOOPBACK": "false"}
+
+
+def test_make_run_on_loopback_prints_the_switch_and_serves_with_it(tmp_path):
+    port = free_port()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("REDIS_URL", "TEST_DB_NAME", "OUTBOUND_ALLOW_LOOPBACK")
+    }
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    log = tmp_path / "run.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, str(SCRIPT), "--host", "127.0.0.1", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+
+        def healthy() -> bool:
+            try:
+                return httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=2).is_success
+            except httpx2.HTTPError:
+                return False
+
+        wait_until(healthy, timeout=60, what=f"the embedded server\n{log.read_text()}")
+        assert "OUTBOUND_ALLOW_LOOPBACK=true" in log.read_text()
+        # The script became the server (execv): the switch is in the serving process itself.
+        environ = Path(f"/proc/{process.pid}/environ").read_bytes().split(b"\0")
+        assert b"OUTBOUND_ALLOW_LOOPBACK=true" in environ
+    finally:
+        process.terminate()
+        process.wait(20)

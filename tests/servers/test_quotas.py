@@ -155,3 +155,52 @@ def test_over_the_limit_on_the_legacy_sse_transport_the_error_also_goes_on_the_s
         assert "limit of 1 calls per minute" in streamed[0]
     finally:
         reader.close()  # its thread must not outlive the test
+
+
+def test_calls_of_an_organization_without_a_quota_show_in_usage_equal_to_analytics(
+    committed, asgi_server, second_server, tenant, client
+):
+    from activity.drain import drain_call_log
+    from activity.queries import organization_analytics
+    from servers.quotas import usage
+    from tests.api.conftest import client_for
+    from tests.waiting import wait_until
+
+    org = committed(Organization.objects.get, pk=tenant.org.pk)
+    assert org.monthly_call_quota is None and committed(usage, org)["monthlyCallQuota"] is None
+    session = RawMcp(asgi_server.mcp_url(tenant.slug), key=tenant.raw)
+    session.initialize()
+    for n in range(3):
+        reply = session.call("tools/call", {"name": "echo", "arguments": {"message": str(n)}})
+        assert "result" in reply
+    assert session.call("tools/list")["result"]["tools"]  # not a tool call
+    unknown = session.call("tools/call", {"name": "no_such_tool", "arguments": {}})
+    assert "error" in unknown or unknown["result"].get("isError")  # answered, never counted
+    assert rest_call(second_server.url, tenant.slug, tenant.raw).status_code == 200
+    assert rest_call(asgi_server.url, tenant.slug, tenant.raw).status_code == 200
+    session.http.close()
+
+    # Each worker pushes its counts with its call log, within CALL_LOG_FLUSH_SECONDS.
+    wait_until(lambda: committed(usage, org)["calls"] == 5, timeout=30, what="usage of 5 calls")
+
+    def tool_calls_in_analytics() -> int:
+        committed(drain_call_log)
+        data = committed(organization_analytics, org)
+        return sum(row["calls"] for row in data["top_tools"] if row["tool"] == "echo")
+
+    wait_until(lambda: tool_calls_in_analytics() == 5, timeout=30, what="5 echo calls drained")
+
+    def read_api():
+        api = client_for(tenant.user)
+        return api.get(f"/api/organizations/{org.slug}/usage/").json()
+
+    assert committed(read_api)["calls"] == 5
+
+    def read_page():
+        client.force_login(tenant.user)
+        return client.get("/usage/")
+
+    page = committed(read_page)
+    assert page.status_code == 200
+    assert page.context["usage"]["calls"] == 5
+    assert 'data-testid="calls">5</p>' in page.content.decode()

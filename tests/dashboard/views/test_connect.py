@@ -17,6 +17,12 @@ def test_the_connect_page_shows_every_client(member_client, server):
     assert "/mcp/weather" in page
 
 
+def test_the_connect_page_names_the_legacy_sse_endpoint_too(member_client, server):
+    page = member_client.get(f"/servers/{server.slug}/connect/").content.decode()
+    assert "HTTP+SSE transport (2024-11-05" in page
+    assert "/mcp/weather/sse</span>" in page
+
+
 def test_creating_a_key_from_the_connect_page_fills_it_in_once(member_client, server):
     response = member_client.post(f"/servers/{server.slug}/connect/", {"name": "Cursor laptop"})
     raw = response.context["raw"]

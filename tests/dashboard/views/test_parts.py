@@ -283,3 +283,33 @@ def test_json_and_yaml_fields_are_marked_for_the_editor(member_client, server):
     assert "js/code-editor.js" in page
     imports = member_client.get(f"/servers/{server.slug}/import/").content.decode()
     assert 'data-code-editor="yaml"' in imports
+
+
+def test_saving_a_tool_that_calls_loopback_warns_how_the_operator_allows_it(
+    member_client, server, settings
+):
+    settings.OUTBOUND_ALLOWED_NETWORKS = []
+    settings.OUTBOUND_ALLOW_LOOPBACK = False
+    config = {"method": "GET", "url": "http://127.0.0.1:9000/items"}
+    response = member_client.post(
+        f"/servers/{server.slug}/tools/new/",
+        tool_post(kind="http", config=json.dumps(config)),
+        follow=True,
+    )
+    assert response.status_code == 200
+    shown = [(m.level_tag, str(m)) for m in response.context["messages"]]
+    warnings = [text for level, text in shown if level == "warning"]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("Tool “echo”: config.url: 127.0.0.1 is a loopback address")
+    assert "OUTBOUND_ALLOWED_NETWORKS" in warnings[0]
+    assert "127.0.0.1 is a loopback address" in response.content.decode()
+
+
+def test_saving_a_tool_that_calls_a_public_host_gives_no_warning(member_client, server):
+    config = {"method": "GET", "url": "https://api.example.com/items"}
+    response = member_client.post(
+        f"/servers/{server.slug}/tools/new/",
+        tool_post(kind="http", config=json.dumps(config)),
+        follow=True,
+    )
+    assert [m for m in response.context["messages"] if m.level_tag == "warning"] == []

@@ -101,3 +101,36 @@ def test_a_document_that_is_not_openapi_is_an_error(server, user, tmp_path):
     path.write_text("hello: world\n")
     with pytest.raises(CommandError, match="not an OpenAPI or Swagger document"):
         run("import-openapi", str(path), "--server", "petshop", "--owner", user.email)
+
+
+LOCAL_API = """\
+openapi: 3.0.3
+info: {title: Local, version: 1.0.0}
+servers: [{url: "http://localhost:4010"}]
+paths:
+  /status:
+    get:
+      operationId: getStatus
+      summary: The service's status.
+      responses: {"200": {description: ok}}
+"""
+
+
+def test_an_import_of_an_api_on_this_machine_warns_that_calls_will_be_refused(
+    server, user, settings, tmp_path
+):
+    settings.OUTBOUND_ALLOWED_NETWORKS = []
+    settings.OUTBOUND_ALLOW_LOOPBACK = False
+    document = tmp_path / "local.yaml"
+    document.write_text(LOCAL_API)
+    out = run("import-openapi", str(document), "--server", "petshop", "--owner", user.email)
+    (warning,) = [line for line in out.splitlines() if line.startswith("warning: ")]
+    assert warning.startswith(
+        "warning: getStatus: config.url: localhost (127.0.0.1) is a loopback address"
+    )
+    assert "OUTBOUND_ALLOW_LOOPBACK=true" in warning
+
+
+def test_an_import_of_an_api_on_a_public_host_prints_no_warning(server, user):
+    out = run("import-openapi", PETSTORE, "--server", "petshop", "--owner", user.email)
+    assert "Imported" in out and "warning:" not in out

@@ -156,3 +156,37 @@ def test_import_publishes_what_it_imports_unless_told_draft(tmp_path, user):
     assert "Published" not in out
     assert server.versions.count() == 1
     assert server.tools.get().description == "Say hello twice."
+
+
+LOCAL = """\
+slug: cli-local
+name: cli local
+http: {baseUrl: "http://127.0.0.1:8080"}
+tools:
+  - name: status
+    description: The status of a service on this machine.
+    inputSchema: {type: object, properties: {}}
+    kind: http
+    config: {method: GET, url: /status}
+"""
+
+
+def test_import_warns_about_a_tool_the_outbound_guard_will_refuse(tmp_path, user, settings):
+    settings.OUTBOUND_ALLOWED_NETWORKS = []
+    settings.OUTBOUND_ALLOW_LOOPBACK = False
+    path = tmp_path / "local.yaml"
+    path.write_text(LOCAL)
+    out, _ = run("import", str(path), "--owner", user.email)
+    assert "Imported server 'cli-local'" in out
+    (warning,) = [line for line in out.splitlines() if line.startswith("warning: ")]
+    assert warning.startswith(
+        "warning: tools[0] (status).config.url: 127.0.0.1 is a loopback address"
+    )
+    assert "OUTBOUND_ALLOW_LOOPBACK=true" in warning
+
+
+def test_import_of_tools_on_public_hosts_prints_no_warning(tmp_path, user):
+    path = tmp_path / "s.yaml"
+    path.write_text(GOOD)
+    out, _ = run("import", str(path), "--owner", user.email)
+    assert "warning:" not in out

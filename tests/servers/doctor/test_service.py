@@ -50,9 +50,11 @@ def test_a_healthy_server_passes_every_client_check(doctor_settings, world, comm
         assert got[name] == "pass", name
     assert "2025-06-18→2025-06-18" in report.step("revision negotiation").detail
     assert "echo" in report.step("tools/list").detail
-    # On loopback over http: hints, not failures.
-    assert got["https"] == got["public address"] == "warn"
-    assert "cannot reach it" in report.step("public address").detail
+    # On loopback over http: a local install, what cannot apply is skipped with its reason.
+    assert got["https"] == got["public address"] == "skip"
+    assert "Not checked on a local install" in report.step("public address").detail
+    assert "a loopback address" in report.step("public address").detail
+    assert got["site answers"] == "pass"
     # A key-only server: the OAuth-only apps are told they cannot connect, and how to fix it.
     assert got["401 challenge"] == "warn"
     assert "api_key+oauth" in report.step("401 challenge").fix
@@ -195,13 +197,65 @@ def test_an_oauth_server_is_discovered_as_claude_ai_and_chatgpt_do(
     assert committed(lambda: Grant.objects.get(server=server).revoked_at) is not None
 
 
-def test_a_private_site_url_is_not_called_without_the_setting(doctor_settings, world, committed):
+def test_a_private_site_url_is_not_called_without_the_setting(
+    doctor_settings, world, committed, monkeypatch
+):
+    from servers.doctor import probe
+    from servers.outbound.addresses import parse_ip_literal
+
+    async def lan(host, port):
+        return [parse_ip_literal("192.168.1.20")]
+
+    monkeypatch.setattr(probe, "resolve", lan)
+    doctor_settings.SITE_URL = "http://getmcp.lan:8000"
     doctor_settings.DOCTOR_ALLOW_PRIVATE_SITE = False
     user, server = world()
     report = run(committed, server, user=user)
-    assert report.step("public address").status == "fail"
-    assert "DOCTOR_ALLOW_PRIVATE_SITE" in report.step("public address").detail
+    step = report.step("public address")
+    assert step.status == "fail"
+    assert step.detail.startswith("getmcp.lan resolves to 192.168.1.20, a private address")
+    assert "DOCTOR_ALLOW_PRIVATE_SITE" in step.detail
     assert report.step("initialize") is None
+
+
+def test_a_default_local_install_passes_without_any_setting(doctor_settings, world, committed):
+    doctor_settings.DOCTOR_ALLOW_PRIVATE_SITE = False  # the default
+    user, server = world()
+    report = run(committed, server, user=user)
+    assert report.healthy, [
+        (s.name, s.status, s.detail) for s in report.steps if s.status == "fail"
+    ]
+    assert report.counts["pass"] >= 6
+    assert report.step("initialize").status == report.step("tools/list").status == "pass"
+
+
+def test_nothing_answering_at_site_url_is_named_with_how_to_point_the_doctor_elsewhere(
+    doctor_settings, world, committed
+):
+    from tests.conftest import free_port
+
+    doctor_settings.SITE_URL = f"http://127.0.0.1:{free_port()}"
+    user, server = world()
+    report = run(committed, server, user=user)
+    step = report.step("site answers")
+    assert step.status == "fail"
+    assert step.detail.startswith(f"Nothing answers at {doctor_settings.SITE_URL} (SITE_URL)")
+    assert "--site-url" in step.fix and "make doctor PORT=9000" in step.fix
+    assert report.step("initialize") is None and report.counts["fail"] == 1
+
+
+def test_the_command_checks_the_site_given_with_site_url(
+    doctor_settings, doctor_live, world, committed, capsys
+):
+    from tests.conftest import free_port
+
+    doctor_settings.SITE_URL = f"http://127.0.0.1:{free_port()}"  # not where the site runs
+    user, server = world()
+    committed(lambda: call_command("server", "doctor", server.slug, "--site-url", doctor_live.url))
+    out = capsys.readouterr().out
+    assert f"Connector doctor for {doctor_live.url}/mcp/{server.slug}" in out
+    assert "PASS  site answers" in out and "PASS  initialize" in out
+    assert " 0 failed" in out
 
 
 def test_the_command_prints_the_report_and_fails_when_a_check_fails(

@@ -182,9 +182,11 @@ def test_loopback_is_refused_without_the_allow_list(httpserver, server, settings
     httpserver.expect_request("/page").respond_with_data("secret internal page")
     snapshot = snapshot_of(server, resource(httpserver.url_for("/page")))
     error = read_fails(snapshot, "docs://page")
-    assert error.message == (
+    assert error.message.startswith(
         "Resource docs://page could not be fetched: Requests to 127.0.0.1 are not allowed: it is "
-        "a loopback address. Outbound requests may only reach public internet addresses."
+        "a loopback address. Outbound requests may only reach public internet addresses. "
+        "The operator of this getmcp deployment can allow it: add 127.0.0.0/8 to "
+        "OUTBOUND_ALLOWED_NETWORKS"
     )
     assert httpserver.log == []
 
