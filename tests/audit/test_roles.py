@@ -130,6 +130,16 @@ def test_the_app_role_reads_and_appends_rows(roles):
     assert count == (2,) and ids[1] > ids[0]
 
 
+def test_the_app_role_can_do_the_platforms_ordinary_work(roles):
+    """`manage.py demo` as the application role: a user, an organization, a server and its
+    tools written in many tables, and their audit rows appended."""
+    _owner, app, names = roles
+    app.manage("demo")
+    with _connect(names["app"], names["db"]) as db:
+        actions = {a for (a,) in db.execute("SELECT action FROM audit_auditevent").fetchall()}
+    assert {"organization.create", "server.create"} <= actions
+
+
 def test_retention_purges_through_the_function_as_the_app_role(roles):
     _owner, app, names = roles
     purged = app.manage("audit", "purge", "--days", "365")
