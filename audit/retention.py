@@ -63,8 +63,7 @@ def purge(days: int | None = None, *, now=None) -> int:
                 continue
             # Everything old: the newest row stays, so the chain's head stays known.
             first_kept = (
-                rows.filter(at__gte=cutoff).order_by("id").first()
-                or rows.order_by("-id").first()
+                rows.filter(at__gte=cutoff).order_by("id").first() or rows.order_by("-id").first()
             )
             if first_kept is None or not rows.filter(id__lt=first_kept.pk).exists():
                 continue
