@@ -67,7 +67,8 @@ def digest(row, key: keys.MacKey | None = None) -> str:
 
 
 def anchor_content(organization_id, first_id: int, prev_hash: str, key_id: str) -> bytes:
-    return orjson.dumps(
+    # A prefix no row's JSON starts with: an anchor's MAC can never pass for a row's.
+    return b"getmcp audit anchor\x00" + orjson.dumps(
         {
             "organization_id": organization_id,
             "first_id": first_id,

@@ -43,7 +43,8 @@ def directory() -> Path | None:
 
 
 def _content(written_at: str, heads: list[dict], key_id: str) -> bytes:
-    return orjson.dumps(
+    # A prefix no row's or anchor's content starts with (one key MACs all three).
+    return b"getmcp audit checkpoint\x00" + orjson.dumps(
         {"version": 1, "written_at": written_at, "chains": heads, "key_id": key_id},
         option=orjson.OPT_SORT_KEYS,
     )
