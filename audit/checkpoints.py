@@ -91,9 +91,11 @@ def latest(source: Path | None = None) -> Checkpoint | None:
     if source is None or not source.is_dir():
         return None
     files = sorted(source.glob(f"{PREFIX}*.json"))
-    if not files:
-        return None
-    path = files[-1]
+    return read(files[-1]) if files else None
+
+
+def read(path: Path) -> Checkpoint:
+    """One checkpoint file (a kept copy from elsewhere, say), its MAC verified."""
     try:
         body = json.loads(path.read_text())
         heads = body["chains"]

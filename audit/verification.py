@@ -2,6 +2,7 @@
 newest signed checkpoint (audit/checkpoints.py)."""
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from . import chain, checkpoints
 
@@ -21,12 +22,18 @@ def _name(organization_id: int | None) -> str:
     return "no organization" if organization_id is None else f"organization {organization_id}"
 
 
-def verify(organization_ids: list[int | None] | None = None) -> Report:
-    """Check the given chains (default: every chain in the database or in the checkpoint)."""
+def verify(
+    organization_ids: list[int | None] | None = None, *, checkpoint_file: Path | None = None
+) -> Report:
+    """Check the given chains (default: every chain in the database or in the checkpoint)
+    against the newest checkpoint, or the one in `checkpoint_file`."""
     report = Report()
     checkpoint = None
     try:
-        checkpoint = checkpoints.latest()
+        if checkpoint_file is not None:
+            checkpoint = checkpoints.read(checkpoint_file)
+        else:
+            checkpoint = checkpoints.latest()
     except checkpoints.CheckpointInvalid as exc:
         report.problems.append(str(exc))
     if organization_ids is None:

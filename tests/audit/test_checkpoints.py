@@ -154,3 +154,19 @@ def test_celery_beat_writes_a_checkpoint_on_its_schedule(org, tmp_path):
     heads = {c["organization_id"]: c["head_id"] for c in body["chains"]}
     assert heads[org.pk] == mine.pk
     assert checkpoints.latest(target).heads[org.pk] == (mine.pk, mine.hash)
+
+
+def test_verify_checks_against_a_checkpoint_file_named_on_the_command_line(org, tmp_path, capsys):
+    """A copy kept elsewhere (an object store, a colleague's disk) still counts after the
+    directory's newer files are gone."""
+    rows = _rows(org, 3)
+    kept = tmp_path / "kept.json"
+    kept.write_bytes(checkpoints.export().read_bytes())
+    for path in checkpoints.directory().glob("*.json"):
+        path.unlink()
+    _tamper("DELETE FROM audit_auditevent WHERE id = %s", [rows[2].pk])
+    call_command("audit", "verify", "--org", org.slug)  # nothing to check against: a warning
+    assert "warning: no checkpoint" in capsys.readouterr().out
+    with pytest.raises(CommandError, match=f"first at row {rows[2].pk}"):
+        call_command("audit", "verify", "--org", org.slug, "--checkpoint", str(kept))
+    assert "truncated" in capsys.readouterr().out

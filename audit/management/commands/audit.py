@@ -1,7 +1,9 @@
-"""`manage.py audit verify [--org SLUG]`: check the audit chains' MACs and links, and their heads
-against the newest signed checkpoint; `audit purge`: apply the retention now; `audit checkpoint`:
-write a checkpoint now; `audit grants --app-role NAME [--apply]`: the application role's rights
-in the two-role Postgres set-up (docs/audit.md)."""
+"""`manage.py audit verify [--org SLUG] [--checkpoint FILE]`: check the audit chains' MACs and
+links, and their heads against the newest signed checkpoint (or FILE); `audit purge`: apply the
+retention now; `audit checkpoint`: write a checkpoint now; `audit grants --app-role NAME
+[--apply]`: the application role's rights in the two-role Postgres set-up (docs/audit.md)."""
+
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
@@ -20,6 +22,11 @@ class Command(BaseCommand):
         sub = parser.add_subparsers(dest="command", required=True)
         verify = sub.add_parser("verify", help="Report the first broken row of each chain.")
         verify.add_argument("--org", help="Only this organization's chain (its slug).")
+        verify.add_argument(
+            "--checkpoint",
+            type=Path,
+            help="Check against this checkpoint file (default: the newest in AUDIT_CHECKPOINT_DIR).",
+        )
         purge = sub.add_parser("purge", help="Delete rows older than the retention.")
         purge.add_argument("--days", type=int, default=None)
         sub.add_parser("checkpoint", help="Write a signed checkpoint of every chain's head.")
@@ -38,7 +45,7 @@ class Command(BaseCommand):
         elif command == "grants":
             self._grants(options["app_role"], options["apply"])
         else:
-            self._verify(options.get("org"))
+            self._verify(options.get("org"), options.get("checkpoint"))
 
     def _grants(self, app_role: str, apply: bool) -> None:
         if connection.vendor != "postgresql":
@@ -52,14 +59,14 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"Applied {len(done)} statement(s) for {app_role}.")
 
-    def _verify(self, slug: str | None) -> None:
+    def _verify(self, slug: str | None, checkpoint: Path | None) -> None:
         ids: list[int | None] | None = None
         if slug:
             org = Organization.objects.filter(slug=slug).first()
             if org is None:
                 raise CommandError(f"No organization {slug!r}.")
             ids = [org.pk]
-        report = verification.verify(ids)
+        report = verification.verify(ids, checkpoint_file=checkpoint)
         for line in report.lines:
             self.stdout.write(line)
         for problem in report.problems:
