@@ -5,6 +5,7 @@ delete or unguard an audit row; retention purges through the function; and a rew
 truncation done with the owner's powers fails `manage.py audit verify` (MAC and checkpoint)."""
 
 import hashlib
+import re
 import uuid
 
 import psycopg
@@ -12,6 +13,7 @@ import pytest
 from django.db import connection
 
 from audit import chain
+from audit import roles as roles_module
 from tests.audit.sites import RECHAIN_NOTES, SEED_OLD_CHAINS, Site, write_rows
 
 pytestmark = pytest.mark.skipif(
@@ -110,7 +112,7 @@ def test_the_app_role_cannot_change_delete_or_unguard_audit_rows(roles, statemen
     _owner, _app, names = roles
     with _connect(names["app"], names["db"]) as db:
         before = db.execute("SELECT id, hash FROM audit_auditevent ORDER BY id").fetchall()
-        with pytest.raises(psycopg.errors.InsufficientPrivilege), db.transaction():
+        with pytest.raises(psycopg.errors.InsufficientPrivilege) as refused, db.transaction():
             db.execute(statement.format(owner=names["owner"]))
         after = db.execute("SELECT id, hash FROM audit_auditevent ORDER BY id").fetchall()
         table_owner = db.execute(
@@ -118,6 +120,34 @@ def test_the_app_role_cannot_change_delete_or_unguard_audit_rows(roles, statemen
         ).fetchone()
     assert after == before
     assert table_owner == (names["owner"],)
+    # Refused by the role's rights, not by the trigger (which would refuse the owner too).
+    expected = "younger than a day" if "audit_purge(8" in statement else "permission denied|must be"
+    assert re.search(expected, str(refused.value)), refused.value
+
+
+def test_the_app_role_holds_no_right_to_change_the_audit_tables(roles):
+    _owner, _app, names = roles
+    with _connect(names["app"], names["db"]) as db:
+        rights = db.execute(
+            "SELECT t, p, has_table_privilege(t, p) FROM unnest(%s::text[]) t, "
+            "unnest(%s::text[]) p",
+            [
+                ["audit_auditevent", "audit_auditanchor"],
+                ["SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "TRIGGER"],
+            ],
+        ).fetchall()
+        purge = db.execute(
+            "SELECT has_function_privilege(%s, 'EXECUTE'), "
+            "has_function_privilege('public', %s, 'EXECUTE')",
+            [roles_module.PURGE_FUNCTION, roles_module.PURGE_FUNCTION],
+        ).fetchone()
+    granted = {(t, p) for t, p, ok in rights if ok}
+    assert granted == {
+        ("audit_auditevent", "SELECT"),
+        ("audit_auditevent", "INSERT"),
+        ("audit_auditanchor", "SELECT"),
+    }
+    assert purge == (True, False)  # the app role may run the purge; nobody else may
 
 
 def test_the_app_role_reads_and_appends_rows(roles):
