@@ -20,7 +20,18 @@ class AuditEventSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AuditEvent
-        fields = ["id", "at", "action", "actor", "address", "target", "diff", "hash", "prev_hash"]
+        fields = [
+            "id",
+            "at",
+            "action",
+            "actor",
+            "address",
+            "target",
+            "diff",
+            "hash",
+            "prev_hash",
+            "key_id",
+        ]
 
     def get_actor(self, row) -> dict:
         return {"type": row.actor_type, "id": row.actor_id, "label": row.actor_label}

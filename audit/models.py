@@ -1,10 +1,11 @@
-"""The audit trail: append-only, hash-chained rows, one chain per organization.
+"""The audit trail: append-only, MAC-chained rows, one chain per organization.
 
-`AuditEvent` rows are never updated or deleted through the ORM (save/delete refuse), and on
-Postgres a trigger (migration 0002) refuses UPDATE and DELETE too, except a DELETE inside the
-retention purge (which sets `audit.purge` for its transaction). `AuditAnchor` remembers, per
-chain, the hash the first kept row links to once older rows were purged, so `manage.py audit
-verify` can still check what is left.
+`AuditEvent` rows are never updated or deleted through the ORM (save/delete refuse). On Postgres
+a trigger refuses UPDATE and DELETE too, except the DELETE of the retention purge, which runs in
+the `audit_purge` function (SECURITY DEFINER, owned by the schema's owner role); the application
+role is granted no UPDATE or DELETE at all (docs/audit.md, "Two database roles"). `AuditAnchor`
+remembers, per chain, the MAC the first kept row links to once older rows were purged, itself
+MACed, so `manage.py audit verify` can still check what is left.
 """
 
 from django.db import models
@@ -51,7 +52,9 @@ class AuditEvent(models.Model):
     target_label = models.CharField(max_length=300, blank=True)
     diff = models.JSONField(default=dict, blank=True)
     prev_hash = models.CharField(max_length=64)
+    # HMAC-SHA256 of the row (audit/chain.py) under the key named by key_id (audit/keys.py).
     hash = models.CharField(max_length=64, unique=True)
+    key_id = models.CharField(max_length=32, default="")
 
     objects = AuditQuerySet.as_manager()
 
@@ -73,9 +76,12 @@ class AuditEvent(models.Model):
 
 
 class AuditAnchor(models.Model):
-    """Where a purged chain now starts: the first kept row and the hash it links to."""
+    """Where a purged chain now starts: the first kept row and the MAC it links to, MACed so
+    that it cannot be moved by someone without the key. Written by the purge only."""
 
     organization_id = models.BigIntegerField(null=True, blank=True, unique=True)
     first_id = models.BigIntegerField()
     prev_hash = models.CharField(max_length=64)
     purged_at = models.DateTimeField(auto_now=True)
+    key_id = models.CharField(max_length=32, default="")
+    mac = models.CharField(max_length=64, default="")

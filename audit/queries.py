@@ -26,6 +26,7 @@ CSV_COLUMNS = (
     "diff",
     "prev_hash",
     "hash",
+    "key_id",
 )
 
 

@@ -307,6 +307,22 @@ CELERY_BEAT_SCHEDULE = {
 CALL_LOG_RETENTION_DAYS = int(os.environ.get("CALL_LOG_RETENTION_DAYS", "30"))
 # Audit rows older than this are purged (hourly; the chain stays verifiable); 0 keeps them all.
 AUDIT_RETENTION_DAYS = int(os.environ.get("AUDIT_RETENTION_DAYS", "365"))
+# Keys of the audit chain's HMAC-SHA256, "id:secret" entries, newest first: new rows are MACed
+# with the first, every listed one still verifies (rotation: put a new one in front, keep the
+# old ones). They never go into the database. Unset: one key derived from SECRET_KEY (HKDF),
+# id "sk-<fingerprint>" (docs/audit.md).
+AUDIT_MAC_KEYS = env_list("AUDIT_MAC_KEYS")
+# Signed checkpoints of every chain's head are written here (a directory the database's holders
+# cannot write: another volume or host) every AUDIT_CHECKPOINT_SECONDS; `audit verify` checks
+# the chains against the newest one, so deleting the newest rows is noticed. Empty: none kept.
+AUDIT_CHECKPOINT_DIR = os.environ.get(
+    "AUDIT_CHECKPOINT_DIR", str(BASE_DIR / "var" / "audit-checkpoints")
+)
+AUDIT_CHECKPOINT_SECONDS = float(os.environ.get("AUDIT_CHECKPOINT_SECONDS", "300"))
+CELERY_BEAT_SCHEDULE["checkpoint-audit-log"] = {
+    "task": "audit.tasks.checkpoint_audit_log",
+    "schedule": AUDIT_CHECKPOINT_SECONDS,
+}
 # Without a broker the web process runs the whole beat schedule itself (getmcp/embedded_beat.py),
 # call-log upkeep included.
 

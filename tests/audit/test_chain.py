@@ -1,6 +1,8 @@
 """The audit chain: append-only on every layer, tamper-evident, and never forked by
 concurrent writers."""
 
+import hashlib
+import hmac
 import threading
 
 import pytest
@@ -8,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection, connections, transaction
 from django.db.utils import DatabaseError
 
-from audit import chain
+from audit import chain, keys
 from audit.context import Actor
 from audit.models import AppendOnly, AuditEvent
 from audit.record import audit_record
@@ -123,6 +125,38 @@ def test_verify_notices_a_rehashed_row_because_the_next_one_no_longer_links(org)
     )
     _checked, broken = chain.verify(org.pk)
     assert broken.row_id == rows[1].pk
+
+
+def test_a_rewrite_that_recomputes_an_unkeyed_sha256_chain_is_caught_by_the_mac(org, capsys):
+    """The attack of issue 30: edit a row, then recompute every later link with plain SHA-256
+    (all one needs is the database). Without the key no MAC comes out right."""
+    rows = _rows(org, 3)
+    forged = list(AuditEvent.objects.filter(organization_id=org.pk).order_by("id"))
+    start = next(i for i, r in enumerate(forged) if r.pk == rows[0].pk)
+    prev = forged[start].prev_hash
+    for row in forged[start:]:
+        if row.pk == rows[0].pk:
+            row.actor_label = "someone else"
+        row.prev_hash = prev
+        row.hash = prev = hashlib.sha256(chain.canonical(row)).hexdigest()
+        _tamper(
+            "UPDATE audit_auditevent SET actor_label = %s, prev_hash = %s, hash = %s WHERE id = %s",
+            [row.actor_label, row.prev_hash, row.hash, row.pk],
+        )
+    _checked, broken = chain.verify(org.pk)
+    assert broken.row_id == rows[0].pk and "MAC" in broken.reason
+    with pytest.raises(CommandError, match="broken"):
+        call_command("audit", "verify", "--org", org.slug)
+    assert f"BROKEN at row {rows[0].pk}: its content does not match its MAC" in (
+        capsys.readouterr().out
+    )
+
+
+def test_each_row_names_the_key_its_mac_was_made_with(org):
+    (row,) = _rows(org, 1)
+    assert row.key_id == keys.current().id
+    assert len(row.hash) == 64
+    assert row.hash == hmac.new(keys.current().secret, chain.canonical(row), "sha256").hexdigest()
 
 
 def test_an_intact_chain_verifies_from_the_command(org, capsys):

@@ -24,6 +24,10 @@ CI = Actor("key", "5", "ci key", None)
 
 @pytest.fixture
 def history(org):
+    _write_history(org)
+
+
+def _write_history(org):
     audit_record(
         action="server.create",
         organization_id=org.pk,
@@ -102,22 +106,44 @@ def test_the_api_pages_and_filters_like_the_page(user, org, outsider, history):
     assert client_for(outsider).get(f"/api/organizations/{org.slug}/audit/").status_code == 404
 
 
-def test_the_purge_drops_old_rows_and_what_is_left_still_verifies(org, history):
+@pytest.fixture
+def old_org(aged):
+    """An organization whose whole history (its creation included) is 400 days old."""
+    with aged(400):
+        owner = User.objects.create_user("olga@example.com", "a long enough passphrase")
+        org = owner.personal_organization()
+        _write_history(org)
+    return org
+
+
+def test_the_purge_drops_old_rows_and_what_is_left_still_verifies(old_org):
+    org = old_org
     first_kept = AuditEvent.objects.filter(organization_id=org.pk).order_by("id").last()
-    # Everything older than an hour from "now + 400 days" goes, except the newest row kept
-    # as the chain's head.
-    later = timezone.now() + timedelta(days=400)
-    deleted = retention.purge(365, now=later)
+    # Everything is older than the retention: all goes except the newest row, kept as the
+    # chain's head.
+    deleted = retention.purge(365)
     assert deleted >= 3
     left = list(AuditEvent.objects.filter(organization_id=org.pk))
     assert [r.pk for r in left] == [first_kept.pk]
     anchor = AuditAnchor.objects.get(organization_id=org.pk)
     assert (anchor.first_id, anchor.prev_hash) == (first_kept.pk, first_kept.prev_hash)
+    assert anchor.key_id == first_kept.key_id and len(anchor.mac) == 64
     assert chain.verify(org.pk) == (1, None)
     # New rows link on to the kept head.
     new = audit_record(action="server.update", organization_id=org.pk, actor=BOB)
     assert new.prev_hash == first_kept.hash
     call_command("audit", "verify", "--org", org.slug)
+
+
+def test_the_purge_keeps_what_is_younger_than_the_retention(old_org, aged):
+    org = old_org
+    with aged(10):
+        recent = audit_record(action="server.update", organization_id=org.pk, actor=BOB)
+    newest = audit_record(action="tool.update", organization_id=org.pk, actor=BOB)
+    assert retention.purge(365) >= 3
+    left = AuditEvent.objects.filter(organization_id=org.pk).order_by("id")
+    assert [r.pk for r in left] == [recent.pk, newest.pk]
+    assert chain.verify(org.pk) == (2, None)
 
 
 def test_the_purge_keeps_rows_inside_the_retention(org, history):
