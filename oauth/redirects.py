@@ -125,7 +125,11 @@ def is_loopback(uri: str) -> bool:
     return parsed is not None and parsed.scheme == "http" and parsed.hostname in LOOPBACK_HOSTS
 
 
-def _without_port(parsed: BrowserURL) -> tuple[str, str, str, str]:
+def _loopback_key(uri: str) -> tuple[str, str, str, str] | None:
+    """What two loopback URIs must share to match: all but the port (RFC 8252 §7.3)."""
+    parsed = parse(uri)
+    if parsed is None or not is_loopback(uri):
+        return None
     return (parsed.scheme, parsed.hostname, parsed.path, parsed.query)
 
 
@@ -137,13 +141,8 @@ def matches(requested: str, registered: list[str]) -> bool:
     usable = [uri for uri in registered if isinstance(uri, str) and not problem(uri)]
     if requested in usable:
         return True
-    wanted = parse(requested)
-    if wanted is None or not is_loopback(requested):
-        return False
-    return any(
-        is_loopback(uri) and _without_port(parse(uri)) == _without_port(wanted)  # type: ignore[arg-type]
-        for uri in usable
-    )
+    wanted = _loopback_key(requested)
+    return wanted is not None and any(_loopback_key(uri) == wanted for uri in usable)
 
 
 def host_of(uri: str) -> str:
@@ -155,12 +154,18 @@ def host_of(uri: str) -> str:
     return parsed.host or f"{parsed.scheme}:"
 
 
-def origin_of(uri: str) -> str:
-    """The source expression a browser's form-action compares the redirect with."""
+def form_action_source(uri: str) -> str:
+    """The CSP source expression that lets the consent form end at `uri` (browsers apply
+    form-action to the redirect after the POST): its origin, or `scheme:` for a native app's URI
+    without a host. CSP host sources cannot name an IPv6 address (their characters are letters,
+    digits, "-" and "."; Chromium ignores `http://[::1]:port` and blocks the redirect), so an
+    IPv6 loopback URI gets its scheme alone."""
     parsed = parse(uri)
     if parsed is None:
         return ""
-    return f"{parsed.scheme}://{parsed.host}" if parsed.host else f"{parsed.scheme}:"
+    if not parsed.host or parsed.hostname.startswith("["):
+        return f"{parsed.scheme}:"
+    return f"{parsed.scheme}://{parsed.host}"
 
 
 def with_params(uri: str, params: dict[str, str]) -> str:
