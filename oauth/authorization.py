@@ -11,7 +11,6 @@ import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import timedelta
-from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from django.conf import settings
 from django.utils import timezone
@@ -58,12 +57,11 @@ class AuthorizationRequest:
 
 
 def redirect_with(uri: str, params: dict) -> str:
-    """The redirect URI with the response parameters added to its query (plus iss, RFC 9207)."""
+    """The redirect URI with the response parameters added to its query (plus iss, RFC 9207).
+    Raises ValueError for a URI that did not pass redirects.problem: nothing else is a target."""
     params = {k: v for k, v in params.items() if v is not None}
     params["iss"] = metadata.issuer()
-    parts = urlsplit(uri)
-    query = "&".join(q for q in (parts.query, urlencode(params)) if q)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+    return redirects.with_params(uri, params)
 
 
 def _one(params, name: str) -> str | None:
@@ -101,6 +99,10 @@ def authorization_request_parse(*, params) -> AuthorizationRequest:
         if len(client.redirect_uris) != 1:
             raise OAuthError("invalid_request", "redirect_uri is required")
         redirect_uri = client.redirect_uris[0]
+    # Checked before anything is sent to it: these errors are shown, never redirected.
+    why = redirects.problem(redirect_uri)
+    if why:
+        raise OAuthError("invalid_request", f"redirect_uri {why}")
     if not redirects.matches(redirect_uri, client.redirect_uris):
         raise OAuthError("invalid_request", "redirect_uri is not registered for this client")
     state = _one(params, "state")

@@ -9,7 +9,6 @@ OAUTH_CIMD_ALLOW_HTTP_LOOPBACK is set (tests).
 import ipaddress
 import re
 from datetime import timedelta
-from urllib.parse import urlsplit
 
 import orjson
 from django.conf import settings
@@ -39,11 +38,15 @@ def looks_like_document_url(client_id: str) -> bool:
 
 
 def _check_url(url: str) -> None:
-    parts = urlsplit(url)
-    if parts.fragment or parts.username or parts.password or not parts.path.strip("/"):
-        raise OAuthError("invalid_client", "A client_id URL needs a path, no fragment or user")
-    if "/./" in parts.path or "/../" in parts.path:
-        raise OAuthError("invalid_client", "A client_id URL may not contain dot segments")
+    # Read as browsers read it (redirects.py says why): the verified name on the consent page
+    # is this URL, so it must name one host for every reader, the SSRF guard's fetch included.
+    # (Written as browsers serialize it, it has no dot segments either: they serialize away.)
+    why = redirects.url_problem(url)
+    if why:
+        raise OAuthError("invalid_client", f"A client_id URL {why}")
+    parsed = redirects.parse(url)
+    if parsed is None or not parsed.path.strip("/"):
+        raise OAuthError("invalid_client", "A client_id URL needs a path")
 
 
 def _max_age(cache_control: str) -> int:

@@ -27,7 +27,7 @@ from .clients import (
 from .consent import consent_token, consent_token_valid
 from .errors import OAuthError
 from .grants import grant_create, is_member
-from .redirects import host_of
+from .redirects import form_action_source, host_of
 from .tokens import token_from_code, token_from_refresh, token_revoke
 
 MAX_REGISTRATION_BYTES = 64 * 1024
@@ -304,8 +304,7 @@ def _origin_of(url: str) -> str:
 def consent_policy(redirect_uri: str) -> str:
     """The dashboard's policy, except that the consent form may end at the client's redirect URI:
     browsers apply form-action to the redirect that follows the POST."""
-    parts = urlsplit(redirect_uri)
-    target = f"{parts.scheme}://{parts.netloc}" if parts.netloc else f"{parts.scheme}:"
+    target = form_action_source(redirect_uri)
     if not SOURCE_RE.match(target):
         return POLICY  # nothing that could smuggle another directive into the header
     return POLICY.replace("form-action 'self'", f"form-action 'self' {target}")

@@ -56,6 +56,7 @@ def documents(settings):
     server = Documents()
     yield server
     server.httpd.shutdown()
+    server.httpd.server_close()
 
 
 def good_document(url: str, **overrides) -> dict:
@@ -196,3 +197,49 @@ def test_the_document_client_gets_tokens_and_the_deny_redirect(
         },
     )
     assert tokens.status_code == 200
+
+
+@pytest.mark.parametrize(
+    "url_of",
+    [
+        pytest.param(lambda port: f"http://127.0.0.1:{port}\\@evil.example/client.json", id="bs"),
+        pytest.param(lambda port: f"https://evil.example\\@127.0.0.1:{port}/c.json", id="bs-https"),
+        pytest.param(lambda port: f"http://user@127.0.0.1:{port}/client.json", id="userinfo"),
+        pytest.param(lambda port: f"http://127.0.0.1:{port}/client.json#x", id="fragment"),
+        pytest.param(lambda port: f"http://127.0.0.1:{port}/x/../client.json", id="dot-segments"),
+        pytest.param(lambda port: f"http://127.0.0.1:{port}/client\t.json", id="tab"),
+        pytest.param(lambda port: f"http://127.1:{port}/client.json", id="short-ipv4"),
+    ],
+)
+def test_a_document_url_a_browser_reads_otherwise_is_refused_before_any_fetch(
+    client, oauth_server, documents, url_of
+):
+    url = url_of(documents.port)
+    documents.serve(good_document(url))
+    # Signed out, and with an error (response_type=token) that would go back to a valid client.
+    for response_type in ("code", "token"):
+        query = {"client_id": url, "response_type": response_type, "state": "s"}
+        response = client.get("/oauth/authorize?" + urlencode(query))
+        assert response.status_code == 400  # shown, never redirected
+        assert "Location" not in response
+    assert documents.fetches == 0
+
+
+@pytest.mark.parametrize(
+    "redirect_uri",
+    [
+        "http://attacker\\@127.0.0.1/callback",
+        "https://evil.example\\@good.example/callback",
+        "http://127.0.0.1/callback#x",
+        "http://127.1/callback",
+    ],
+)
+def test_a_document_listing_a_redirect_uri_a_browser_reads_otherwise_is_refused(
+    client, owner, oauth_server, documents, redirect_uri
+):
+    documents.serve(good_document(documents.url(), redirect_uris=[CALLBACK, redirect_uri]))
+    for tried in (redirect_uri, "http://127.0.0.1:40123/callback"):
+        response = authorize(client, documents.url(), oauth_server, redirect_uri=tried)
+        assert response.status_code == 400
+        assert "Location" not in response
+    assert not Client.objects.filter(client_id=documents.url()).exists()
