@@ -111,6 +111,29 @@ def _p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
 
 
+def _measure(client: RawMcp, seconds: float) -> tuple[list[float], list[float]]:
+    """The victim's code tool and static tool, called in turn for `seconds`: their latencies."""
+    code_ms: list[float] = []
+    static_ms: list[float] = []
+    ends = time.monotonic() + seconds
+    while time.monotonic() < ends:
+        ms, result = _timed_ms(client, "quick")
+        assert result.get("isError") is not True, result
+        assert result["content"][0]["text"] == "quick"
+        code_ms.append(ms)
+        ms, result = _timed_ms(client, "hello")
+        assert result["content"][0]["text"] == "hello"
+        static_ms.append(ms)
+    return code_ms, static_ms
+
+
+def _figures(what: str, values: list[float]) -> str:
+    return (
+        f"{what} ({len(values)} calls): median {statistics.median(values):.1f} ms, "
+        f"p95 {_p95(values):.1f} ms, max {max(values):.1f} ms"
+    )
+
+
 def test_three_organizations_of_one_person_cannot_slow_another_persons_code_tool(
     live, attacker, victim
 ):
@@ -118,6 +141,8 @@ def test_three_organizations_of_one_person_cannot_slow_another_persons_code_tool
     for _ in range(5):  # warm: the victim's snapshot, its connection, a sandbox worker
         assert _call(victim_client, "quick")["content"][0]["text"] == "quick"
         assert _call(victim_client, "hello")["content"][0]["text"] == "hello"
+    # The machine is shared: what the victim sees without the attack is measured beside it.
+    quiet_code, quiet_static = _measure(victim_client, 4)
 
     stop = threading.Event()
     outcomes: dict[str, list[dict]] = {"nap": [], "spin": []}
@@ -145,21 +170,14 @@ def test_three_organizations_of_one_person_cannot_slow_another_persons_code_tool
 
     # The attack is on: spinners are running in sandbox workers.
     wait_until(lambda: busy_workers(live.process.pid), timeout=15)
-    code_ms: list[float] = []
-    static_ms: list[float] = []
-    ends = time.monotonic() + ATTACK_SECONDS
-    while time.monotonic() < ends:
-        ms, result = _timed_ms(victim_client, "quick")
-        assert result.get("isError") is not True, result
-        assert result["content"][0]["text"] == "quick"
-        code_ms.append(ms)
-        ms, result = _timed_ms(victim_client, "hello")
-        assert result["content"][0]["text"] == "hello"
-        static_ms.append(ms)
+    code_ms, static_ms = _measure(victim_client, ATTACK_SECONDS)
     stop.set()
-    victim_client.http.close()
     for thread in threads:
         thread.join(40)
+    after_code, after_static = _measure(victim_client, 4)
+    victim_client.http.close()
+    quiet_code += after_code
+    quiet_static += after_static
 
     naps = [r for r in outcomes["nap"] if r.get("isError") is not True]
     spins = [r for r in outcomes["spin"] if "CPU time limit" in r["content"][0]["text"]]
@@ -167,10 +185,9 @@ def test_three_organizations_of_one_person_cannot_slow_another_persons_code_tool
     refused = [r for tool in outcomes.values() for r in tool if r.get("isError") is True]
     refused = [r for r in refused if r not in spins]
     print(
-        f"\nvictim code tool ({len(code_ms)} calls): median {statistics.median(code_ms):.1f} ms, "
-        f"p95 {_p95(code_ms):.1f} ms, max {max(code_ms):.1f} ms; static tool "
-        f"({len(static_ms)} calls): median {statistics.median(static_ms):.1f} ms, "
-        f"p95 {_p95(static_ms):.1f} ms, max {max(static_ms):.1f} ms; attacker: "
+        f"\nunder attack: {_figures('victim code tool', code_ms)}; "
+        f"{_figures('static tool', static_ms)}\nwithout: {_figures('victim code tool', quiet_code)}"
+        f"; {_figures('static tool', quiet_static)}\nattacker: "
         f"{len(naps)}/{len(outcomes['nap'])} naps rested, {len(spins)}/{len(outcomes['spin'])} spins "
         f"stopped at the CPU limit, {len(refused)} calls refused: busy"
     )
@@ -182,5 +199,8 @@ def test_three_organizations_of_one_person_cannot_slow_another_persons_code_tool
     )
     assert all("try again shortly" in r["content"][0]["text"] for r in refused)
     assert len(code_ms) >= 20
-    assert _p95(code_ms) < 250
-    assert _p95(static_ms) < 100
+    # The targets: the victim's code tool at p95 under 250 ms, its static tool under 100 ms,
+    # over what this shared machine gives it without the attack (other jobs run beside tests;
+    # before shares counted by person and sleeps parked, this p95 was seconds).
+    assert _p95(code_ms) < 250 + _p95(quiet_code)
+    assert _p95(static_ms) < 100 + _p95(quiet_static)
