@@ -94,8 +94,8 @@ async def store(
         owner_evict.extend(gone)
         for member in await _oldest_over(redis, owner_key, size, owner_cap(), now, gone):
             owner_evict.append(member)
-            org, _, rest = member.partition(b":")
-            evict.append((int(org), rest))
+            of_org, _, rest = member.partition(b":")
+            evict.append((int(of_org), rest))
     pipe = redis.pipeline(transaction=False)
     for org, member in evict:
         pipe.zrem(_org_key(org), member)

@@ -221,12 +221,7 @@ class Run:
         self._count(snap.function_name)
         if snap.is_os_function:
             if "sleep" in str(snap.function_name):
-                seconds = self._sleep_seconds(snap.args)
-                if seconds >= PARK_SLEEPS_FROM_SECONDS:
-                    nap = functools.partial(self._sleep, seconds)
-                    outcome, snap = await self._parked(snap, nap)
-                    return await self._reply(snap, outcome)
-                return await self._reply(snap, await self._sleep(seconds))
+                return await self._answer_sleep(snap)
             return await self._timed(snap.resume_auto())  # Monty's default answer
         name, args, kwargs = snap.function_name, snap.args, snap.kwargs
         if name not in FUNCTIONS:
@@ -256,10 +251,14 @@ class Run:
                     self.trace.append(record)
         return await self._reply(snap, outcome)
 
-    @staticmethod
-    def _sleep_seconds(args: Any) -> float:
-        seconds = args[0] if args and isinstance(args[0], int | float) else 0
-        return max(0.0, float(seconds))
+    async def _answer_sleep(self, snap: Any) -> Any:
+        """time.sleep / asyncio.sleep: parked, unless too short to be worth it."""
+        seconds = snap.args[0] if snap.args and isinstance(snap.args[0], int | float) else 0
+        seconds = max(0.0, float(seconds))
+        if seconds < PARK_SLEEPS_FROM_SECONDS:
+            return await self._reply(snap, await self._sleep(seconds))
+        outcome, restored = await self._parked(snap, functools.partial(self._sleep, seconds))
+        return await self._reply(restored, outcome)
 
     async def _sleep(self, seconds: float) -> dict[str, Any]:
         """time.sleep / asyncio.sleep: waited here, within the wall time left."""

@@ -102,10 +102,12 @@ def _take(tenant: Tenant) -> None:
 
 
 def _give_back(tenant: Tenant) -> None:
-    for counter, key in ((_by_account, tenant.account), (_by_organization, tenant.organization)):
-        counter[key] -= 1
-        if counter[key] <= 0:
-            del counter[key]
+    _by_account[tenant.account] -= 1
+    if _by_account[tenant.account] <= 0:
+        del _by_account[tenant.account]
+    _by_organization[tenant.organization] -= 1
+    if _by_organization[tenant.organization] <= 0:
+        del _by_organization[tenant.organization]
 
 
 def _wake(future: "asyncio.Future[None]") -> None:
