@@ -320,3 +320,23 @@ async def test_awaited_and_gathered_sleeps_park_too_and_still_count_against_the_
         limits={"wallSeconds": 0.5},
     )
     assert await failure(tool) == "The code tool was stopped: wall time limit exceeded (0.5 s)."
+
+
+@pytest.mark.parametrize("pause", ["time.sleep(0.01)", "log('info', 'again')"])
+async def test_parking_between_bursts_does_not_reset_the_cpu_limit(code_tool, pause):
+    """A parked sandbox carries its CPU time through the dump into the worker that restores it,
+    so napping between bursts never buys more CPU than a plain loop."""
+    tool = code_tool(
+        "import time\n"
+        "def burn():\n"
+        "    n = 0\n"
+        "    for i in range(150000):\n"
+        "        n += i\n"
+        "def main(args):\n"
+        "    for _ in range(190):\n"
+        "        burn()\n"
+        f"        {pause}\n"
+        "    return 'all of it'\n",
+        limits={"cpuSeconds": 1, "hostCalls": 200, "wallSeconds": 60},
+    )
+    assert await failure(tool) == "The code tool was stopped: CPU time limit exceeded (1 s)."
