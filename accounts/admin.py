@@ -32,8 +32,9 @@ class UserAdmin(BaseUserAdmin):
 
 @admin.register(Organization)
 class OrganizationAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "created_at"]
-    search_fields = ["name", "slug"]
+    list_display = ["name", "slug", "billing_owner", "created_at"]
+    search_fields = ["name", "slug", "billing_owner__email"]
+    autocomplete_fields = ["billing_owner"]
     inlines = [MembershipInline]
 
 

@@ -7,6 +7,8 @@ from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from . import billing
+
 KEY_PREFIX = "gmcp_"
 
 
@@ -61,11 +63,25 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     def personal_organization(self):
         """The explicit personal organization. If it is gone, or the user no longer belongs to
-        it, a fresh one is made: never another organization the user happens to be in."""
+        it, a fresh one is made: never another organization the user happens to be in. A user
+        who already pays for as many organizations as one person may gets the oldest of those
+        instead (one of their own, not one they were invited to)."""
         org = self.personal_org
         if org is not None and Membership.objects.filter(organization=org, user=self).exists():
             return org
-        return Organization.create_personal(self)
+        try:
+            return Organization.create_personal(self)
+        except billing.OrganizationLimitReached:
+            own = (
+                Organization.objects.filter(billing_owner=self, memberships__user=self)
+                .order_by("created_at", "id")
+                .first()
+            )
+            if own is None:
+                raise
+            self.personal_org = own
+            self.save(update_fields=["personal_org"])
+            return own
 
 
 class Organization(models.Model):
@@ -75,6 +91,16 @@ class Organization(models.Model):
     # Quotas (servers/quotas.py, docs/quotas.md); None means the deployment's default setting.
     monthly_call_quota = models.PositiveIntegerField(null=True, blank=True)
     task_concurrency = models.PositiveIntegerField(null=True, blank=True)
+    # The paying account: the person this organization's use counts against where a share is
+    # per person (sandbox workers, stored results, organizations per person; accounts/billing.py).
+    # Its creator; passed to another owner when that person leaves or stops being an owner.
+    billing_owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="billed_organizations",
+    )
 
     def __str__(self) -> str:
         return self.name
@@ -83,7 +109,9 @@ class Organization(models.Model):
     SLUG_TRIES = 20
 
     @classmethod
-    def create_with_free_slug(cls, *, name: str, base: str, numbered: bool = True):
+    def create_with_free_slug(
+        cls, *, name: str, base: str, numbered: bool = True, billing_owner=None
+    ):
         """The one place organization slugs are chosen: `base`, else `base-2`, `base-3`, ...
         (`numbered`) or `base-<6 hex>`. Race-free: the unique constraint decides, and a taken
         slug is retried inside a savepoint, so two concurrent creations never both pass a
@@ -98,20 +126,26 @@ class Organization(models.Model):
                 slug = f"{base}-{secrets.token_hex(3)}"
             try:
                 with transaction.atomic():
-                    return cls.objects.create(name=name, slug=slug)
+                    return cls.objects.create(name=name, slug=slug, billing_owner=billing_owner)
             except IntegrityError:
                 if not cls.objects.filter(slug=slug).exists():
                     raise  # another constraint failed: not a slug clash
         # Numbered slugs all taken this far: fall back to random suffixes, still checked.
-        return cls.create_with_free_slug(name=name, base=f"{base}-{secrets.token_hex(3)}")
+        return cls.create_with_free_slug(
+            name=name, base=f"{base}-{secrets.token_hex(3)}", billing_owner=billing_owner
+        )
 
     @classmethod
     def create_personal(cls, user):
+        """A new personal organization that `user` owns and pays for; OrganizationLimitReached
+        when they already pay for as many as one person may."""
         with transaction.atomic():
+            billing.require_room(user)
             org = cls.create_with_free_slug(
                 name=personal_organization_name(user),
                 base=slugify(user.email.split("@")[0]) or "org",
                 numbered=False,
+                billing_owner=user,
             )
             Membership.objects.create(organization=org, user=user, role=Membership.OWNER)
             user.personal_org = org

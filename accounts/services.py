@@ -21,7 +21,7 @@ from django.utils.text import slugify
 
 from audit import events as audit_events
 
-from . import policy, throttle
+from . import billing, policy, throttle
 from .models import Invitation, Membership, Organization, User
 from .policy import Action
 
@@ -51,8 +51,13 @@ def invitation_link(*, invitation: Invitation, nonce: str) -> str:
 
 
 def organization_create(*, user: User, name: str) -> Membership:
+    """A new organization that `user` owns and pays for; billing.OrganizationLimitReached (a
+    ValidationError) when they already pay for as many as one person may."""
     with transaction.atomic():
-        org = Organization.create_with_free_slug(name=name, base=slugify(name)[:60] or "org")
+        billing.require_room(user)
+        org = Organization.create_with_free_slug(
+            name=name, base=slugify(name)[:60] or "org", billing_owner=user
+        )
         return Membership.objects.create(organization=org, user=user, role=Membership.OWNER)
 
 
@@ -203,9 +208,12 @@ def membership_change_role(*, actor: User, membership: Membership, role: str) ->
     demoting_owner = membership.role == Membership.OWNER and role != Membership.OWNER
     if demoting_owner and not _owners_left(org, membership):
         raise ValidationError("An organization needs at least one owner.")
-    old_role, membership.role = membership.role, role
-    membership.save(update_fields=["role"])
-    audit_events.role_changed(membership, old_role)
+    with transaction.atomic():
+        if demoting_owner:
+            billing.pass_on(org, leaving=membership.user)
+        old_role, membership.role = membership.role, role
+        membership.save(update_fields=["role"])
+        audit_events.role_changed(membership, old_role)
     return membership
 
 
@@ -218,5 +226,8 @@ def membership_remove(*, actor: User, membership: Membership) -> None:
             policy.require(user=actor, org=org, action=Action.OWNERS_MANAGE)
     if membership.role == Membership.OWNER and not _owners_left(org, membership):
         raise ValidationError("An organization needs at least one owner.")
-    audit_events.member_removed(membership, left=membership.user_id == actor.pk)
-    membership.delete()
+    with transaction.atomic():
+        if membership.role == Membership.OWNER:
+            billing.pass_on(org, leaving=membership.user)
+        audit_events.member_removed(membership, left=membership.user_id == actor.pk)
+        membership.delete()

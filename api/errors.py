@@ -16,6 +16,7 @@ from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from accounts.billing import OrganizationLimitReached
 from servers.outages import RETRY_AFTER_SECONDS, outage_message, outage_of
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,8 @@ def exception_handler(exc, context):
     elif isinstance(exc, DjangoPermissionDenied):
         # accounts.policy says which role the action takes; keep that message.
         exc = exceptions.PermissionDenied(str(exc) or None)
+    elif isinstance(exc, OrganizationLimitReached):  # a personal organization made again
+        exc = exceptions.ValidationError({"organization": exc.messages})
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

@@ -182,6 +182,9 @@ EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.conso
 # Where the file-based e-mail backend writes messages (EMAIL_BACKEND=...filebased.EmailBackend).
 EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH", str(BASE_DIR / "var" / "mail"))
 INVITATION_TTL_DAYS = int(os.environ.get("INVITATION_TTL_DAYS", "7"))
+# Organizations one person may pay for (accounts/billing.py; 0: no cap). Organizations are free,
+# so without a cap every share given per organization could be multiplied.
+ORGANIZATIONS_PER_PERSON = int(os.environ.get("ORGANIZATIONS_PER_PERSON", "10"))
 # Failed logins allowed per account and per source address in one window; then every login
 # for that account (or from that address) is refused, right password or not, until it ends.
 LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "10"))
@@ -247,9 +250,10 @@ OUTBOUND_ALLOW_LOOPBACK = env_bool("OUTBOUND_ALLOW_LOOPBACK", False)
 # the process that serves MCP requests (nice), so runaway code never slows anyone's pings.
 CODE_SANDBOX_WORKERS = int(os.environ.get("CODE_SANDBOX_WORKERS", "4"))
 CODE_SANDBOX_NICE = int(os.environ.get("CODE_SANDBOX_NICE", "10"))
-# Workers one organization may hold at once per process (0: all but one), so no tenant starves
-# the others' code tools.
+# Workers one organization, and one paying account over all its organizations, may hold at once
+# per process (0: all but one), so no tenant starves the others' code tools (code/shares.py).
 CODE_SANDBOX_PER_ORG = int(os.environ.get("CODE_SANDBOX_PER_ORG", "0"))
+CODE_SANDBOX_PER_OWNER = int(os.environ.get("CODE_SANDBOX_PER_OWNER", "0"))
 # Platform maximums: a tool's own `config.limits` may ask for less, never for more.
 CODE_MAX_WALL_SECONDS = float(os.environ.get("CODE_MAX_WALL_SECONDS", "60"))
 CODE_MAX_CPU_SECONDS = float(os.environ.get("CODE_MAX_CPU_SECONDS", "10"))
@@ -406,3 +410,7 @@ if not DEBUG:
 # Output budgets (servers/agents/results.py): the characters of whole results one organization
 # may keep in Redis at a time behind truncated answers; the oldest are evicted first.
 RESULT_STORE_MAX_CHARS_PER_ORG = int(os.environ.get("RESULT_STORE_MAX_CHARS_PER_ORG", "50000000"))
+# The same over all the organizations one person pays for (organizations are free to make).
+RESULT_STORE_MAX_CHARS_PER_OWNER = int(
+    os.environ.get("RESULT_STORE_MAX_CHARS_PER_OWNER", "100000000")
+)

@@ -152,6 +152,11 @@ def stored_results_of_org(org_id: int) -> str:
     return f"mcp:results:org:{org_id}"
 
 
+def stored_results_of_owner(owner_id: int) -> str:
+    """The same over every organization one person pays for (members "<org>:<id>:<chars>")."""
+    return f"mcp:results:owner:{owner_id}"
+
+
 def quota_month(organization_id: int, month: str) -> str:
     """An organization's calls in one month (servers/quotas.py)."""
     return f"mcp:q:org:{organization_id}:{month}"

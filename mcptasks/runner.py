@@ -200,6 +200,7 @@ def load_task_snapshot(task: Task):
             server_id=server.pk,
             organization_id=server.organization_id,
             generation=f"v{task.server_version}",
+            owner_id=server.organization.billing_owner_id,
         )
     snapshot = load_snapshot(task.server.slug)
     if snapshot is None or snapshot.server_id != task.server_id:

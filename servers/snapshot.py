@@ -55,6 +55,7 @@ def _load(slug: str, generation: str, version: str | None = None) -> Snapshot | 
         server_id=server.pk,
         organization_id=server.organization_id,
         generation=generation,
+        owner_id=server.organization.billing_owner_id,
     )
     from .access import compile_role_access
     from .quotas import monthly_quota

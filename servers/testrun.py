@@ -45,7 +45,11 @@ def _snapshot_for(server, definition: dict, tool: dict):
     for key in ("resources", "resourceTemplates", "prompts"):
         single.pop(key, None)
     return compile_definition(
-        single, server_id=server.pk, organization_id=server.organization_id, generation="test-run"
+        single,
+        server_id=server.pk,
+        organization_id=server.organization_id,
+        generation="test-run",
+        owner_id=server.organization.billing_owner_id,
     )
 
 

@@ -38,10 +38,14 @@ def organization_create(request: DashboardRequest):
     form = OrganizationCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         name = form.cleaned_data["name"]
-        membership = services.organization_create(user=request.user, name=name)
-        switch_to(request, membership)
-        messages.success(request, f"Organization “{name}” created.")
-        return redirect("dashboard:server_list")
+        try:
+            membership = services.organization_create(user=request.user, name=name)
+        except ValidationError as exc:  # the organizations-per-person cap (accounts.billing)
+            form.add_error(None, exc)
+        else:
+            switch_to(request, membership)
+            messages.success(request, f"Organization “{name}” created.")
+            return redirect("dashboard:server_list")
     return page(request, "dashboard/orgs/create.html", {"form": form})
 
 

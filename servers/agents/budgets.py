@@ -108,6 +108,7 @@ async def apply(redis, snapshot, tool, params: dict, result: dict, *, credential
     result_id = await store(
         redis,
         org_id=snapshot.organization_id,
+        owner_id=snapshot.owner_id,
         server_id=snapshot.server_id,
         credential=credential,
         text=text,

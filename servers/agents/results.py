@@ -4,8 +4,12 @@ Key `mcp:results:<id>` (hash: org, server, credential, pages, page size, text; T
 setting) and, per organization, `mcp:results:org:<org>` (sorted set of "<id>:<chars>" scored by
 expiry), which keeps the organization under RESULT_STORE_MAX_CHARS_PER_ORG: expired entries
 are dropped, then the oldest evicted; a single result larger than the cap is not kept at all
-(the truncated answer says so). Ids are 192 random bits, and a read must come from the same
-server and credential, so a link is worth nothing to anyone else.
+(the truncated answer says so). Organizations cost nothing to make, so the paying account behind
+them (accounts/billing.py) has a cap of its own over all of them,
+RESULT_STORE_MAX_CHARS_PER_OWNER, kept the same way in `mcp:results:owner:<owner>` (members
+"<org>:<id>:<chars>"): what Redis holds grows with people, not with organizations. Ids are 192
+random bits, and a read must come from the same server and credential, so a link is worth
+nothing to anyone else.
 """
 
 import secrets
@@ -31,34 +35,73 @@ def org_cap() -> int:
     return int(getattr(settings, "RESULT_STORE_MAX_CHARS_PER_ORG", 50_000_000))
 
 
+def owner_cap() -> int:
+    return int(getattr(settings, "RESULT_STORE_MAX_CHARS_PER_OWNER", 100_000_000))
+
+
+def _chars(member: bytes) -> int:
+    return int(member.rsplit(b":", 1)[1])
+
+
+async def _oldest_over(
+    redis, key: str, size: int, cap: int, now: float, gone: frozenset[bytes] = frozenset()
+) -> list[bytes]:
+    """The members of `key` to evict, oldest (soonest to expire) first, so `size` more fits
+    (members in `gone` are being evicted already)."""
+    await redis.zremrangebyscore(key, "-inf", now)
+    members = [member for member in await redis.zrange(key, 0, -1) if member not in gone]
+    used = sum(_chars(member) for member in members)
+    evict = []
+    for member in members:
+        if used + size <= cap:
+            break
+        evict.append(member)
+        used -= _chars(member)
+    return evict
+
+
 def page_uri(result_id: str, page: int) -> str:
     return f"{URI_PREFIX}{result_id}?page={page}"
 
 
 async def store(
-    redis, *, org_id: int, server_id: int, credential: str, text: str, page_chars: int, ttl: int
+    redis,
+    *,
+    org_id: int,
+    server_id: int,
+    credential: str,
+    text: str,
+    page_chars: int,
+    ttl: int,
+    owner_id: int | None = None,
 ) -> str | None:
-    """Keep `text`; its id, or None when it is larger than the organization's whole cap."""
+    """Keep `text`; its id, or None when it is larger than a whole cap (the organization's, or
+    its paying account's when it has one)."""
     size = len(text)
-    cap = org_cap()
-    if size > cap:
+    if size > org_cap() or (owner_id is not None and size > owner_cap()):
         return None
     result_id = secrets.token_urlsafe(24)
     now = time.time()
     org_key = _org_key(org_id)
-    await redis.zremrangebyscore(org_key, "-inf", now)
-    members = await redis.zrange(org_key, 0, -1)
-    used = sum(int(member.rsplit(b":", 1)[1]) for member in members)
-    evict = []
-    for member in members:  # oldest (soonest to expire) first
-        if used + size <= cap:
-            break
-        evict.append(member)
-        used -= int(member.rsplit(b":", 1)[1])
+    # Evicted as (organization, "<id>:<chars>"): an owner's eviction may reach any of its orgs.
+    evict: list[tuple[int, bytes]] = [
+        (org_id, member) for member in await _oldest_over(redis, org_key, size, org_cap(), now)
+    ]
+    owner_key = keys.stored_results_of_owner(owner_id) if owner_id is not None else None
+    owner_evict: list[bytes] = []
+    if owner_key is not None:
+        gone = frozenset(b"%d:%s" % (org, member) for org, member in evict)
+        owner_evict.extend(gone)
+        for member in await _oldest_over(redis, owner_key, size, owner_cap(), now, gone):
+            owner_evict.append(member)
+            of_org, _, rest = member.partition(b":")
+            evict.append((int(of_org), rest))
     pipe = redis.pipeline(transaction=False)
-    if evict:
-        pipe.zrem(org_key, *evict)
-        pipe.delete(*[_key(member.rsplit(b":", 1)[0].decode()) for member in evict])
+    for org, member in evict:
+        pipe.zrem(_org_key(org), member)
+        pipe.delete(_key(member.rsplit(b":", 1)[0].decode()))
+    if owner_key is not None and owner_evict:
+        pipe.zrem(owner_key, *owner_evict)
     pages = max(1, -(-size // page_chars))
     pipe.hset(
         _key(result_id),
@@ -74,6 +117,9 @@ async def store(
     pipe.expire(_key(result_id), ttl)
     pipe.zadd(org_key, {f"{result_id}:{size}": now + ttl})
     pipe.expire(org_key, ttl)
+    if owner_key is not None:
+        pipe.zadd(owner_key, {f"{org_id}:{result_id}:{size}": now + ttl})
+        pipe.expire(owner_key, ttl)
     await pipe.execute()
     return result_id
 

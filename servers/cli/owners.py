@@ -3,6 +3,7 @@
 from django.core.management.base import CommandError
 
 from accounts import policy
+from accounts.billing import OrganizationLimitReached
 from accounts.models import User
 
 
@@ -18,7 +19,10 @@ def resolve_owner(email: str, org_slug: str | None = None):
             raise CommandError(f"--org: {email} has no organization {org_slug!r}")
     else:
         # The explicit personal organization (never inferred from memberships).
-        org = user.personal_organization()
+        try:
+            org = user.personal_organization()
+        except OrganizationLimitReached as exc:
+            raise CommandError(f"--owner: {exc.messages[0]}") from None
     return user, org
 
 

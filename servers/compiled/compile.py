@@ -227,7 +227,12 @@ def _compile_prompt(prompt: dict, where: str, server: dict | None = None) -> Com
 
 
 def compile_definition(
-    definition: dict, *, server_id: int, organization_id: int, generation: str
+    definition: dict,
+    *,
+    server_id: int,
+    organization_id: int,
+    generation: str,
+    owner_id: int | None = None,
 ) -> Snapshot:
     """Compile a definition dict (docs/architecture.md) into a Snapshot; DefinitionError if bad."""
     definition = interned(definition)
@@ -235,6 +240,7 @@ def compile_definition(
     server = {
         "id": server_id,
         "organizationId": organization_id,
+        "ownerId": owner_id,
         "http": definition.get("http") or {},
         "code": definition.get("code") or {},
     }
@@ -275,6 +281,7 @@ def compile_definition(
     snapshot = Snapshot(
         server_id=server_id,
         organization_id=organization_id,
+        owner_id=owner_id,
         slug=definition.get("slug", ""),
         generation=generation,
         status=definition.get("status", "active"),

@@ -120,3 +120,6 @@ class Snapshot:
     # (servers/access.py) and the organization's monthly call quota, 0 for none (quotas.py).
     role_scopes: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     monthly_call_quota: int = 0
+    # The paying account behind the organization (accounts.Organization.billing_owner), None
+    # when it has none: sandbox shares and stored results count by it.
+    owner_id: int | None = None

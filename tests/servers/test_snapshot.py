@@ -420,9 +420,25 @@ def test_kinds_see_the_server_they_belong_to(monkeypatch):
     assert seen[0] == {
         "id": 7,
         "organizationId": 3,
+        "ownerId": None,
         "http": {"baseUrl": "https://api.example.com"},
         "code": {},
     }
+
+
+def test_a_loaded_snapshot_and_its_code_tools_know_the_organizations_paying_account(server, user):
+    Tool.objects.create(
+        server=server,
+        name="sum",
+        description="Code.",
+        input_schema={"type": "object"},
+        kind="code",
+        config={"language": "python", "source": "def main(args):\n    return 1\n"},
+    )
+    snapshot = load_snapshot("cached-demo")
+    assert server.organization.billing_owner == user
+    assert snapshot.owner_id == user.pk
+    assert snapshot.tools["sum"].compiled.owner_id == user.pk
 
 
 def test_the_cache_holds_at_most_its_size_in_settings(settings):

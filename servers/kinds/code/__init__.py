@@ -51,6 +51,7 @@ def compile(tool_def: dict[str, Any]) -> CodeTool:
         organization_id=server.get("organizationId"),
         server_id=server.get("id"),
         has_output_schema=bool(tool_def.get("outputSchema")),
+        owner_id=server.get("ownerId"),
     )
 
 

@@ -6,6 +6,9 @@ pool replaces the worker, so this process never runs tenant code itself. Workers
 (CODE_SANDBOX_NICE) so that a runaway loop competes for the CPU below the event loop that
 answers everyone else's requests. The pool works from any event loop (the web process's, a
 test run's, a Celery task's), so one pool per process is enough.
+
+Who may take a worker is decided by shares.py (by paying account and by organization, with a
+fair queue across accounts); this module only holds the AsyncMonty pool itself.
 """
 
 import contextlib
@@ -16,19 +19,16 @@ import threading
 from django.conf import settings
 from pydantic_monty import AsyncMonty
 
+from .shares import CHECKOUT_TIMEOUT_SECONDS
+
 log = logging.getLogger(__name__)
 
-# How long a call waits for a free worker before it is refused (all busy: a tool error).
-CHECKOUT_TIMEOUT_SECONDS = 10.0
 # Workers are recycled after this many calls, so nothing lingers in a long-lived worker.
 CHECKOUTS_PER_WORKER = 200
 
 _lock = threading.Lock()
 _pool: AsyncMonty | None = None
 _pid: int | None = None
-# Workers each organization holds in this process: no tenant may take every worker.
-_held: dict[int | None, int] = {}
-WAIT_STEP_SECONDS = 0.02
 
 
 async def get_pool() -> AsyncMonty:
@@ -66,37 +66,3 @@ def lower_priority(worker_pid: int | None) -> None:
         target = min(19, os.getpriority(os.PRIO_PROCESS, 0) + settings.CODE_SANDBOX_NICE)
         if current < target:
             os.setpriority(os.PRIO_PROCESS, worker_pid, target)
-
-
-def organization_share() -> int:
-    """Workers one organization may hold at once in this process (CODE_SANDBOX_PER_ORG, or all
-    workers but one, so another tenant always finds one)."""
-    workers = max(1, settings.CODE_SANDBOX_WORKERS)
-    share = getattr(settings, "CODE_SANDBOX_PER_ORG", 0) or workers - 1
-    return max(1, min(share, workers))
-
-
-async def hold(organization_id: int | None) -> bool:
-    """Take one of the organization's worker slots, waiting up to CHECKOUT_TIMEOUT_SECONDS;
-    False when none became free."""
-    import asyncio
-    import time
-
-    deadline = time.monotonic() + CHECKOUT_TIMEOUT_SECONDS
-    while True:
-        with _lock:
-            if _held.get(organization_id, 0) < organization_share():
-                _held[organization_id] = _held.get(organization_id, 0) + 1
-                return True
-        if time.monotonic() >= deadline:
-            return False
-        await asyncio.sleep(WAIT_STEP_SECONDS)
-
-
-def let_go(organization_id: int | None) -> None:
-    with _lock:
-        left = _held.get(organization_id, 0) - 1
-        if left > 0:
-            _held[organization_id] = left
-        else:
-            _held.pop(organization_id, None)

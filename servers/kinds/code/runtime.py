@@ -3,16 +3,20 @@
 The driver starts the tool's module plus a call of `main` in a checked-out worker and answers
 every pause itself (feed_start/resume): host functions (host.py), the names the sandbox looks
 up (`secrets`, the host functions), sleeps (waited here, within the wall time) and other OS
-calls (Monty's default answers: no files, no environment). Counting and timing every pause here is what lets a breach of any limit end the call as
-a tool error that names the limit, and nothing the code raises or catches can stop that.
+calls (Monty's default answers: no files, no environment). Counting and timing every pause here
+is what lets a breach of any limit end the call as a tool error that names the limit, and nothing
+the code raises or catches can stop that.
 
-While the code waits for the client (elicit, sample) or for a nested tool (call_tool), the
-sandbox is dumped and its worker released: a person slow to answer holds no worker, and a
-nested code tool never waits for a worker its caller holds.
+While the code waits for the client (elicit, sample), for a nested tool (call_tool) or sleeps
+(time.sleep, asyncio.sleep; all but the shortest), the sandbox is dumped and its worker
+released: a person slow to answer or code that naps holds no worker, and a nested code tool
+never waits for a worker its caller holds. Taking a worker again goes through the fair queue
+of shares.py like the first time.
 """
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -34,8 +38,9 @@ from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import Cancelled, InputRequired, McpError, ToolError
 
 from .host import CLIENT_WAITS, FUNCTIONS, Host, SandboxException, describe
-from .pool import get_pool, hold, let_go, lower_priority
+from .pool import get_pool, lower_priority
 from .python_source import Entry
+from .shares import Tenant, hold, let_go
 from .tool import CodeTool
 
 if TYPE_CHECKING:
@@ -86,6 +91,10 @@ _getmcp_result
 """
 OUTPUT_BREACH = "getmcp output limit exceeded"
 
+# Sleeps at least this long park the sandbox (a park costs about a millisecond); shorter ones are
+# waited with the worker held, at most CODE_MAX_HOST_CALLS of them per call.
+PARK_SLEEPS_FROM_SECONDS = 0.005
+
 
 def driver(entry: Entry) -> str:
     call = "main(args, _GetmcpContext(_getmcp_info))" if entry.takes_ctx else "main(args)"
@@ -133,6 +142,7 @@ class Run:
         self.session: Any = None  # the sandbox worker's session while the code runs
         self.prints = CollectStreams(max_bytes=tool.limits.output_bytes)
         self.trace = ctx.host_calls
+        self.tenant = Tenant.of(owner_id=tool.owner_id, organization_id=tool.organization_id)
 
     def wall_left(self) -> float:
         return float(self.limits.wall_seconds - self.spent)
@@ -140,16 +150,15 @@ class Run:
     # -- the worker -------------------------------------------------------------------------------
 
     async def _checkout(self) -> Any:
-        organization = self.tool.organization_id
-        if not await hold(organization):
+        if not await hold(self.tenant):
             raise ToolError(
-                "This organization's code tools are using every sandbox worker it may hold: "
+                "This account's code tools are using every sandbox worker they may hold: "
                 "try again shortly."
             )
         try:
             return await self._open_session()
         except BaseException:
-            let_go(organization)
+            let_go(self.tenant)
             raise
 
     async def _open_session(self) -> Any:
@@ -176,7 +185,7 @@ class Run:
                 with contextlib.suppress(MontyError, OSError, RuntimeError):
                     await session.__aexit__(None, None, None)
             finally:
-                let_go(self.tool.organization_id)
+                let_go(self.tenant)
 
     async def _timed(self, awaitable: Awaitable[Any]) -> Any:
         """Await sandbox work or a host call within the wall-time budget left."""
@@ -229,7 +238,7 @@ class Run:
         self._count(snap.function_name)
         if snap.is_os_function:
             if "sleep" in str(snap.function_name):
-                return await self._reply(snap, await self._sleep(snap.args))
+                return await self._answer_sleep(snap)
             return await self._timed(snap.resume_auto())  # Monty's default answer
         name, args, kwargs = snap.function_name, snap.args, snap.kwargs
         if name not in FUNCTIONS:
@@ -240,7 +249,10 @@ class Run:
         outcome: dict[str, Any] = {}
         try:
             if name in CLIENT_WAITS:
-                outcome, snap = await self._parked(snap, name, args, kwargs)
+                # A nested call is work done for this call: its time counts; a person's is not.
+                timed = name == "call_tool"
+                call = functools.partial(self._host_call, name, args, kwargs, timed=timed)
+                outcome, snap = await self._parked(snap, call)
             else:
                 outcome = await self._host_call(name, args, kwargs, timed=True)
         except Exception as exc:  # the call ends here (no client, a limit): still listed
@@ -256,10 +268,18 @@ class Run:
                     self.trace.append(record)
         return await self._reply(snap, outcome)
 
-    async def _sleep(self, args: Any) -> dict[str, Any]:
+    async def _answer_sleep(self, snap: Any) -> Any:
+        """time.sleep / asyncio.sleep: parked, unless too short to be worth it."""
+        seconds = snap.args[0] if snap.args and isinstance(snap.args[0], int | float) else 0
+        seconds = max(0.0, float(seconds))
+        if seconds < PARK_SLEEPS_FROM_SECONDS:
+            return await self._reply(snap, await self._sleep(seconds))
+        outcome, restored = await self._parked(snap, functools.partial(self._sleep, seconds))
+        return await self._reply(restored, outcome)
+
+    async def _sleep(self, seconds: float) -> dict[str, Any]:
         """time.sleep / asyncio.sleep: waited here, within the wall time left."""
-        seconds = args[0] if args and isinstance(args[0], int | float) else 0
-        await self._timed(asyncio.sleep(max(0.0, min(float(seconds), self.wall_left() + 0.01))))
+        await self._timed(asyncio.sleep(min(seconds, self.wall_left() + 0.01)))
         return {"return_value": None}
 
     def _count(self, name: str) -> None:
@@ -289,15 +309,13 @@ class Run:
         return {"return_value": value}
 
     async def _parked(
-        self, snap: Any, name: str, args: Any, kwargs: Any
+        self, snap: Any, waiting: Callable[[], Awaitable[dict[str, Any]]]
     ) -> tuple[dict[str, Any], Any]:
-        """Dump the sandbox and free its worker while the client (or a nested tool) works."""
+        """Dump the sandbox and free its worker while `waiting()` runs (the client answers, a
+        nested tool works, the code sleeps); then take a worker again and restore it there."""
         blob = snap.dump()
         await self._release()
-        if name == "call_tool":  # a nested call is work done for this call: it counts
-            outcome = await self._host_call(name, args, kwargs, timed=True)
-        else:
-            outcome = await self._host_call(name, args, kwargs, timed=False)
+        outcome = await waiting()
         session = await self._checkout()
         restored = await self._timed(session.load_snapshot(blob, print_callback=self.prints))
         return outcome, restored

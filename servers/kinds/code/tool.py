@@ -17,3 +17,5 @@ class CodeTool:
     organization_id: int | None
     server_id: int | None
     has_output_schema: bool
+    # The paying account behind the organization: sandbox shares count by it (shares.py).
+    owner_id: int | None = None

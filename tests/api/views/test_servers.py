@@ -140,6 +140,23 @@ def test_an_import_into_an_organization_i_am_not_in_is_refused(api, outsider_org
     assert list(response.json()["error"]["fields"]) == ["organization"]
 
 
+def test_an_import_by_someone_at_the_organization_cap_with_none_left_is_a_clean_error(
+    api, user, settings
+):
+    from accounts.models import Membership
+
+    settings.ORGANIZATIONS_PER_PERSON = 1
+    personal = user.personal_organization()
+    # Staff removed them from the one organization they pay for: a new personal one would be
+    # over the cap, and there is none of their own to fall back on.
+    Membership.objects.filter(organization=personal, user=user).delete()
+    response = api.post("/api/servers/import/", {"slug": "capped", "name": "c"}, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid"
+    assert "ORGANIZATIONS_PER_PERSON" in response.json()["error"]["fields"]["organization"][0]
+    assert not Server.objects.filter(slug="capped").exists()
+
+
 def test_publishing_lists_and_reads_versions(api, server):
     first = api.post("/api/servers/weather/versions/", {}, format="json")
     assert first.status_code == 201

@@ -50,6 +50,20 @@ def test_import_creates_the_server_in_the_owners_organization(tmp_path, user, or
     assert Server.objects.get(slug="cli-server").organization == org
 
 
+def test_an_owner_at_the_organization_cap_with_none_left_gets_a_clear_command_error(
+    tmp_path, user, org, settings
+):
+    from accounts.models import Membership
+
+    settings.ORGANIZATIONS_PER_PERSON = 1
+    Membership.objects.filter(organization=org, user=user).delete()
+    path = tmp_path / "s.yaml"
+    path.write_text(GOOD)
+    with pytest.raises(CommandError, match="ORGANIZATIONS_PER_PERSON"):
+        run("import", str(path), "--owner", user.email)
+    assert not Server.objects.filter(slug="cli-server").exists()
+
+
 def test_import_reads_standard_input_for_a_dash(monkeypatch, user):
     monkeypatch.setattr("sys.stdin", io.StringIO(GOOD))
     run("import", "-", "--owner", user.email)

@@ -272,3 +272,71 @@ async def test_one_organization_cannot_hold_every_worker(code_tool, settings):
     assert first.done()
     with pytest.raises(ToolError):
         await first
+
+
+async def test_a_sleeping_call_holds_no_worker_while_it_sleeps(code_tool, settings):
+    from mcp_protocol.context import NullContext
+    from servers.kinds.code import shares
+    from tests.waiting import wait_until_async
+
+    class Told(NullContext):
+        said = asyncio.Event()
+
+        async def log(self, level, data, logger=None):
+            self.said.set()
+
+    settings.CODE_SANDBOX_WORKERS = 1
+    napper = code_tool(
+        "import time\ndef main(args):\n    log('info', 'napping')\n    time.sleep(3)\n"
+        "    return 'rested'\n",
+        server={"organizationId": 101, "ownerId": 1},
+    )
+    other = code_tool("def main(args):\n    return 'b'\n", server={"organizationId": 202})
+    same = code_tool(
+        "def main(args):\n    return 'a2'\n", server={"organizationId": 101, "ownerId": 1}
+    )
+    ctx = Told()
+    nap = asyncio.ensure_future(run(napper, ctx=ctx))
+    await ctx.said.wait()
+    await wait_until_async(lambda: not shares.held(), what="the napper parks as it sleeps")
+    # The only worker serves another person, and the napper's own next call, while it sleeps.
+    assert not nap.done()
+    assert (await run(other))["content"][0]["text"] == "b"
+    assert (await run(same))["content"][0]["text"] == "a2"
+    assert not nap.done()
+    assert (await nap)["content"][0]["text"] == "rested"
+
+
+async def test_awaited_and_gathered_sleeps_park_too_and_still_count_against_the_wall_time(
+    code_tool,
+):
+    tool = code_tool(
+        "import asyncio\n"
+        "async def main(args, ctx):\n"
+        "    await asyncio.sleep(0.02)\n"
+        "    await asyncio.gather(asyncio.sleep(0.02), asyncio.sleep(0.02))\n"
+        "    await asyncio.sleep(5)\n"
+        "    return 'woke'\n",
+        limits={"wallSeconds": 0.5},
+    )
+    assert await failure(tool) == "The code tool was stopped: wall time limit exceeded (0.5 s)."
+
+
+@pytest.mark.parametrize("pause", ["time.sleep(0.01)", "log('info', 'again')"])
+async def test_parking_between_bursts_does_not_reset_the_cpu_limit(code_tool, pause):
+    """A parked sandbox carries its CPU time through the dump into the worker that restores it,
+    so napping between bursts never buys more CPU than a plain loop."""
+    tool = code_tool(
+        "import time\n"
+        "def burn():\n"
+        "    n = 0\n"
+        "    for i in range(150000):\n"
+        "        n += i\n"
+        "def main(args):\n"
+        "    for _ in range(190):\n"
+        "        burn()\n"
+        f"        {pause}\n"
+        "    return 'all of it'\n",
+        limits={"cpuSeconds": 1, "hostCalls": 200, "wallSeconds": 60},
+    )
+    assert await failure(tool) == "The code tool was stopped: CPU time limit exceeded (1 s)."
