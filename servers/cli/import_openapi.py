@@ -87,7 +87,7 @@ def run(command, options, parse) -> None:
         f"(disabled until reviewed): {names}"
     )
     if preview.secrets:
-        command.stdout.write(f"Secrets to set in the vault: {', '.join(preview.secrets)}")
+        command.stdout.write(f"Secrets to set on the Secrets page: {', '.join(preview.secrets)}")
 
 
 def write_preview(command, preview, selected=None) -> None:
