@@ -94,6 +94,8 @@
       if (e.key === "ArrowDown") { e.preventDefault(); if (items.length) select((active + 1) % items.length); }
       else if (e.key === "ArrowUp") { e.preventDefault(); if (items.length) select((active - 1 + items.length) % items.length); }
       else if (e.key === "Enter") { e.preventDefault(); go(active); }
+      // A search field eats the first Escape (it clears the text); the palette closes at once.
+      else if (e.key === "Escape") { e.preventDefault(); dialog.close(); }
     });
     dialog.addEventListener("click", function (e) { if (e.target === dialog) dialog.close(); });
     document.addEventListener("keydown", function (e) {
