@@ -6,14 +6,20 @@ Screenshots: test-artifacts/screenshots/look-<page>-<width>-<scheme>.png."""
 
 import re
 
+import httpx2
 import pytest
 from playwright.sync_api import expect
 
 from accounts.models import ApiKey, User
+from activity.drain import drain_call_log
+from activity.models import CallLog
+from servers import publishing
 from servers.definition import import_definition
+from tests.waiting import wait_until
 
 from .looks import SCHEMES, WIDTHS, check_fits, context_for, shoot
 from .test_dashboard_flow import sign_up
+from .test_inspector import sdk_call
 
 LONG = "Looks up the weather of a city for the next days, with wind, rain and a summary. " * 3
 
@@ -32,6 +38,12 @@ def definition(slug):
         "tools": [
             {"name": "forecast_for_the_next_seven_days_with_hourly_detail", **tool},
             {"name": "current_conditions", **tool, "enabled": False},
+            {
+                "name": "echo",
+                "description": "Echo a message back.",
+                "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}},
+                "config": {"content": [{"type": "text", "text": "You said {{ message }}"}]},
+            },
         ],
         "resources": [
             {"uri": "note://style-guide/for/every/forecast", "name": "guide", "text": "A"}
@@ -47,8 +59,9 @@ def definition(slug):
 
 
 @pytest.fixture
-def owner(new_page, db_call, unique):
-    """A signed-up owner of a server with tools, a key and a secret; the browser state to reuse."""
+def owner(new_page, db_call, unique, dashboard_server):
+    """A signed-up owner of a server with tools, a published version, a key, a secret and calls
+    in the log (so the tables have rows); the browser state to reuse."""
     page = new_page()
     email = f"look-{unique}@example.com"
     slug = f"desk-{unique}"
@@ -59,13 +72,22 @@ def owner(new_page, db_call, unique):
 
         org = User.objects.get(email=email).organizations().get()
         server = import_definition(definition(slug), org)
-        ApiKey.issue(org, "a key with a rather long name for the laptop")
+        publishing.publish(server)
+        _, raw = ApiKey.issue(org, "a key with a rather long name for the laptop")
         Secret.objects.create(
             organization=org, name="WEATHER_API_TOKEN_FOR_PRODUCTION", ciphertext="x"
         )
-        return server.tools.order_by("position").first().pk
+        return server.tools.order_by("position").first().pk, raw
 
-    tool_pk = db_call(make)
+    tool_pk, raw = db_call(make)
+    for n in range(3):
+        assert sdk_call(dashboard_server.mcp_url(slug), raw, f"call {n}") == f"You said call {n}"
+
+    def logged():
+        drain_call_log()
+        return CallLog.objects.filter(server_slug=slug).count() >= 3
+
+    wait_until(lambda: db_call(logged), what="the calls in the log")
     return page.context.storage_state(), slug, tool_pk
 
 
@@ -89,6 +111,7 @@ def main_pages(slug, tool_pk):
         "members": "/organization/members/",
         "organization": "/organization/",
         "tokens": "/tokens/",
+        "audit": "/organization/audit/",
         "new-key": "/keys/new/",
     }
 
@@ -184,3 +207,24 @@ def test_an_outsider_finds_nothing_of_another_organization_in_the_palette(new_pa
     page.fill("#palette-input", "weather")
     expect(page.locator("#palette-hint")).to_have_text(re.compile("Nothing matches"))
     shoot(page, "look-palette-outsider")
+
+
+def test_the_inspector_table_with_rows_fits_1280_px(browser, dashboard_server, owner):
+    state, slug, _ = owner
+    context = context_for(browser, dashboard_server.url, "1280", "light", state)
+    page = context.new_page()
+    page.goto(f"/servers/{slug}/inspector/")
+    expect(page.locator("#inspector-state")).to_have_text("Live")
+    # A refused request (its reason is a long sentence) and a browser-like User-Agent.
+    agent = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131"
+    refused = httpx2.post(
+        dashboard_server.mcp_url(slug),
+        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+        headers={"Authorization": "Bearer gmcp_not_a_real_key", "User-Agent": agent},
+    )
+    assert refused.status_code == 401
+    expect(page.locator("#inspector-rows tbody tr")).to_have_count(1)
+    problems = check_fits(page, "inspector with rows 1280", "1280")
+    shoot(page, "look-inspector-rows-1280-light")
+    assert not problems, problems
+    context.close()
