@@ -29,10 +29,12 @@ class ToolMatchSerializer(serializers.Serializer):
 
 def tool_filter(data: dict) -> ToolFilter:
     """A validated ToolMatchSerializer's data as the domain's filter."""
-    state = {True: ToolState.ENABLED, False: ToolState.DISABLED}.get(data.get("enabled"))
-    return ToolFilter(
-        text=data.get("search", ""), state=state or ToolState.ANY, kind=data.get("kind", "")
-    )
+    enabled = data.get("enabled")
+    if enabled is None:
+        state = ToolState.ANY
+    else:
+        state = ToolState.ENABLED if enabled else ToolState.DISABLED
+    return ToolFilter(text=data.get("search", ""), state=state, kind=data.get("kind", ""))
 
 
 class BulkSerializer(serializers.Serializer):
