@@ -118,6 +118,11 @@ def test_the_playground_runs_task_tools_and_the_tasks_page_follows_them(
     expect(page.locator("#pg-task-progress-text")).to_have_text("3 / 3 · Done")
     bar = page.locator("#pg-task-progress")
     assert bar.evaluate("(b) => b.value === b.max && b.max === 3")
+    for width, height in ((1280, 800), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        shoot(page, f"playground-task-done-{width}")
+    page.set_viewport_size({"width": 1360, "height": 900})
     expect(page.locator("#pg-task-cancel")).to_be_hidden()
     shoot(page, "31-playground-task-done")
 
