@@ -4,7 +4,8 @@ these, so a filter means the same thing on both surfaces.
 
 Each row is saved (or deleted) on its own, inside one transaction under the server's lock, so
 every tool still gets its audit row and its change record (servers.changes): a bulk change is
-exactly the sum of the single changes, and all of it or none of it happens.
+exactly the sum of the single changes, and all of it or none of it happens. Open sessions hear
+of it once (one list_changed after the commit), not once per tool.
 """
 
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from enum import StrEnum
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
+from .changes import announced_once
 from .models import Server, Tool
 from .parts import server_lock
 
@@ -67,7 +69,7 @@ def apply_bulk(*, server: Server, tools: QuerySet[Tool], action: BulkAction) -> 
     """Apply `action` to `tools` (rows of `server`); the names of the tools it changed (a tool
     already in the asked state is left alone and not named)."""
     changed: list[str] = []
-    with transaction.atomic():
+    with transaction.atomic(), announced_once():
         server_lock(server=server)
         for tool in tools.filter(server=server).select_for_update().order_by("position", "id"):
             if action == BulkAction.DELETE:

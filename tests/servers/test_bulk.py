@@ -64,3 +64,23 @@ def test_rows_of_another_server_are_never_touched_even_when_passed_in(org, outsi
     changed = apply_bulk(server=server, tools=Tool.objects.all(), action=BulkAction.DELETE)
     assert len(changed) == 3
     assert theirs.tools.count() == 3 and server.tools.count() == 0
+
+
+def test_a_bulk_change_announces_the_list_change_once(
+    org, django_capture_on_commit_callbacks, monkeypatch
+):
+    from servers import changes
+
+    server = big_server(org, count=30)
+    sent = []
+    monkeypatch.setattr(changes, "notify_sessions", lambda sid, methods, *a: sent.append(methods))
+    with django_capture_on_commit_callbacks(execute=True):
+        apply_bulk(server=server, tools=server.tools.all(), action=BulkAction.ENABLE)
+    assert sent == [("notifications/tools/list_changed",)]
+    # Separate changes (one transaction each) are each announced, as before.
+    sent.clear()
+    for tool in server.tools.all()[:2]:
+        with django_capture_on_commit_callbacks(execute=True):
+            tool.enabled = False
+            tool.save()
+    assert len(sent) == 2
