@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "accounts",
     "servers",
     "vault",
@@ -371,6 +372,13 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
+# /api/docs/ runs the Swagger UI that drf-spectacular-sidecar ships (pinned in the lock files),
+# served from this site's /static/: no CDN, so the page works offline and loads no third party.
+SPECTACULAR_SETTINGS = {
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # -- Metrics and traces (issue 13; docs/observability.md) -------------------------------------

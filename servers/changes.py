@@ -6,7 +6,9 @@ and only as a best effort: while Redis is down the change still succeeds, and th
 written in the same transaction (servers.invalidation) reaches every process once it is back.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import cast
 
 import orjson
@@ -152,6 +154,31 @@ def _bump_servers(slugs: Iterable[str]) -> None:
         bump_server(slug)
 
 
+# Inside `announced_once()`: the keys whose after-commit work is already registered.
+_batch: ContextVar[set | None] = ContextVar("changes_batch", default=None)
+
+
+@contextmanager
+def announced_once() -> Iterator[None]:
+    """Around a bulk change (servers.bulk): each server is bumped and its list change announced
+    once after the commit, however many of its parts change, instead of once per part. Put it
+    inside the transaction: if that rolls back, nothing is announced at all."""
+    token = _batch.set(set())
+    try:
+        yield
+    finally:
+        _batch.reset(token)
+
+
+def _on_commit(key: tuple, callback, using: str) -> None:
+    seen = _batch.get()
+    if seen is not None:
+        if key in seen:
+            return
+        seen.add(key)
+    transaction.on_commit(callback, using=using)
+
+
 def _part_changed(sender, instance, using: str = "default", **kwargs) -> None:
     server_id = instance.server_id
     try:
@@ -159,15 +186,16 @@ def _part_changed(sender, instance, using: str = "default", **kwargs) -> None:
     except Server.DoesNotExist:
         return
     uri = getattr(instance, "uri", None) if sender is Resource else None
+    updated = uri if uri and not kwargs.get("created", False) else None
     invalidation.record(Change.SERVER, slug, using)
 
     def after_commit() -> None:
         bump_server(slug)
         best_effort(notify_sessions, server_id, LIST_CHANGED[sender])
-        if uri and not kwargs.get("created", False):
-            best_effort(notify_resource_updated, server_id, uri)
+        if updated:
+            best_effort(notify_resource_updated, server_id, updated)
 
-    transaction.on_commit(after_commit)
+    _on_commit(("part", sender.__name__, server_id, updated), after_commit, using)
 
 
 for _model in LIST_CHANGED:

@@ -1,4 +1,4 @@
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins
 
 from accounts.policy import Action
@@ -12,6 +12,7 @@ from ..definition_fields import (
     ToolSerializer,
 )
 from ..scoping import server_of
+from .bulk import TOOL_FILTERS, ToolBulkActions
 from .servers import SERVER_SLUG
 from .tooling import ToolActions
 from .upstream import UpstreamActions
@@ -38,6 +39,7 @@ class PartViewSet(
         "test": Action.SERVER_EDIT,  # runs with the server's test secrets
         "from_upstream_preview": Action.SERVER_EDIT,  # reaches out with the server's secrets
         "from_upstream": Action.SERVER_EDIT,
+        "bulk": Action.SERVER_EDIT,  # enable, disable or delete many tools
     }
 
     @property
@@ -71,7 +73,8 @@ class PartViewSet(
 
 
 @extend_schema(parameters=[SERVER_SLUG])
-class ToolViewSet(ToolActions, UpstreamActions, PartViewSet):
+@extend_schema_view(list=extend_schema(parameters=TOOL_FILTERS))
+class ToolViewSet(ToolBulkActions, ToolActions, UpstreamActions, PartViewSet):
     serializer_class = ToolSerializer
 
 

@@ -21,7 +21,7 @@ class UpstreamForm(forms.Form):
         empty={},
         rows=3,
         allow_yaml=False,
-        help_text="Optional, a JSON object. Values may name secrets of the vault: "
+        help_text="Optional, a JSON object. Values may name secrets (set on the Secrets page): "
         '{"Authorization": "Bearer {{ secrets.UPSTREAM_TOKEN }}"}.',
     )
 

@@ -6,7 +6,11 @@ from accounts.policy import Action
 from dashboard.views.base import DashboardRequest
 
 from ..forms.keys import ApiKeyForm
+from ..snippets import client_setups
 from .base import authorize, dashboard_view, page
+
+# What the key-created page shows: a call with curl, Claude Code's command, a JSON config.
+KEY_SNIPPETS = ["curl", "claude-code", "cursor"]
 
 
 @dashboard_view
@@ -24,8 +28,19 @@ def key_create(request: DashboardRequest):
     form = ApiKeyForm(request.POST or None, organization=request.org)
     if request.method == "POST" and form.is_valid():
         key, raw = form.issue(request.user)
-        # The raw key is rendered once, in this response, and never stored.
-        response = page(request, "dashboard/keys/created.html", {"key": key, "raw": raw})
+        # The raw key is rendered once, in this response, and never stored: so are the
+        # snippets that carry it (for the first server the key opens).
+        server = (
+            key.servers.order_by("name").first() or request.org.servers.order_by("name").first()
+        )
+        setups = client_setups(server, key=raw) if server and server.accepts_api_key else []
+        snippets = [s for s in setups if s["id"] in KEY_SNIPPETS]
+        snippets.sort(key=lambda s: KEY_SNIPPETS.index(s["id"]))
+        response = page(
+            request,
+            "dashboard/keys/created.html",
+            {"key": key, "raw": raw, "snippet_server": server, "snippets": snippets},
+        )
         response["Cache-Control"] = "no-store"
         return response
     initial_server = request.GET.get("server")

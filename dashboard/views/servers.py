@@ -13,6 +13,7 @@ from .. import stats
 from ..forms.servers import ServerForm
 from ..scoping import server_or_404
 from .base import authorize, dashboard_view, page
+from .bulk import tool_list_context
 from .versions import pending_changes
 
 
@@ -51,7 +52,7 @@ def server_detail(request: DashboardRequest, slug: str):
         "dashboard/servers/detail.html",
         {
             "server": server,
-            "tools": server.tools.all(),
+            **tool_list_context(request, server),
             "resources": server.resources.all(),
             "templates": server.resource_templates.all(),
             "prompts": server.prompts.all(),

@@ -88,7 +88,7 @@ def run(command, options, parse) -> None:
         f"(disabled until reviewed): {names}"
     )
     if preview.secrets:
-        command.stdout.write(f"Secrets to set in the vault: {', '.join(preview.secrets)}")
+        command.stdout.write(f"Secrets to set on the Secrets page: {', '.join(preview.secrets)}")
     server.refresh_from_db(fields=["http"])  # the import may have set its baseUrl
     for tool in tools:
         for warning in tool_warnings({"kind": tool.kind, "config": tool.config}, server):

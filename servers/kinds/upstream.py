@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import Cancelled, InputRequired, McpError, ToolError
+from vault.wording import missing_secrets
 
 from ..templating import render_text
 from ..upstream.config import compile_connection, validate_connection
@@ -84,12 +85,7 @@ async def secret_values(
         values = await asecrets_for(organization_id, server_id, test=test)
     missing = sorted(set(names) - set(values))
     if missing:
-        plural = len(missing) > 1
-        raise ToolError(
-            f"The secret{'s' if plural else ''} {', '.join(missing)} "
-            f"{'are' if plural else 'is'} not set for this server: add "
-            f"{'them' if plural else 'it'} in the vault."
-        )
+        raise ToolError(missing_secrets(missing))
     return values
 
 

@@ -10,6 +10,8 @@ from typing import Any
 import orjson
 from asgiref.sync import async_to_sync
 
+from vault.wording import missing_secrets
+
 from ..models import Server
 from . import health
 from .config import SECRET_REFERENCE, validate_connection
@@ -38,7 +40,7 @@ def _render_headers(
         values = dict(secrets_for(server.organization_id, server.pk))
     missing = sorted(names - set(values))
     if missing:
-        raise UpstreamError(f"headers: the secret(s) {', '.join(missing)} are not set in the vault")
+        raise UpstreamError(f"headers: {missing_secrets(missing)}")
     rendered = compile_value(headers)({"secrets": values})
     pairs = tuple((str(k), render_text(v)) for k, v in rendered.items() if v not in (None, ""))
     return pairs, tuple(values[n] for n in names)

@@ -57,6 +57,14 @@
 
   document.addEventListener("change", function (event) {
     if (event.target.matches("[data-autosubmit]")) event.target.form.submit();
+    // The server page's bulk bar: "Select this page" ticks every row of the page.
+    if (event.target.matches("[data-bulk-all]")) {
+      document.querySelectorAll("[data-bulk-id]").forEach(function (box) { box.checked = event.target.checked; });
+    }
+    if (event.target.matches("[data-bulk-all], [data-bulk-id]")) {
+      var scope = document.getElementById("bulk-scope");
+      if (scope) scope.value = "selected";
+    }
   });
 
   function initTabs(list) {

@@ -8,6 +8,9 @@
    as it is. Ace runs in strict-CSP mode (no injected <style>, no workers): its CSS is linked. */
 (function () {
   "use strict";
+  // The editor follows the system's colour scheme, like the rest of the dashboard (app.css).
+  var THEME = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches
+    ? "tomorrow_night" : "tomorrow";
 
   var MODES = { json: "ace/mode/json", yaml: "ace/mode/yaml", python: "ace/mode/python" };
   var nativeValue = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value");
@@ -77,7 +80,7 @@
 
     var editor = window.ace.edit(host, {
       mode: MODES[language],
-      theme: "ace/theme/tomorrow",
+      theme: "ace/theme/" + THEME,
       useWorker: false,
       tabSize: 2,
       useSoftTabs: true,
@@ -185,7 +188,7 @@
     var base = meta.getAttribute("content");
     var needsYaml = Array.prototype.some.call(areas, function (a) { return a.dataset.codeEditor === "yaml"; });
     linkCss(base + "ace/css/ace.css");
-    linkCss(base + "ace/css/theme/tomorrow.css");
+    linkCss(base + "ace/css/theme/" + THEME + ".css");
     loadScript(base + "ace/ace.js").then(function () {
       window.ace.config.set("useStrictCSP", true);
       window.ace.config.set("basePath", base + "ace/");

@@ -548,9 +548,22 @@
     badge.className = "badge badge-" + task.status;
     $("pg-task-message").textContent = task.statusMessage || (task.status === "input_required" ? "The task waits for your answer below." : "");
     $("pg-task-cancel").hidden = !!TERMINAL[task.status];
+    if (task.status === "completed") finishTaskProgress();
+  }
+
+  // A completed task's bar is full, whatever the last progress notification said (a workflow's
+  // last step is often its return, which reports no progress of its own).
+  function finishTaskProgress() {
+    var box = $("pg-task-progress-box");
+    var bar = $("pg-task-progress");
+    if (box.hidden) return;
+    if (!bar.hasAttribute("value")) bar.max = 1;
+    bar.value = bar.max;
+    $("pg-task-progress-text").textContent = (bar.max > 1 ? bar.max + " / " + bar.max + " · " : "") + "Done";
   }
 
   function showTaskProgress(p) {
+    if (state.task && state.task.status === "completed") return;
     var box = $("pg-task-progress-box");
     var bar = $("pg-task-progress");
     box.hidden = false;

@@ -124,6 +124,12 @@ EXPECTED = [
     ),
     R("dashboard:server_analytics", {"GET": VIEWER}, kwargs=SRV),
     R("dashboard:tool_toggle", {"POST": MEMBER}, kwargs={**SRV, "pk": "tool_pk"}),
+    R(
+        "dashboard:tools_bulk",
+        {"POST": MEMBER},
+        kwargs=SRV,
+        body={"action": "enable", "scope": "matching"},
+    ),
     R("dashboard:tool_test", {"GET": VIEWER, "POST": MEMBER}, kwargs={**SRV, "pk": "tool_pk"}),
     R("dashboard:part_create", {"GET": MEMBER, "POST": MEMBER}, kwargs={**SRV, "part": "part"}),
     R(
@@ -143,6 +149,7 @@ EXPECTED = [
         body={"direction": "down"},
     ),
     R("dashboard:schema_check", {"POST": VIEWER}, CURRENT),
+    R("dashboard:palette_search", {"GET": VIEWER}, CURRENT),
     R("dashboard:key_list", {"GET": VIEWER}, CURRENT),
     R("dashboard:key_create", {"GET": MEMBER, "POST": MEMBER}, CURRENT, body={"name": "k"}),
     R("dashboard:key_revoke", {"POST": ADMIN}, kwargs={"pk": "owner_key_pk"}),
@@ -272,6 +279,12 @@ EXPECTED = [
     ),
     R("server-tool-list", {"GET": VIEWER, "POST": MEMBER}, kwargs=API_SRV),
     R("server-tool-import-api-commit", {"POST": MEMBER}, kwargs=API_SRV),
+    R(
+        "server-tool-bulk",
+        {"POST": MEMBER},
+        kwargs=API_SRV,
+        body={"action": "enable", "match": {"search": "x"}},
+    ),
     R("server-tool-import-api-preview", {"POST": MEMBER}, kwargs=API_SRV),
     R(
         "server-tool-detail",

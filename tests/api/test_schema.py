@@ -1,3 +1,5 @@
+import re
+
 import pytest
 import schemathesis
 from django.core.signals import request_finished, request_started
@@ -36,10 +38,17 @@ def test_the_schema_is_a_valid_openapi_document(client):
     assert document["components"]["securitySchemes"]["personalToken"]["scheme"] == "bearer"
 
 
-def test_the_docs_page_points_at_the_schema(client):
+def test_the_docs_page_loads_swagger_ui_from_this_site_and_points_at_the_schema(client):
     response = client.get("/api/docs/")
     assert response.status_code == 200
-    assert b"/api/schema/" in response.content
+    page = response.content.decode()
+    scripts = re.findall(r'<script src="([^"]+)"', page)
+    assert scripts and all(src.startswith("/") and not src.startswith("//") for src in scripts)
+    assert "<script>" not in page  # the start-up script is a file, so no inline script runs
+    policy = response["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "connect-src 'self'" in policy
+    start_up = client.get(next(src for src in scripts if "script" in src.split("?")[-1]))
+    assert b"/api/schema/" in start_up.content
 
 
 def real_path_parameters(path: str, objects: dict) -> dict:

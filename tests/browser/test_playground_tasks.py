@@ -114,6 +114,15 @@ def test_the_playground_runs_task_tools_and_the_tasks_page_follows_them(
     ask.get_by_role("button", name="Accept").click()
     expect(page.locator("#pg-result-body")).to_contain_text("Report in PDF")
     expect(page.locator("#pg-task-status")).to_have_text("Completed")
+    # The last progress said 2 / 3; a completed task's bar is full all the same.
+    expect(page.locator("#pg-task-progress-text")).to_have_text("3 / 3 · Done")
+    bar = page.locator("#pg-task-progress")
+    assert bar.evaluate("(b) => b.value === b.max && b.max === 3")
+    for width, height in ((1280, 800), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        shoot(page, f"playground-task-done-{width}")
+    page.set_viewport_size({"width": 1360, "height": 900})
     expect(page.locator("#pg-task-cancel")).to_be_hidden()
     shoot(page, "31-playground-task-done")
 

@@ -4,6 +4,7 @@ from typing import Any
 
 from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import ToolError
+from vault.wording import missing_secrets
 
 from . import python_source, syntax
 from .result import to_result
@@ -43,11 +44,7 @@ async def _secrets(tool: CodeTool, ctx: RequestContext) -> dict[str, Any]:
     values = await asecrets_for(tool.organization_id, tool.server_id, test=ctx.use_test_secrets)
     missing = sorted(tool.secret_names - set(values))
     if missing:
-        raise ToolError(
-            f"The secret{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-            f"{'are' if len(missing) > 1 else 'is'} not set for this server: add "
-            f"{'them' if len(missing) > 1 else 'it'} in the vault."
-        )
+        raise ToolError(missing_secrets(missing))
     return {name: values[name] for name in tool.secret_names}
 
 

@@ -14,6 +14,7 @@ import orjson
 from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import ToolError
 from servers.outbound import BlockedDestination, GuardedResponse, OutboundError, guarded_request
+from vault.wording import missing_secrets
 
 from .auth import apply_auth
 from .compiling import HttpTool
@@ -43,11 +44,7 @@ async def _secrets(tool: HttpTool, test: bool) -> "SecretValues":
         values = await asecrets_for(tool.organization_id, tool.server_id, test=test)
     missing = sorted(tool.secret_names - set(values))
     if missing:
-        raise ToolError(
-            f"The secret{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-            f"{'are' if len(missing) > 1 else 'is'} not set for this server: add "
-            f"{'them' if len(missing) > 1 else 'it'} in the vault."
-        )
+        raise ToolError(missing_secrets(missing))
     return values
 
 

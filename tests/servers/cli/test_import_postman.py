@@ -68,7 +68,9 @@ def test_a_collection_is_imported_with_an_environment_and_variables(server, user
         "forecasts_current_conditions,Alerts / Admin / Broadcast",
     )
     assert "Imported 2 draft tools into weather" in out
-    assert "Secrets to set in the vault: WEATHER_DESK_API_KEY, WEATHER_DESK_ADMIN_TOKEN" in out
+    assert (
+        "Secrets to set on the Secrets page: WEATHER_DESK_API_KEY, WEATHER_DESK_ADMIN_TOKEN" in out
+    )
     current = server.tools.get(name="forecasts_current_conditions")
     assert current.config["url"] == "https://staging.weatherdesk.example/v1/current"
     assert current.input_schema["properties"]["city"]["default"] == "Porto"

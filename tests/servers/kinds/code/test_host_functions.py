@@ -116,7 +116,10 @@ def test_only_the_secrets_the_source_names_enter_the_sandbox(org, server):
 
 def test_a_missing_secret_is_named_before_the_code_runs(server):
     tool = tool_for(server, "def main(args):\n    return secrets['NOPE']\n")
-    assert fails(tool) == "The secret NOPE is not set for this server: add it in the vault."
+    assert fails(tool) == (
+        "The secret NOPE is not set for this server: "
+        "add it on the Secrets page of the dashboard (or POST /api/secrets/)."
+    )
 
 
 def test_fetch_to_a_private_address_is_refused_by_the_ssrf_guard(settings, server):
