@@ -283,3 +283,12 @@ def test_json_and_yaml_fields_are_marked_for_the_editor(member_client, server):
     assert "js/code-editor.js" in page
     imports = member_client.get(f"/servers/{server.slug}/import/").content.decode()
     assert 'data-code-editor="yaml"' in imports
+
+
+def test_a_template_typo_is_reported_next_to_the_config_and_nothing_is_saved(member_client, server):
+    config = json.dumps({"content": [{"type": "text", "text": "You said {{ mesage }}"}]})
+    response = member_client.post(f"/servers/{server.slug}/tools/new/", tool_post(config=config))
+    assert response.status_code == 400
+    [error] = response.context["form"].errors["config"]
+    assert "the template reads 'mesage'" in error and "did you mean 'message'?" in error
+    assert not Tool.objects.filter(server=server).exists()
