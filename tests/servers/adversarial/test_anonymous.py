@@ -103,7 +103,8 @@ def test_the_anonymous_answer_asks_for_a_key(asgi_server, servers):
 def test_the_owner_still_learns_paused_draft_and_unknown(asgi_server, servers):
     running, slugs = servers
     assert post(asgi_server.mcp_url(slugs["paused"]), running.raw).status_code == 503
-    assert post(asgi_server.mcp_url(slugs["draft"]), running.raw).status_code == 404
+    draft = post(asgi_server.mcp_url(slugs["draft"]), running.raw)
+    assert draft.status_code == 403 and "is a draft" in draft.json()["error"]["message"]
     assert post(asgi_server.mcp_url(slugs["unknown"]), running.raw).status_code == 404
     running_answer = post(asgi_server.mcp_url(slugs["protected"]), running.raw, message=INITIALIZE)
     assert running_answer.status_code == 200
