@@ -292,3 +292,25 @@ def test_a_template_typo_is_reported_next_to_the_config_and_nothing_is_saved(mem
     [error] = response.context["form"].errors["config"]
     assert "the template reads 'mesage'" in error and "did you mean 'message'?" in error
     assert not Tool.objects.filter(server=server).exists()
+
+
+def test_resource_text_typed_in_a_browser_is_stored_with_lf_line_ends(member_client, server):
+    # A browser submits a textarea's lines separated by CRLF (HTML form encoding).
+    data = {
+        "uri": "docs://crlf",
+        "name": "crlf",
+        "title": "",
+        "description": "",
+        "mime_type": "text/markdown",
+        "content": "# Guide\r\n\r\nStep one.\r\nStep two.\r\n",
+    }
+    assert member_client.post(f"/servers/{server.slug}/resources/new/", data).status_code == 302
+    assert Resource.objects.get(uri="docs://crlf").text == "# Guide\n\nStep one.\nStep two.\n"
+    template = {
+        "uri_template": "notes://{id}",
+        "name": "note",
+        "text": "Note {{ id }}\r\nbody\r\n",
+        "completions": "",
+    }
+    assert member_client.post(f"/servers/{server.slug}/templates/new/", template).status_code == 302
+    assert ResourceTemplate.objects.get(name="note").text == "Note {{ id }}\nbody\n"
