@@ -51,6 +51,9 @@ MIDDLEWARE = [
     # OAuth requests of a server whose live inspector is open go there (one prefix check else).
     "inspector.oauth_watch.OAuthInspectorMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # An MCP client pointed at a dashboard page is told the /mcp/<slug> URL (before CSRF and
+    # the slash redirect, whose answers a client cannot read).
+    "dashboard.misdirected.misdirected_mcp",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
