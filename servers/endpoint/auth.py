@@ -17,7 +17,7 @@ from cachetools import LRUCache
 from django.conf import settings
 from redis.asyncio import Redis
 
-from accounts.models import ApiKey, Membership, digest_key
+from accounts.models import KEY_PREFIX, ApiKey, Membership, digest_key
 from infra import keys as rkeys
 
 from .. import invalidation
@@ -26,6 +26,14 @@ from ..db import run as run_db
 from ..quotas import NO_LIMITS, Limits, limits_of
 
 OAUTH_TOKEN_PREFIX = "gmcp_at_"
+
+
+def is_api_key_shaped(token: str) -> bool:
+    """A token written like one of our API keys (not an OAuth access token): a caller who sent
+    it meant to use a key, so signing in through OAuth is not what would help them."""
+    return token.startswith(KEY_PREFIX) and not token.startswith(OAUTH_TOKEN_PREFIX)
+
+
 # Never a hex digit: the cache and loader tell an access token's digest from a key's by it.
 OAUTH_DIGEST_MARK = "oauth:"
 

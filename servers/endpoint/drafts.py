@@ -42,7 +42,7 @@ def draft_message(slug: str) -> str:
     )
 
 
-def draft_error_data(slug: str) -> dict:
+def draft_error_data(slug: str) -> dict[str, str]:
     return {"status": "draft", "activateUrl": activate_url(slug)}
 
 

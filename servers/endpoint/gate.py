@@ -311,10 +311,14 @@ class Gate:
             assert digest is not None  # a token has a digest
             credential = await auth.load_credential(self.redis, digest)
         if credential is None:
+            if auth.is_api_key_shaped(token):
+                raise bad_api_key("Invalid API key", reason="unknown_key")
             raise unauthorized(
                 snapshot, "Invalid API key or access token", "invalid_token", reason="unknown_key"
             )
         if not credential.usable(time.time()):
+            if auth.is_api_key_shaped(token):
+                raise bad_api_key("API key revoked or expired", reason="revoked_key")
             raise unauthorized(
                 snapshot,
                 "API key or access token revoked or expired",
@@ -426,6 +430,29 @@ def unauthorized(
         errors.INVALID_REQUEST,
         message,
         [("www-authenticate", "Bearer " + ", ".join(params))],
+        reason=reason,
+    )
+
+
+def bad_api_key(message: str, *, reason: str) -> Refused:
+    """The answer to a key-shaped credential (gmcp_..., not an access token) that is not a
+    usable key, on every slug alike (so it tells nothing about the server).
+
+    403, not 401: the TypeScript SDK (and mcp-remote, built on it) answers every 401 by
+    starting OAuth when it has an auth provider, with or without resource_metadata in the
+    header: discovery finds this deployment's authorization server and opens a browser login,
+    while the person only mistyped a key. A 403 without `insufficient_scope` is reported as it
+    is, body included; its WWW-Authenticate names the error and invites no OAuth flow."""
+    return Refused(
+        403,
+        errors.INVALID_REQUEST,
+        message,
+        [
+            (
+                "www-authenticate",
+                f'Bearer realm="getmcp", error="invalid_token", error_description="{message}"',
+            )
+        ],
         reason=reason,
     )
 
