@@ -99,3 +99,29 @@ def test_once_activated_the_same_key_is_served(asgi_server, committed, tenant, d
 
     committed(activate)
     wait_until(lambda: post(asgi_server.mcp_url(draft.slug), tenant.raw).status_code == 200)
+
+
+async def test_a_repeated_draft_answer_runs_no_sql(tenant, draft, django_db_blocker):
+    """The answer comes from the compiled snapshot and the cached credential (no lookup of the
+    server or its organization), like a warm call."""
+    from getmcp.asgi import application
+
+    from .test_hot_path import count_queries
+
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "authorization": f"Bearer {tenant.raw}",
+        "host": "localhost",
+    }
+    transport = httpx2.ASGITransport(app=application)
+    with django_db_blocker.unblock():
+        async with httpx2.AsyncClient(transport=transport, base_url="http://localhost") as http:
+            url = f"/mcp/{draft.slug}"
+            first = await http.post(url, json=INITIALIZE, headers=headers)
+            assert first.status_code == 403
+            with count_queries() as executed:
+                for _ in range(3):
+                    again = await http.post(url, json=INITIALIZE, headers=headers)
+                    assert "is a draft" in again.json()["error"]["message"]
+            assert executed == []
