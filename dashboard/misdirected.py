@@ -11,6 +11,7 @@ answer says nothing about whether such a server exists.
 import re
 
 import orjson
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from mcp_protocol import errors
@@ -34,7 +35,8 @@ def is_mcp_request(request: HttpRequest) -> bool:
         if int(request.headers.get("content-length") or 0) > MAX_PROBE_BYTES:
             return False
         body = orjson.loads(request.body)
-    except (ValueError, orjson.JSONDecodeError):
+    except (ValueError, orjson.JSONDecodeError, RequestDataTooBig):
+        # Too big to be a client's handshake: the page's own answer (400) is left to Django.
         return False
     messages = body if isinstance(body, list) else [body]
     return bool(messages) and all(
