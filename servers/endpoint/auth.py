@@ -28,10 +28,15 @@ from ..quotas import NO_LIMITS, Limits, limits_of
 OAUTH_TOKEN_PREFIX = "gmcp_at_"
 
 
+# What the authorization server hands out (oauth/): access and refresh tokens, codes, client
+# secrets. Sent as a bearer, one of these is an OAuth client's, whose 401 it can act on.
+OAUTH_FAMILY_PREFIXES = (OAUTH_TOKEN_PREFIX, "gmcp_rt_", "gmcp_ac_", "gmcp_cs_", "gmcp_client_")
+
+
 def is_api_key_shaped(token: str) -> bool:
-    """A token written like one of our API keys (not an OAuth access token): a caller who sent
+    """A token written like one of our API keys (not anything OAuth issues): a caller who sent
     it meant to use a key, so signing in through OAuth is not what would help them."""
-    return token.startswith(KEY_PREFIX) and not token.startswith(OAUTH_TOKEN_PREFIX)
+    return token.startswith(KEY_PREFIX) and not token.startswith(OAUTH_FAMILY_PREFIXES)
 
 
 # Never a hex digit: the cache and loader tell an access token's digest from a key's by it.

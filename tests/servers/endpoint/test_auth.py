@@ -116,3 +116,10 @@ def test_it_records_when_a_key_was_last_used(committed, asgi_server, tenant):
         return committed(lambda: ApiKey.objects.get(pk=tenant.key.pk).last_used_at)
 
     wait_until(flushed, timeout=usage.FLUSH_SECONDS + 5, interval=0.5, what="last_used_at")
+
+
+def test_a_refresh_token_sent_as_a_bearer_gets_the_oauth_401_not_the_key_answer(
+    asgi_server, tenant
+):
+    response = list_tools(asgi_server.mcp_url(tenant.slug), "gmcp_rt_" + "r" * 43)
+    assert response.status_code == 401
