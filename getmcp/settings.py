@@ -54,6 +54,9 @@ MIDDLEWARE = [
     # The OAuth endpoints' failures (an outage included) as JSON OAuth clients read.
     "oauth.outages.OAuthErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # An MCP client pointed at a dashboard page is told the /mcp/<slug> URL (before CSRF and
+    # the slash redirect, whose answers a client cannot read).
+    "dashboard.misdirected.misdirected_mcp",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -46,6 +46,7 @@ REASONS = {
     "insufficient_scope": "Access token lacks the scope to call tools",
     "unauthorized": "Not authorized",
     "paused": "Server paused",
+    "draft": "Server is a draft (told to its own organization only)",
     "rate_limited": "Rate limited",
     "too_many_streams": "Too many open streams",
     "unsupported_protocol_version": "Unsupported protocol version",

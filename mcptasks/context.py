@@ -40,6 +40,9 @@ class TaskContext(RequestContext):
         self.responses: dict = dict(task.input_responses or {})
         self.cancelled = False
         self._poke = asyncio.Event()
+        # The latest progress message: the runner's watcher stores it on the row as the task's
+        # statusMessage (what tasks/get shows), at most once per watch tick.
+        self.progress_message: str | None = None
 
     # Called by the runner's watcher when the row changes.
     def observe(self, *, responses: dict, cancelled: bool) -> None:
@@ -62,6 +65,8 @@ class TaskContext(RequestContext):
     ) -> None:
         self._check_cancelled()
         event = {"type": "progress", "progress": progress, "total": total, "message": message}
+        if message:
+            self.progress_message = str(message)
         await self._publish(event)
 
     def _require_capability(self, method: str) -> None:

@@ -173,10 +173,16 @@ def settle_request(task_id: str, key: str) -> None:
         transaction.on_commit(lambda: events.publish_status(task))
 
 
-def observe(task_id: str, beat: bool):
-    """(cancel requested or gone, input responses) of the row; refreshes the heartbeat."""
+def observe(task_id: str, beat: bool, message: str | None = None):
+    """(cancel requested or gone, input responses) of the row; refreshes the heartbeat, and
+    stores `message` (the tool's latest progress message) as the working task's statusMessage."""
     if beat:
         Task.objects.filter(pk=task_id, status__in=ACTIVE).update(heartbeat_at=timezone.now())
+    if message is not None:
+        # Only while working: a question waiting for the client, or the end, says more.
+        Task.objects.filter(pk=task_id, status=Task.WORKING).update(
+            status_message=message, updated_at=timezone.now()
+        )
     row = Task.objects.filter(pk=task_id).values("status", "cancel_requested", "input_responses")
     row = row.first()
     if row is None:
@@ -222,12 +228,18 @@ async def _watch(task_id: str, ctx: TaskContext, call: asyncio.Future, redis) ->
     loop = asyncio.get_running_loop()
     next_beat = loop.time() + heartbeat_seconds()
     cancel_deadline = None
+    stored_message = None
     while not call.done():
         await _wait_for_wake(redis, task_id)
         beat = loop.time() >= next_beat
         if beat:
             next_beat = loop.time() + heartbeat_seconds()
-        cancelled, responses = await _db(observe)(task_id, beat)
+        # A new progress message goes to the row with this tick's read: one write per tick at
+        # most, however often the tool reports.
+        message = ctx.progress_message if ctx.progress_message != stored_message else None
+        cancelled, responses = await _db(observe)(task_id, beat, message)
+        if message is not None:
+            stored_message = message
         ctx.observe(responses=responses, cancelled=cancelled)
         if cancelled:
             cancel_deadline = cancel_deadline or loop.time() + CANCEL_GRACE_SECONDS

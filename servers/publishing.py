@@ -148,8 +148,12 @@ def definition_to_serve(server: Server, version: str | None = None) -> dict | No
         draft = export_definition(server)
         # Never published: the draft is served, under the version it names.
         return draft if version in (None, draft.get("version")) else None
+    return {**definition, **live_settings(server)}
+
+
+def live_settings(server: Server) -> dict:
+    """The fields of the definition served from the live row, whatever version is published."""
     return {
-        **definition,
         "slug": server.slug,
         "status": server.status,
         "auth": server.auth_mode,
@@ -159,6 +163,20 @@ def definition_to_serve(server: Server, version: str | None = None) -> dict | No
         # How the server treats agents is operated live too (the dashboard's settings page).
         "agents": dict(server.agents or {}),
     }
+
+
+def unpublished_changes(server: Server) -> tuple[ServerVersion | None, list[str]]:
+    """(latest published version or None, what publishing the draft would change for clients).
+
+    Compared with what is served (definition_to_serve), not with the stored snapshot: a setting
+    operated live (auth, status, origins...) is already served from the row, so it is never
+    listed as waiting for a publish."""
+    newest = latest(server)
+    if newest is None:
+        return None, []
+    live = live_settings(server)
+    served = {**newest.definition, **live}
+    return newest, diff_definitions(served, {**export_definition(server), **live})
 
 
 def rollback(server: Server, version: str, user=None) -> ServerVersion:
@@ -174,6 +192,8 @@ def rollback(server: Server, version: str, user=None) -> ServerVersion:
                 server.organization,
                 replace=True,
                 user=user,
+                # The version was served as it is: restoring it is not the time to refuse it.
+                template_names=False,
             )
         except DefinitionError as exc:
             raise PublishError(f"cannot restore the draft from {version}: {exc}") from None

@@ -10,7 +10,12 @@ from accounts import policy
 from accounts.policy import Action
 from activity import queries
 from servers import publishing
-from servers.definition import DefinitionError, export_definition, import_definition
+from servers.definition import (
+    DefinitionError,
+    export_definition,
+    import_definition,
+    template_name_problems,
+)
 from servers.models import Server
 from servers.slugs import SLUG_PATTERN
 
@@ -133,7 +138,10 @@ class ServerViewSet(
             published = publishing.rollback(server, body.validated_data["version"], request.user)
         except publishing.PublishError as exc:
             raise serializers.ValidationError({"version": [str(exc)]}) from None
-        return Response(VersionDetailSerializer(published).data, status=status.HTTP_201_CREATED)
+        data = dict(VersionDetailSerializer(published).data)
+        # A draft saved before templates were checked at save time is published, with a word.
+        data["warnings"] = template_name_problems(published.definition)
+        return Response(data, status=status.HTTP_201_CREATED)
 
 
 @extend_schema(parameters=[SERVER_SLUG])
@@ -175,4 +183,7 @@ class VersionViewSet(
             published = publishing.publish(server, body.validated_data.get("version"), request.user)
         except publishing.PublishError as exc:
             raise serializers.ValidationError({"version": [str(exc)]}) from None
-        return Response(VersionDetailSerializer(published).data, status=status.HTTP_201_CREATED)
+        data = dict(VersionDetailSerializer(published).data)
+        # A draft saved before templates were checked at save time is published, with a word.
+        data["warnings"] = template_name_problems(published.definition)
+        return Response(data, status=status.HTTP_201_CREATED)

@@ -9,9 +9,10 @@ from rest_framework.response import Response
 from servers.importers import (
     ImportFailed,
     ImportPreview,
-    commit_import,
+    apply_import,
     parse_openapi,
     parse_postman,
+    plan_import,
 )
 from servers.importers.preview import validate_operations
 from servers.snapshot import DefinitionError
@@ -65,6 +66,11 @@ class ApiImportCommitSerializer(serializers.Serializer):
         required=False,
         help_text="Tool names, operationIds or sources to import; default: all.",
     )
+    removeMissing = serializers.BooleanField(
+        default=False,
+        help_text="Delete the server's http tools on the document's base URL that match no "
+        "operation (the preview's changes.removed); only when nothing is selected.",
+    )
 
 
 class TestRunSerializer(serializers.Serializer):
@@ -81,12 +87,20 @@ class ToolActions:
         server = self.server()
         body = ApiDescriptionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        return Response(body.preview(server.organization_id).to_dict())
+        preview = body.preview(server.organization_id)
+        data = preview.to_dict()
+        # What committing all of it would do to this server's tools, before anything is saved.
+        try:
+            data["changes"] = plan_import(server, preview).to_dict()
+        except ImportFailed:  # a document without operations: nothing to plan
+            data["changes"] = None
+        return Response(data)
 
     @extend_schema(request=ApiImportCommitSerializer, responses={201: ToolSerializer(many=True)})
     @action(detail=False, methods=["post"], url_path="import-api/commit")
     def import_api_commit(self, request, server_slug=None):
-        """Create the selected operations of a preview as disabled (draft) http tools."""
+        """Create the selected operations of a preview as disabled (draft) http tools; those
+        the server already has (same name, or same method and URL) are updated in place."""
         server = self.server()
         body = ApiImportCommitSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -99,14 +113,22 @@ class ToolActions:
                 raise serializers.ValidationError(
                     {"selected": [f"{source}: fix its problems first" for source in broken]}
                 )
-            tools = commit_import(server, preview, body.validated_data.get("selected"))
+            plan, tools = apply_import(
+                server,
+                preview,
+                body.validated_data.get("selected"),
+                remove_missing=body.validated_data["removeMissing"],
+            )
         except ImportFailed as exc:
             field, _, message = str(exc).partition(": ")
             if not message or field not in {"selected", "preview"}:
                 field, message = "preview", str(exc)
             raise serializers.ValidationError({field: [message]}) from None
         data = ToolSerializer(tools, many=True, context=self.get_serializer_context()).data
-        return Response(data, status=status.HTTP_201_CREATED)
+        # The same import again (a double submit) matches the tools the first one made: the
+        # same body, and 200 instead of 201 as nothing was created or changed.
+        wrote = plan.of("added") or plan.of("changed")
+        return Response(data, status=status.HTTP_201_CREATED if wrote else status.HTTP_200_OK)
 
     @extend_schema(request=TestRunSerializer, responses={200: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"])

@@ -13,6 +13,16 @@ from servers.models import Prompt, Resource, ResourceTemplate
 from .structured import StructuredField
 
 
+class TextContentField(forms.CharField):
+    """Text typed into a textarea, with line ends as LF: browsers send a textarea's lines
+    CRLF-separated (HTML's form encoding), and a resource's bytes must be what was typed, the
+    same as its YAML import or API write would store."""
+
+    def to_python(self, value):
+        text = super().to_python(value)
+        return text.replace("\r\n", "\n").replace("\r", "\n") if text else text
+
+
 class PartForm(forms.ModelForm):
     """A form for one server part, validated by the definition validator.
 
@@ -75,7 +85,7 @@ class ResourceForm(PartForm):
         "blob": "content",
         "size": "content",
     }
-    content = forms.CharField(
+    content = TextContentField(
         required=False,
         strip=False,
         widget=forms.Textarea(attrs={"rows": 10, "class": "code", "spellcheck": "false"}),
@@ -136,7 +146,7 @@ class ResourceTemplateForm(PartForm):
         "blob": "text",
         "completions": "completions",
     }
-    text = forms.CharField(
+    text = TextContentField(
         strip=False,
         widget=forms.Textarea(attrs={"rows": 8, "class": "code", "spellcheck": "false"}),
         help_text="The content of a read; {{ variable }} is replaced by the URI's variables.",

@@ -40,7 +40,7 @@ class ServerForm(AgentSettingsFields, forms.ModelForm):
             "auth_mode": "API key: clients send Authorization: Bearer <key>. OAuth: people "
             "sign in to getmcp from their client (claude.ai, ChatGPT, Claude Desktop) and "
             "consent. None: anyone with the URL can call it.",
-            "status": "Paused answers 503; draft is not reachable at all.",
+            "status": "Paused answers 503; a draft answers no client (your organization's keys are told it is a draft).",
         }
 
     def __init__(self, *args, **kwargs):

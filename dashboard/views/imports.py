@@ -10,7 +10,14 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
 from accounts.policy import Action
-from servers.importers import ImportFailed, commit_import, parse_openapi, parse_postman
+from servers.importers import (
+    ImportFailed,
+    ImportPlan,
+    apply_import,
+    parse_openapi,
+    parse_postman,
+    plan_import,
+)
 from servers.importers.sources import MAX_DOCUMENT_BYTES, load
 
 from ..scoping import server_or_404
@@ -49,6 +56,29 @@ def _source(request):
     raise ImportFailed("Upload a file, paste a document or give its URL.")
 
 
+def _plan_rows(preview, plan: ImportPlan) -> dict:
+    """The preview's plan for the template: each operation with what it does to the server,
+    and the tools the document no longer has."""
+    by_source = {c.source: c for c in plan.changes if c.operation is not None}
+    return {
+        "rows": [(op, by_source.get(op.source)) for op in preview.operations],
+        "removed": plan.of("removed"),
+        "counts": {a: len(plan.of(a)) for a in ("added", "changed", "unchanged", "removed")},
+    }
+
+
+def _outcome(plan: ImportPlan, *, removed: bool) -> str:
+    added, changed = len(plan.of("added")), len(plan.of("changed"))
+    unchanged, gone = len(plan.of("unchanged")), len(plan.of("removed")) if removed else 0
+    words = [f"{added} added as disabled drafts", f"{changed} updated", f"{unchanged} unchanged"]
+    if gone:
+        words.append(f"{gone} removed")
+    text = "Imported: " + ", ".join(words) + "."
+    if added:
+        text += " Review each new tool, add the secrets it needs, then switch it on."
+    return text
+
+
 @dashboard_view
 @require_http_methods(["GET", "POST"])
 def import_tools(request, slug):
@@ -63,15 +93,18 @@ def import_tools(request, slug):
                 selected = request.POST.getlist("operation")
                 if not selected:
                     raise ImportFailed("Pick at least one operation.")
-                tools = commit_import(server, preview, selected)
-                messages.success(
-                    request,
-                    f"Imported {len(tools)} tool{'s' if len(tools) != 1 else ''} as disabled "
-                    "drafts: review each one, add the secrets it needs, then switch it on.",
+                remove = request.POST.get("remove_missing") == "on"
+                # Every operation picked: a whole-document import, whose removals may apply.
+                whole = len(set(selected)) >= len(preview.operations)
+                plan, _tools = apply_import(
+                    server, preview, None if whole else selected, remove_missing=remove
                 )
+                messages.success(request, _outcome(plan, removed=remove and whole))
                 return redirect(f"/servers/{server.slug}/#tools")
             document, _ = load(_source(request), server.organization_id)
-            context["preview"] = _parse(document, server.organization_id)
+            preview = _parse(document, server.organization_id)
+            context["preview"] = preview
+            context["plan"] = _plan_rows(preview, plan_import(server, preview))
             context["document"] = orjson.dumps(document).decode()
         except (ImportFailed, orjson.JSONDecodeError) as exc:
             context["error"] = str(exc)

@@ -9,17 +9,15 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.policy import Action
 from servers import publishing
+from servers.definition import template_name_problems
 
 from ..scoping import server_or_404
 from .base import DashboardRequest, authorize, dashboard_view, page
 
 
 def pending_changes(server) -> tuple[object, list[str]]:
-    """(latest published version or None, what the draft changes compared to it)."""
-    newest = publishing.latest(server)
-    if newest is None:
-        return None, []
-    return newest, publishing.diff(server, newest.version, "draft")
+    """(latest published version or None, what publishing the draft would change)."""
+    return publishing.unpublished_changes(server)
 
 
 @dashboard_view
@@ -36,6 +34,8 @@ def version_list(request: DashboardRequest, slug: str):
             error = str(exc).removeprefix("version: ")
         else:
             messages.success(request, f"Published {published.version}: clients get it now.")
+            for problem in template_name_problems(published.definition):
+                messages.warning(request, f"Template check: {problem}")
             return redirect("dashboard:version_list", slug=server.slug)
     newest, changes = pending_changes(server)
     return page(

@@ -1,4 +1,5 @@
-"""`manage.py server import-openapi FILE|URL --server SLUG --owner EMAIL [--select ...] [--preview]`"""
+"""`manage.py server import-openapi FILE|URL --server SLUG --owner EMAIL [--select ...]
+[--preview|--dry-run] [--remove-missing]`"""
 
 import sys
 from pathlib import Path
@@ -8,7 +9,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from accounts.policy import Action
 from servers.destination_checks import tool_warnings
-from servers.importers import ImportFailed, commit_import, parse_openapi
+from servers.importers import ImportFailed, apply_import, parse_openapi, plan_import
 from servers.importers.sources import is_url
 from servers.models import Server
 
@@ -28,7 +29,16 @@ def add_common_arguments(parser: CommandParser) -> None:
         "--select", help="comma-separated tool names or operationIds to import (default: all)"
     )
     parser.add_argument(
-        "--preview", action="store_true", help="show what would be imported, and import nothing"
+        "--preview",
+        "--dry-run",
+        action="store_true",
+        help="show what would be imported (added, changed, removed), and import nothing",
+    )
+    parser.add_argument(
+        "--remove-missing",
+        action="store_true",
+        help="delete the server's http tools on the document's base URL that match no "
+        "operation (only when nothing is --select-ed)",
     )
     parser.add_argument("--json", action="store_true", help="print the preview as JSON")
     parser.add_argument(
@@ -72,20 +82,29 @@ def run(command, options, parse) -> None:
         if options.get("select")
         else None
     )
+    try:
+        plan = plan_import(server, preview, selected)
+    except ImportFailed as exc:
+        raise CommandError(str(exc)) from None
     if options["json"]:
-        command.stdout.write(orjson.dumps(preview.to_dict(), option=orjson.OPT_INDENT_2).decode())
+        data = {**preview.to_dict(), "changes": plan.to_dict()}
+        command.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
     else:
         write_preview(command, preview, selected)
+        write_plan(command, plan)
     if options["preview"]:
         return
     try:
-        tools = commit_import(server, preview, selected)
+        plan, tools = apply_import(
+            server, preview, selected, remove_missing=options.get("remove_missing", False)
+        )
     except ImportFailed as exc:
         raise CommandError(str(exc)) from None
-    names = ", ".join(t.name for t in tools)
+    removed = len(plan.of("removed")) if options.get("remove_missing") else 0
     command.stdout.write(
-        f"Imported {len(tools)} draft tool{'s' if len(tools) != 1 else ''} into {server.slug} "
-        f"(disabled until reviewed): {names}"
+        f"Imported into {server.slug}: {len(plan.of('added'))} added (disabled until reviewed), "
+        f"{len(plan.of('changed'))} updated, {len(plan.of('unchanged'))} unchanged, "
+        f"{removed} removed"
     )
     if preview.secrets:
         command.stdout.write(f"Secrets to set on the Secrets page: {', '.join(preview.secrets)}")
@@ -113,6 +132,18 @@ def write_preview(command, preview, selected=None) -> None:
             out.write(f"      ! {problem}")
     if preview.secrets:
         out.write(f"Secrets the tools use: {', '.join(preview.secrets)}")
+
+
+def write_plan(command, plan) -> None:
+    out = command.stdout
+    out.write(f"On the server: {plan.summary()}")
+    for change in plan.changes:
+        if change.action == "added":
+            out.write(f"  + {change.name:<40} {change.source}")
+        elif change.action == "changed":
+            out.write(f"  ~ {change.name:<40} {change.source}  ({', '.join(change.fields)})")
+        elif change.action == "removed":
+            out.write(f"  - {change.name:<40} (not in the document; --remove-missing deletes it)")
 
 
 def handle(command, options) -> None:

@@ -1,5 +1,6 @@
 from django.core.management.base import CommandError, CommandParser
 
+from servers.definition import template_name_problems
 from servers.models import Server
 from servers.publishing import PublishError, publish
 
@@ -26,3 +27,6 @@ def handle(command, options) -> None:
     except PublishError as exc:
         raise CommandError(str(exc)) from None
     command.stdout.write(f"Published {server.slug}@{published.version}")
+    # Saved before templates were checked at save time: published, but said out loud.
+    for problem in template_name_problems(published.definition):
+        command.stderr.write(f"warning: {problem}")

@@ -12,7 +12,7 @@ from .errors import DefinitionError
 from .fields import PARTS, SERVER_FIELDS
 from .rows import export_definition, import_definition, normalize_definition
 from .text import dump_text, load_file, load_text
-from .validation import validate_definition
+from .validation import template_name_problems, validate_definition
 
 __all__ = [
     "PARTS",
@@ -24,5 +24,6 @@ __all__ = [
     "load_file",
     "load_text",
     "normalize_definition",
+    "template_name_problems",
     "validate_definition",
 ]

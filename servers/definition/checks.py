@@ -32,6 +32,7 @@ def _type_name(value) -> str:
 class _Checker:
     def __init__(self) -> None:
         self.errors: list[str] = []
+        self.template_names = True
 
     def add(self, path: str, message: str) -> None:
         self.errors.append(f"{path}: {message}")

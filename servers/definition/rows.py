@@ -57,9 +57,12 @@ def _row_values(item: dict, fields) -> dict:
     return values
 
 
-def import_definition(data: dict, organization, *, replace: bool = False, user=None) -> Server:
-    """Create a server (or with `replace`, rewrite one of the same organization) from a dict."""
-    errors = validate_definition(data)
+def import_definition(
+    data: dict, organization, *, replace: bool = False, user=None, template_names: bool = True
+) -> Server:
+    """Create a server (or with `replace`, rewrite one of the same organization) from a dict.
+    `template_names=False`: see validate_definition."""
+    errors = validate_definition(data, template_names=template_names)
     if errors:
         raise DefinitionError(errors)
     if user is not None and not organization.memberships.filter(user=user).exists():

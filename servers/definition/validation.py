@@ -3,6 +3,7 @@
 from mcp_protocol import uritemplate
 
 from ..models import Server
+from . import template_scope
 from .checks import (
     _Checker,
     _completions,
@@ -29,9 +30,13 @@ from .fields import (
 )
 
 
-def validate_definition(data: dict) -> list[str]:
-    """Every problem of a definition dict, one message each, naming the field path."""
+def validate_definition(data: dict, *, template_names: bool = True) -> list[str]:
+    """Every problem of a definition dict, one message each, naming the field path.
+
+    `template_names=False` skips the check that templates read only names their part provides
+    (definition/template_scope.py): for restoring a version that was already served."""
     c = _Checker()
+    c.template_names = template_names
     if not isinstance(data, dict):
         return ["<root>: must be a mapping"]
     allowed = {key for key, _, _ in SERVER_FIELDS} | set(LISTS)
@@ -47,6 +52,13 @@ def validate_definition(data: dict) -> list[str]:
     _validate_templates(c, data.get("resourceTemplates") or [])
     _validate_prompts(c, data.get("prompts") or [])
     return c.errors
+
+
+def template_name_problems(data: dict) -> list[str]:
+    """Only the template-name problems of a definition (for warnings where refusing would
+    break a definition saved before the check existed, as at publish time)."""
+    others = set(validate_definition(data, template_names=False))
+    return [problem for problem in validate_definition(data) if problem not in others]
 
 
 def _validate_identity(c: _Checker, data: dict) -> None:
@@ -135,7 +147,10 @@ def _validate_tools(c: _Checker, tools) -> None:
 
             c.errors.extend(validate_tool_budget(tool["outputBudget"], f"{path}.outputBudget"))
         _validate_execution(c, path, tool.get("execution"))
+        before = len(c.errors)
         _validate_kind(c, path, tool)
+        if c.template_names and len(c.errors) == before:
+            c.errors.extend(template_scope.tool_problems(path, tool))
 
 
 def _validate_execution(c: _Checker, path: str, execution) -> None:
@@ -237,7 +252,10 @@ def _validate_templates(c: _Checker, templates) -> None:
             c.string(path, tpl, key)
         _validate_contents(c, path, tpl, template_ok=True)
         if isinstance(tpl.get("text"), str):
+            before = len(c.errors)
             _templates(c, f"{path}.text", tpl["text"])
+            if c.template_names and len(c.errors) == before:
+                c.errors.extend(template_scope.resource_template_problems(path, tpl, variables))
         if "completions" in tpl:
             _completions(c, f"{path}.completions", tpl["completions"], variables)
         for key in ("annotations", "_meta"):
@@ -315,6 +333,8 @@ def _validate_prompts(c: _Checker, prompts) -> None:
             _validate_prompt_messages(c, path, messages)
         if "completions" in prompt:
             _completions(c, f"{path}.completions", prompt["completions"], set(arg_names))
+        if c.template_names and not any(e.startswith(f"{path}.") for e in c.errors):
+            c.errors.extend(template_scope.prompt_problems(path, prompt, set(arg_names)))
         if "_meta" in prompt:
             c.kind_of(f"{path}._meta", prompt["_meta"], dict, "a mapping")
         if "icons" in prompt:

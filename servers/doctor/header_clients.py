@@ -43,10 +43,11 @@ def refusal_fix(exchange: Exchange, *, key_given: bool) -> tuple[str, str]:
     message = message_of(exchange) or {}
     said = (message.get("error") or {}).get("message", "") if isinstance(message, dict) else ""
     status = exchange.status
-    if status == 401:
+    # A key-shaped credential that is not a usable key is refused 403 (gate.bad_api_key).
+    if status == 401 or (status == 403 and "API key" in said):
         if key_given:
             return (
-                f"401: the key was refused ({said or 'invalid credential'})",
+                f"{status}: the key was refused ({said or 'invalid credential'})",
                 "The key is wrong, revoked, expired, of another organization or limited to "
                 "other servers. Create a key for this server on its Connect page and paste it "
                 "into the client's Authorization header as 'Bearer <key>'.",
@@ -63,6 +64,8 @@ def refusal_fix(exchange: Exchange, *, key_given: bool) -> tuple[str, str]:
             "503: this server is paused",
             "Resume the server (Settings → Resume); clients get 503 until then.",
         )
+    if status == 403 and "is a draft" in said:
+        return "403: this server is a draft", "Activate it: set its status to Active."
     if status == 404:
         return "404: unknown MCP server", "Publish the server; drafts are not served."
     return f"{status}: {said or exchange.response[:200]}", "See the response below."

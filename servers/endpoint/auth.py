@@ -17,7 +17,7 @@ from cachetools import LRUCache
 from django.conf import settings
 from redis.asyncio import Redis
 
-from accounts.models import ApiKey, Membership, digest_key
+from accounts.models import KEY_PREFIX, ApiKey, Membership, digest_key
 from accounts.policy import LEAST_ROLE, Action, role_allows
 from infra import keys as rkeys
 
@@ -27,6 +27,19 @@ from ..db import run as run_db
 from ..quotas import NO_LIMITS, Limits, limits_of
 
 OAUTH_TOKEN_PREFIX = "gmcp_at_"
+
+
+# What the authorization server hands out (oauth/): access and refresh tokens, codes, client
+# secrets. Sent as a bearer, one of these is an OAuth client's, whose 401 it can act on.
+OAUTH_FAMILY_PREFIXES = (OAUTH_TOKEN_PREFIX, "gmcp_rt_", "gmcp_ac_", "gmcp_cs_", "gmcp_client_")
+
+
+def is_api_key_shaped(token: str) -> bool:
+    """A token written like one of our API keys (not anything OAuth issues): a caller who sent
+    it meant to use a key, so signing in through OAuth is not what would help them."""
+    return token.startswith(KEY_PREFIX) and not token.startswith(OAUTH_FAMILY_PREFIXES)
+
+
 # Never a hex digit: the cache and loader tell an access token's digest from a key's by it.
 OAUTH_DIGEST_MARK = "oauth:"
 

@@ -22,7 +22,7 @@ from mcp_protocol.errors import McpError
 from .. import access, quotas
 from ..models import accepts_api_key, accepts_oauth
 from ..snapshot import DefinitionError, Snapshot, get_snapshot
-from . import auth, usage
+from . import auth, drafts, usage
 from .context import SessionContext
 from .hosts import host_allowed, origin_allowed
 from .http import Headers, HttpRequest, Send, respond_json
@@ -55,10 +55,11 @@ class Refused(Exception):
         request_id: Any = None,
         *,
         reason: str = "",
+        data: Any = None,
     ) -> None:
         super().__init__(message)
         self.status = status
-        self.error = McpError(code, message)
+        self.error = McpError(code, message, data)
         self.headers = list(headers)
         self.request_id = request_id
         self.reason = reason
@@ -176,6 +177,14 @@ class Gate:
                 token, digest, cached, key_generation, host, preflight
             ):
                 return
+            if snapshot is not None and drafts.owns(self.credential, snapshot):
+                raise Refused(
+                    drafts.DRAFT_STATUS,
+                    drafts.CODE,
+                    drafts.draft_message(self.slug),
+                    reason="draft",
+                    data=drafts.draft_error_data(self.slug),
+                )
             raise Refused(
                 404, errors.INVALID_REQUEST, "Unknown MCP server", reason="unknown_server"
             )
@@ -267,7 +276,7 @@ class Gate:
         a protected server gives the same caller, so an outsider cannot tell them apart.
         Returns True for a preflight whose Origin a server without extra origins would accept
         (answered 204 like any), False for a caller with a valid key (who then learns what is
-        wrong); raises the refusal for everyone else."""
+        wrong, kept in self.credential); raises the refusal for everyone else."""
         if self.origin and not origin_allowed(self.origin, host, ()):
             raise Refused(
                 403, errors.INVALID_REQUEST, "Origin not allowed", reason="origin_refused"
@@ -275,7 +284,8 @@ class Gate:
         self.origin_ok = True
         if preflight:
             return True
-        await self._valid_credential(token, digest, cached, key_generation, None)
+        # Kept for the caller: a draft tells its own organization's keys what it is.
+        self.credential = await self._valid_credential(token, digest, cached, key_generation, None)
         return False
 
     async def _valid_credential(
@@ -301,17 +311,17 @@ class Gate:
             assert digest is not None  # a token has a digest
             credential = await auth.load_credential(self.redis, digest)
         if credential is None:
+            if auth.is_api_key_shaped(token):
+                raise bad_api_key("Invalid API key", reason="unknown_key")
             raise unauthorized(
                 snapshot, "Invalid API key or access token", "invalid_token", reason="unknown_key"
             )
         if credential.suspended:
-            raise unauthorized(
-                snapshot,
-                f"API key suspended: {credential.suspended}",
-                "invalid_token",
-                reason="suspended_key",
-            )
+            # Only API keys are suspended (a grant of someone who left is revoked).
+            raise bad_api_key(f"API key suspended: {credential.suspended}", reason="suspended_key")
         if not credential.usable(time.time()):
+            if auth.is_api_key_shaped(token):
+                raise bad_api_key("API key revoked or expired", reason="revoked_key")
             raise unauthorized(
                 snapshot,
                 "API key or access token revoked or expired",
@@ -423,6 +433,29 @@ def unauthorized(
         errors.INVALID_REQUEST,
         message,
         [("www-authenticate", "Bearer " + ", ".join(params))],
+        reason=reason,
+    )
+
+
+def bad_api_key(message: str, *, reason: str) -> Refused:
+    """The answer to a key-shaped credential (gmcp_..., not an access token) that is not a
+    usable key, on every slug alike (so it tells nothing about the server).
+
+    403, not 401: the TypeScript SDK (and mcp-remote, built on it) answers every 401 by
+    starting OAuth when it has an auth provider, with or without resource_metadata in the
+    header: discovery finds this deployment's authorization server and opens a browser login,
+    while the person only mistyped a key. A 403 without `insufficient_scope` is reported as it
+    is, body included; its WWW-Authenticate names the error and invites no OAuth flow."""
+    return Refused(
+        403,
+        errors.INVALID_REQUEST,
+        message,
+        [
+            (
+                "www-authenticate",
+                f'Bearer realm="getmcp", error="invalid_token", error_description="{message}"',
+            )
+        ],
         reason=reason,
     )
 

@@ -3,13 +3,17 @@ parse into an ImportPreview first, then `commit_import` the operations a person 
 
 from .openapi import parse_openapi
 from .postman import parse_postman
-from .preview import ImportedOperation, ImportFailed, ImportPreview, commit_import
+from .preview import ImportedOperation, ImportFailed, ImportPreview
+from .reimport import ImportPlan, apply_import, commit_import, plan_import
 
 __all__ = [
     "ImportFailed",
+    "ImportPlan",
     "ImportPreview",
     "ImportedOperation",
+    "apply_import",
     "commit_import",
     "parse_openapi",
     "parse_postman",
+    "plan_import",
 ]

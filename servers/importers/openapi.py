@@ -17,6 +17,7 @@ from .preview import (
     ImportPreview,
     annotations_for,
     argument_name,
+    describe,
     identifier,
     input_schema,
     secret_name,
@@ -312,7 +313,7 @@ class _Parser:
         problems.extend(schema_problems(schema))
         summary = str(op.get("summary") or "").strip()
         details = str(op.get("description") or "").strip()
-        description = "\n\n".join(p for p in (summary, details) if p) or f"{method.upper()} {path}"
+        description = describe(summary, details) or f"{method.upper()} {path}"
         headers = {"Accept": "application/json"}
         return ImportedOperation(
             name=name,

@@ -1,17 +1,12 @@
 """What an import found before anything is saved, and how the selected part of it is saved.
 
-Parsing (openapi.py, postman.py) only builds an ImportPreview; `commit_import` is the one step
-that writes rows. Imported tools land as drafts: `enabled=False`, so nobody's clients see them
+Parsing (openapi.py, postman.py) only builds an ImportPreview; `commit_import` (reimport.py) is
+the one step that writes rows. Imported tools land as drafts: `enabled=False`, so nobody's clients see them
 until their owner has reviewed the mapping and the secrets they need and switched them on.
 """
 
 import re
 from dataclasses import asdict, dataclass, field
-
-from django.db import transaction
-
-from .. import parts
-from ..models import TOOL_NAME_RE, Tool
 
 MAX_NAME = 64
 _NAME_JUNK = re.compile(r"[^A-Za-z0-9_.\-/]+")
@@ -223,57 +218,35 @@ def input_schema(arguments: list[Argument], defs: dict | None = None) -> dict:
     return schema
 
 
+def describe(summary: str, details: str) -> str:
+    """One description from an operation's summary and description, without saying the same
+    thing twice: documents often repeat the summary as the description's first sentence
+    ("List users" + "List users. Returns...")."""
+    summary, details = summary.strip(), details.strip()
+    if not summary or not details:
+        return summary or details
+
+    def plain(text: str) -> str:
+        return " ".join(text.lower().split()).rstrip(".!:; ")
+
+    if plain(details).startswith(plain(summary)):
+        return details
+    return f"{summary}\n\n{details}"
+
+
 def validate_operations(preview: ImportPreview) -> None:
-    """Add a problem to each operation whose config the `http` kind would refuse."""
+    """Add a problem to each operation whose config the `http` kind would refuse, or whose
+    templates read a name its arguments do not provide."""
     try:
         from ..kinds import http
     except ImportError:  # the http kind is not installed in this build
         return
+    from ..definition.template_scope import tool_problems
+
     for op in preview.operations:
-        for message in http.validate_config(op.config):
+        problems = http.validate_config(op.config)
+        if not problems:
+            tool = {"kind": "http", "inputSchema": op.input_schema, "config": op.config}
+            problems = [p.removeprefix("tool.config.") for p in tool_problems("tool", tool)]
+        for message in problems:
             op.problems.append(f"http config: {message}")
-
-
-def commit_import(server, preview: ImportPreview, selected: list[str] | None = None) -> list[Tool]:
-    """Create the selected operations (all of them when `selected` is None) as draft `http`
-    tools of `server`. Names already used on the server get a `_2`-style suffix."""
-    if selected is None:
-        chosen = list(preview.operations)
-    else:
-        chosen, unknown = [], []
-        for key in selected:
-            op = preview.find(key)
-            if op is None:
-                unknown.append(key)
-            elif op not in chosen:
-                chosen.append(op)
-        if unknown:
-            raise ImportFailed(f"selected: no operation named {', '.join(map(repr, unknown))}")
-    if not chosen:
-        raise ImportFailed("selected: nothing to import")
-
-    created = []
-    with transaction.atomic():
-        # Lock the server row: two imports into one server must not pick the same names.
-        parts.server_lock(server=server)
-        taken = set(server.tools.values_list("name", flat=True))
-        positions = parts.part_positions(server=server, related="tools")
-        for op in chosen:
-            name = unique(op.name, taken)
-            if not re.match(TOOL_NAME_RE, name):  # parsers sanitise names; this is the backstop
-                raise ImportFailed(f"{op.source}: tool name {name!r} is not valid")
-            created.append(
-                Tool.objects.create(
-                    server=server,
-                    name=name,
-                    title=op.title[:200],
-                    description=op.description or op.title or name,
-                    input_schema=op.input_schema,
-                    annotations=op.annotations,
-                    kind="http",
-                    config=op.config,
-                    enabled=False,
-                    position=next(positions),
-                )
-            )
-    return created

@@ -153,10 +153,14 @@ def test_a_new_user_goes_from_sign_up_to_a_working_call(new_page, shoot, db_call
     playground.click(".pg-item:has-text('echo')")
     playground.get_by_label("Message").fill("after revoke")
     playground.click("#pg-run")
-    expect(playground.locator("#pg-result-body")).to_contain_text("HTTP 401")
+    expect(playground.locator("#pg-result-body")).to_contain_text(
+        "HTTP 403: API key revoked or expired"
+    )
     expect(playground.locator("#pg-status")).to_have_text(re.compile("Refused"))
     playground.click("#pg-connect")
-    expect(playground.locator("#pg-status")).to_have_text(re.compile(r"Not connected: HTTP 401"))
+    expect(playground.locator("#pg-status")).to_have_text(
+        re.compile(r"Not connected: HTTP 403: API key revoked or expired")
+    )
     # Refusals by the MCP endpoint are the point here; anything else is a bug in the page.
     unexpected = [e for e in page.errors + playground.errors if f"/mcp/{slug}" not in e]
     assert not unexpected

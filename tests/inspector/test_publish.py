@@ -128,9 +128,9 @@ async def test_a_revoked_key_is_published_with_its_reason(tenant, listening, com
     await async_client().set(flag_key(tenant.slug), b"1", ex=10)
     await asyncio.to_thread(committed, tenant.key.revoke)
     answered = await http.post(f"/mcp/{tenant.slug}", json=INIT, headers=headers_for(tenant.raw))
-    assert answered.status_code == 401
+    assert answered.status_code == 403  # a key-shaped credential: no OAuth challenge
     event = await next_event(pubsub, channel)
-    assert (event["status"], event["outcome"], event["reason"]) == (401, "refused", "revoked_key")
+    assert (event["status"], event["outcome"], event["reason"]) == (403, "refused", "revoked_key")
     assert event["reasonText"] == "API key or access token revoked or expired"
 
 

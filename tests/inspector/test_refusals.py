@@ -113,9 +113,10 @@ async def tool_access_refused(http, url, case):
 # reason -> (the request, the HTTP status it gets, the server it is sent to)
 CASES = {
     "missing_key": (missing_key, 401, "main"),
-    "unknown_key": (unknown_key, 401, "main"),
-    "revoked_key": (revoked_key, 401, "main"),
-    "suspended_key": (suspended_key, 401, "main"),
+    # Key-shaped: 403 "Invalid API key", no OAuth challenge (servers.endpoint.gate.bad_api_key).
+    "unknown_key": (unknown_key, 403, "main"),
+    "revoked_key": (revoked_key, 403, "main"),
+    "suspended_key": (suspended_key, 403, "main"),
     "key_of_other_organization": (key_of_other_organization, 404, "main"),
     "key_limited_to_other_servers": (key_limited_to_other_servers, 403, "main"),
     "origin_refused": (origin_refused, 403, "main"),

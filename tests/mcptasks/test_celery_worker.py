@@ -153,3 +153,20 @@ def test_a_task_whose_last_attempt_is_killed_ends_failed_with_a_reason(start_wor
     assert task.error["code"] == -32603
     assert "worker running this task stopped; gave up after 2 attempts" in task.error["message"]
     assert task.updated_at <= timezone.now()
+
+
+def test_tasks_get_carries_the_latest_progress_message_as_status_message(a_worker, snapshot, org):
+    from mcptasks.wire import task_wire
+
+    task = create_task(snapshot, "slow_compute", {"ms": 60_000, "label": "x"}, "key:1", None)
+    wait_until(
+        lambda: Task.objects.get(pk=task.pk).status_message == "starting",
+        what="the progress message on the row",
+    )
+    working = get_task(task.id, org.pk, "key:1")
+    for era in ("2025-11-25", "2026-07-28"):
+        wire = task_wire(working, era)
+        assert (wire["status"], wire["statusMessage"]) == ("working", "starting")
+    cancel_task(working)
+    wait_until(lambda: status_of(task) == Task.CANCELLED, what="the cancel")
+    assert Task.objects.get(pk=task.pk).status_message.startswith("Cancelled")

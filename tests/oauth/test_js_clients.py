@@ -15,6 +15,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from accounts.models import User
 from tests.conftest import free_port
 from tests.oauth.conftest import ACCESS_SECONDS, PASSWORD, oauth_browser
 
@@ -179,3 +180,52 @@ async def _mcp_remote_flow(oauth_live, person, node_clients, tmp_path, browser_s
         for task in (browser, client):
             task.cancel()
         await asyncio.gather(browser, client, return_exceptions=True)
+
+
+@pytest.fixture
+def keys_or_oauth(committed, unique):
+    """A server that takes API keys or OAuth (`api_key+oauth`)."""
+    from servers.definition import import_definition
+    from tests.servers.endpoint.conftest import server_definition
+
+    def make():
+        user = User.objects.create_user(f"key-{unique}@example.com", PASSWORD)
+        definition = server_definition(f"both-{unique}", auth="api_key+oauth")
+        return import_definition(definition, user.personal_organization())
+
+    return committed(make)
+
+
+async def test_mcp_remote_reports_a_wrong_key_instead_of_opening_a_browser_login(
+    oauth_live, keys_or_oauth, node_clients, tmp_path
+):
+    server = keys_or_oauth
+    errlog_path = tmp_path / "mcp-remote.log"
+    params = StdioServerParameters(
+        command=node_clients,
+        args=[
+            str(CLIENTS / "node_modules/mcp-remote/dist/proxy.js"),
+            oauth_live.mcp_url(server.slug),
+            str(free_port()),
+            "--header",
+            "Authorization:Bearer gmcp_" + "x" * 43,
+        ],
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "MCP_REMOTE_CONFIG_DIR": str(tmp_path / "mcp-auth"),
+        },
+    )
+
+    async def connect():
+        with errlog_path.open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
+                await client.list_tools()
+
+    # Before: a 401 sent mcp-remote into discovery and a browser login that waits for ever.
+    with pytest.raises(BaseException) as failed:
+        await asyncio.wait_for(connect(), 60)
+    log = errlog_path.read_text()
+    assert not isinstance(failed.value, TimeoutError), log
+    assert AUTHORIZE.search(log) is None, log
+    assert "Invalid API key" in log, log

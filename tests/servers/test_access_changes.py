@@ -91,12 +91,13 @@ def test_demotion_and_removal_never_widen_a_members_key_or_grant(asgi_server, pe
         membership.save()
 
     committed(demote)
-    # Viewers may not hold keys: the key is suspended. The grant keeps no more than a member's.
-    assert reach(url, person.key) == {"echo": 401, SECRET_TOOL: 401}
+    # Viewers may not hold keys: the key is suspended (403, as every unusable key: no OAuth
+    # challenge for a key). The grant keeps no more than a member's.
+    assert reach(url, person.key) == {"echo": 403, SECRET_TOOL: 403}
     assert reach(url, person.token) == {"echo": 200, SECRET_TOOL: 404}
 
     committed(lambda: Membership.objects.get(organization=person.org, user=person.member).delete())
-    assert reach(url, person.key) == {"echo": 401, SECRET_TOOL: 401}
+    assert reach(url, person.key) == {"echo": 403, SECRET_TOOL: 403}
     assert reach(url, person.token) == {"echo": 401, SECRET_TOOL: 401}
 
 
@@ -107,7 +108,7 @@ def test_a_suspended_key_says_why_and_works_again_when_its_person_is_back(
     committed(lambda: Membership.objects.get(organization=person.org, user=person.member).delete())
     with httpx2.Client(timeout=30, headers={"authorization": f"Bearer {person.key}"}) as http:
         refused = http.post(f"{url}/tools/echo", json={"message": "hi"})
-    assert refused.status_code == 401
+    assert refused.status_code == 403
     assert "suspended" in refused.text
     assert "no longer a member" in refused.text
 
@@ -125,7 +126,7 @@ def test_a_deleted_persons_keys_are_revoked_not_left_without_a_creator(
     url = asgi_server.mcp_url(person.server.slug)
     assert reach(url, person.key)["echo"] == 200
     committed(lambda: User.objects.filter(pk=person.member.pk).delete())
-    assert reach(url, person.key) == {"echo": 401, SECRET_TOOL: 401}
+    assert reach(url, person.key) == {"echo": 403, SECRET_TOOL: 403}
     revoked = committed(
         lambda: ApiKey.objects.get(name="member's", organization=person.org).revoked_at
     )

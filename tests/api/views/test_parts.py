@@ -127,3 +127,16 @@ def test_a_part_id_of_another_server_is_404_here(api, server, org):
     other = Server.objects.create(organization=org, slug="other", name="other")
     tool = server.tools.get()
     assert api.get(f"/api/servers/{other.slug}/tools/{tool.pk}/").status_code == 404
+
+
+def test_a_template_typo_is_refused_on_the_config_field_naming_the_argument(api, server):
+    typo = {
+        **ECHO,
+        "name": "greet",
+        "config": {"content": [{"type": "text", "text": "You said {{ mesage }}"}]},
+    }
+    response = api.post("/api/servers/weather/tools/", typo, format="json")
+    assert response.status_code == 400
+    [message] = response.json()["error"]["fields"]["config"]
+    assert "reads 'mesage'" in message and "did you mean 'message'?" in message
+    assert not server.tools.filter(name="greet").exists()

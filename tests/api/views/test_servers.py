@@ -192,3 +192,30 @@ def test_a_rollback_publishes_the_old_definition_again(api, server):
     assert ServerVersion.objects.filter(server=server).count() == 3
     missing = api.post("/api/servers/weather/rollback/", {"version": "7.0.0"}, format="json")
     assert missing.status_code == 400
+
+
+def test_importing_a_definition_with_a_template_typo_is_refused(api):
+    definition = {
+        "slug": "typo",
+        "name": "typo",
+        "tools": [
+            {
+                "name": "greet",
+                "description": "Greet.",
+                "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+                "config": {"content": [{"type": "text", "text": "hi {{ nmae }}!"}]},
+            }
+        ],
+    }
+    response = api.post("/api/servers/import/", definition, format="json")
+    assert response.status_code == 400
+    assert "reads 'nmae'" in str(response.json()["error"]["fields"])
+    assert not Server.objects.filter(slug="typo").exists()
+
+
+def test_publishing_a_draft_saved_before_the_template_check_warns_but_publishes(api, server):
+    server.tools.update(config={"content": [{"type": "text", "text": "You said {{ msg }}"}]})
+    response = api.post(f"/api/servers/{server.slug}/versions/", {}, format="json")
+    assert response.status_code == 201, response.json()
+    [warning] = response.json()["warnings"]
+    assert warning.startswith("tools[0].config.content[0].text: the template reads 'msg'")

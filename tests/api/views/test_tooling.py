@@ -95,3 +95,69 @@ def test_an_outsider_can_neither_import_into_nor_test_anothers_server(outsider_a
         outsider_api.post(f"{base}/import-api/preview/", {"document": PETSTORE}).status_code == 404
     )
     assert outsider_api.post(f"{base}/import-api/commit/", {"preview": {}}).status_code == 404
+
+
+def _teamwork() -> dict:
+    from pathlib import Path
+
+    import yaml
+
+    data = Path(__file__).resolve().parents[2] / "servers" / "importers" / "data"
+    return yaml.safe_load((data / "teamwork-openapi-3.0.yaml").read_text())
+
+
+def test_a_double_commit_of_one_import_yields_one_set_of_tools(api, server):
+    preview = api.post(
+        "/api/servers/weather/tools/import-api/preview/", {"document": _teamwork()}
+    ).json()
+    assert len(preview["changes"]["added"]) == 45
+
+    first = api.post("/api/servers/weather/tools/import-api/commit/", {"preview": preview})
+    second = api.post("/api/servers/weather/tools/import-api/commit/", {"preview": preview})
+
+    assert (first.status_code, second.status_code) == (201, 200)
+    assert first.json() == second.json()
+    assert server.tools.filter(kind="http").count() == 45
+    assert not server.tools.filter(name__endswith="_2").exists()
+
+
+def test_the_preview_of_a_newer_document_lists_added_changed_and_removed(api, server):
+    document = _teamwork()
+    preview = api.post("/api/servers/weather/tools/import-api/preview/", {"document": document})
+    api.post("/api/servers/weather/tools/import-api/commit/", {"preview": preview.json()})
+    document["paths"]["/users"]["get"]["summary"] = "List every user"
+    del document["paths"]["/search"]
+    document["paths"]["/audit-log"] = {
+        "get": {"operationId": "listAuditEvents", "summary": "List audit events", "responses": {}}
+    }
+
+    changes = api.post(
+        "/api/servers/weather/tools/import-api/preview/", {"document": document}
+    ).json()["changes"]
+
+    assert [c["name"] for c in changes["added"]] == ["listAuditEvents"]
+    assert [(c["name"], c["fields"]) for c in changes["changed"]] == [
+        ("listUsers", ["title", "description"])
+    ]
+    assert [c["name"] for c in changes["removed"]] == ["search"]
+    assert len(changes["unchanged"]) == 43
+    assert server.tools.get(name="listUsers").title == "List users"
+
+
+def test_a_hand_edited_preview_whose_template_reads_an_unknown_name_is_refused(api, server):
+    preview = api.post(
+        "/api/servers/weather/tools/import-api/preview/", {"document": PETSTORE}
+    ).json()
+    get_pet = next(op for op in preview["operations"] if op["operation_id"] == "getPet")
+    get_pet["config"]["headers"]["X-Pet"] = "{{ petid }}"
+
+    response = api.post(
+        "/api/servers/weather/tools/import-api/commit/",
+        {"preview": preview, "selected": ["getPet"]},
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["fields"]["selected"] == [
+        "GET /pets/{petId}: fix its problems first"
+    ]
+    assert not server.tools.filter(kind="http").exists()

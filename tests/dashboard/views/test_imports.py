@@ -85,3 +85,63 @@ def test_an_outsider_cannot_import_into_my_server(client, outsider, server):
         f"/servers/{server.slug}/import/", {"step": "preview", "text": json.dumps(SPEC)}
     )
     assert response.status_code == 404
+
+
+def test_a_double_submit_of_the_create_step_creates_each_tool_once(member_client, server):
+    url = f"/servers/{server.slug}/import/"
+    preview = member_client.post(url, {"step": "preview", "text": json.dumps(SPEC)})
+    form = {
+        "step": "create",
+        "document": preview.context["document"],
+        "operation": ["listPets", "getPet"],
+    }
+    first = member_client.post(url, form, follow=True)
+    second = member_client.post(url, form, follow=True)
+    assert sorted(Tool.objects.filter(server=server).values_list("name", flat=True)) == [
+        "getPet",
+        "listPets",
+    ]
+    assert "2 added" in [str(m) for m in first.context["messages"]][0]
+    assert (
+        "0 added as disabled drafts, 0 updated, 2 unchanged"
+        in [str(m) for m in second.context["messages"]][0]
+    )
+
+
+def test_the_preview_says_what_a_second_import_adds_updates_and_removes(member_client, server):
+    url = f"/servers/{server.slug}/import/"
+    preview = member_client.post(url, {"step": "preview", "text": json.dumps(SPEC)})
+    member_client.post(
+        url,
+        {
+            "step": "create",
+            "document": preview.context["document"],
+            "operation": ["listPets", "getPet"],
+        },
+    )
+    newer = json.loads(json.dumps(SPEC))
+    newer["paths"]["/pets"]["get"]["summary"] = "List every pet"
+    del newer["paths"]["/pets/{id}"]
+    newer["paths"]["/owners"] = {
+        "get": {"operationId": "listOwners", "summary": "List owners", "responses": {}}
+    }
+
+    again = member_client.post(url, {"step": "preview", "text": json.dumps(newer)})
+
+    page = again.content.decode()
+    assert "<strong>1</strong> to add, <strong>1</strong> to update" in page
+    assert 'updates <span class="mono">listPets</span> (title, description)' in page
+    assert 'No longer in the document: <span class="chip mono">getPet</span>' in page
+    member_client.post(
+        url,
+        {
+            "step": "create",
+            "document": again.context["document"],
+            "operation": ["listPets", "listOwners"],
+            "remove_missing": "on",
+        },
+    )
+    assert sorted(Tool.objects.filter(server=server).values_list("name", flat=True)) == [
+        "listOwners",
+        "listPets",
+    ]

@@ -313,3 +313,34 @@ def test_saving_a_tool_that_calls_a_public_host_gives_no_warning(member_client, 
         follow=True,
     )
     assert [m for m in response.context["messages"] if m.level_tag == "warning"] == []
+
+
+def test_a_template_typo_is_reported_next_to_the_config_and_nothing_is_saved(member_client, server):
+    config = json.dumps({"content": [{"type": "text", "text": "You said {{ mesage }}"}]})
+    response = member_client.post(f"/servers/{server.slug}/tools/new/", tool_post(config=config))
+    assert response.status_code == 400
+    [error] = response.context["form"].errors["config"]
+    assert "the template reads 'mesage'" in error and "did you mean 'message'?" in error
+    assert not Tool.objects.filter(server=server).exists()
+
+
+def test_resource_text_typed_in_a_browser_is_stored_with_lf_line_ends(member_client, server):
+    # A browser submits a textarea's lines separated by CRLF (HTML form encoding).
+    data = {
+        "uri": "docs://crlf",
+        "name": "crlf",
+        "title": "",
+        "description": "",
+        "mime_type": "text/markdown",
+        "content": "# Guide\r\n\r\nStep one.\r\nStep two.\r\n",
+    }
+    assert member_client.post(f"/servers/{server.slug}/resources/new/", data).status_code == 302
+    assert Resource.objects.get(uri="docs://crlf").text == "# Guide\n\nStep one.\nStep two.\n"
+    template = {
+        "uri_template": "notes://{id}",
+        "name": "note",
+        "text": "Note {{ id }}\r\nbody\r\n",
+        "completions": "",
+    }
+    assert member_client.post(f"/servers/{server.slug}/templates/new/", template).status_code == 302
+    assert ResourceTemplate.objects.get(name="note").text == "Note {{ id }}\nbody\n"

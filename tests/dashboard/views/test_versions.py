@@ -67,3 +67,22 @@ def test_the_banner_counts_several_pending_changes_in_the_plural(member_client, 
     )
     detail = member_client.get(f"/servers/{server.slug}/").content.decode()
     assert "2 changes go live when you publish" in detail
+
+
+def test_a_live_setting_changed_after_a_publish_is_not_listed_as_waiting_for_one(
+    member_client, server, tool
+):
+    member_client.post(f"/servers/{server.slug}/versions/", {"version": "1.0.0"})
+    server.auth_mode = "api_key+oauth"
+    server.rate_limit_per_minute = 120
+    server.save()
+
+    versions = member_client.get(f"/servers/{server.slug}/versions/")
+    detail = member_client.get(f"/servers/{server.slug}/").content.decode()
+
+    assert versions.context["changes"] == []
+    assert "Unpublished changes" not in detail
+    tool.description = "Changed"
+    tool.save()
+    changes = member_client.get(f"/servers/{server.slug}/versions/").context["changes"]
+    assert changes == ["tool changed: echo (description)"]

@@ -18,7 +18,8 @@ def nested(depth: int) -> str:
 
 
 def test_arguments_nested_1000_deep_are_refused_before_the_tool_runs(attacker, victim):
-    tenant = attacker(logArguments=True, tools=[static_tool("echo", "ran {{ d }}")])
+    schema = {"type": "object", "properties": {"d": {}}}
+    tenant = attacker(logArguments=True, tools=[static_tool("echo", "ran {{ d }}", schema)])
     body = (
         '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", '
         f'"params": {{"name": "echo", "arguments": {nested(1000)}}}}}'

@@ -11,8 +11,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from accounts.models import ApiKey, User
 from servers.definition import import_definition
+from servers.importers import commit_import
 from servers.importers.openapi import parse_openapi
-from servers.importers.preview import commit_import
 from tests.servers.endpoint.conftest import tenant  # noqa: F401 (a fixture used here too)
 
 RESOURCES = [

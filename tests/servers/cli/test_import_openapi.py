@@ -53,7 +53,7 @@ def test_selected_operations_are_imported_as_drafts(server, user):
         "--select",
         "listPets,getPetById",
     )
-    assert "Imported 2 draft tools into petshop" in out
+    assert "Imported into petshop: 2 added (disabled until reviewed)" in out
     assert list(server.tools.values_list("name", "kind", "enabled")) == [
         ("listPets", "http", False),
         ("getPetById", "http", False),
@@ -134,3 +134,47 @@ def test_an_import_of_an_api_on_this_machine_warns_that_calls_will_be_refused(
 def test_an_import_of_an_api_on_a_public_host_prints_no_warning(server, user):
     out = run("import-openapi", PETSTORE, "--server", "petshop", "--owner", user.email)
     assert "Imported" in out and "warning:" not in out
+
+
+TEAMWORK = str(DATA / "teamwork-openapi-3.0.yaml")
+
+
+def import_teamwork(user, *extra: str, source: str = TEAMWORK) -> str:
+    return run("import-openapi", source, "--server", "petshop", "--owner", user.email, *extra)
+
+
+def test_importing_the_same_document_twice_leaves_one_tool_per_operation(server, user):
+    import_teamwork(user)
+    out = import_teamwork(user)
+    assert (
+        "Imported into petshop: 0 added (disabled until reviewed), 0 updated, 45 unchanged" in out
+    )
+    assert server.tools.count() == 45
+
+
+def test_a_dry_run_shows_added_changed_and_removed_and_changes_nothing(server, user, tmp_path):
+    import yaml
+
+    import_teamwork(user)
+    document = yaml.safe_load(Path(TEAMWORK).read_text())
+    document["paths"]["/search"]["get"]["summary"] = "Search everything"
+    del document["paths"]["/labels/{labelId}"]
+    document["paths"]["/audit-log"] = {
+        "get": {"operationId": "listAuditEvents", "summary": "List audit events", "responses": {}}
+    }
+    newer = tmp_path / "teamwork-2.5.yaml"
+    newer.write_text(yaml.safe_dump(document))
+    before = list(server.tools.values_list("name", "title"))
+
+    out = import_teamwork(user, "--dry-run", source=str(newer))
+
+    assert "On the server: 1 added, 1 changed, 3 removed, 41 unchanged" in out
+    assert "  + listAuditEvents" in out
+    assert "  ~ search" in out and "(title, description)" in out
+    assert "  - deleteLabel" in out
+    assert list(server.tools.values_list("name", "title")) == before
+
+    import_teamwork(user, "--remove-missing", source=str(newer))
+    names = set(server.tools.values_list("name", flat=True))
+    assert "listAuditEvents" in names and "deleteLabel" not in names
+    assert server.tools.get(name="search").title == "Search everything"

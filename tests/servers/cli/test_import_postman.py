@@ -67,7 +67,7 @@ def test_a_collection_is_imported_with_an_environment_and_variables(server, user
         "--select",
         "forecasts_current_conditions,Alerts / Admin / Broadcast",
     )
-    assert "Imported 2 draft tools into weather" in out
+    assert "Imported into weather: 2 added (disabled until reviewed)" in out
     assert (
         "Secrets to set on the Secrets page: WEATHER_DESK_API_KEY, WEATHER_DESK_ADMIN_TOKEN" in out
     )

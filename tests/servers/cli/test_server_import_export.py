@@ -204,3 +204,28 @@ def test_import_of_tools_on_public_hosts_prints_no_warning(tmp_path, user):
     path.write_text(GOOD)
     out, _ = run("import", str(path), "--owner", user.email)
     assert "warning:" not in out
+
+
+def test_a_template_typo_in_an_imported_file_is_an_error_naming_the_argument(tmp_path, user):
+    path = tmp_path / "typo.yaml"
+    path.write_text(
+        GOOD.replace("text: Hello", "text: 'Hello {{ nmae }}'").replace(
+            "properties: {}", "properties: {name: {type: string}}"
+        )
+    )
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="1 error; nothing imported"):
+        call_command("server", "import", str(path), "--owner", user.email, stderr=err)
+    assert "tools[0].config.content[0].text: the template reads 'nmae'" in err.getvalue()
+    assert "did you mean 'name'?" in err.getvalue()
+
+
+def test_publishing_a_draft_with_a_template_typo_publishes_and_warns(tmp_path, user):
+    path = tmp_path / "s.yaml"
+    path.write_text(GOOD)
+    run("import", str(path), "--owner", user.email, "--draft")
+    server = Server.objects.get(slug="cli-server")
+    server.tools.update(config={"content": [{"type": "text", "text": "Hello {{ nmae }}"}]})
+    out, err = run("publish", "cli-server")
+    assert "Published cli-server@1.0.0" in out
+    assert "warning: tools[0].config.content[0].text: the template reads 'nmae'" in err

@@ -70,7 +70,7 @@ def test_a_wrong_key_is_named_with_its_fix(doctor_settings, world, committed):
     report = run(committed, server, user=user, key="gmcp_wrong_key_123456")
     step = report.step("initialize")
     assert step.status == "fail"
-    assert "401" in step.detail and "refused" in step.detail
+    assert "403" in step.detail and "refused" in step.detail
     assert "Connect page" in step.fix
     assert "gmcp_wrong_key_123456" not in step.request + step.response
     assert report.step("tools/list").status == "skip"

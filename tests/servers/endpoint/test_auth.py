@@ -35,6 +35,13 @@ def test_it_asks_for_a_key_with_www_authenticate(asgi_server, tenant):
 
 def test_it_rejects_a_wrong_key(asgi_server, tenant):
     response = list_tools(asgi_server.mcp_url(tenant.slug), "gmcp_not-a-real-key")
+    assert response.status_code == 403
+    assert 'error="invalid_token"' in response.headers["www-authenticate"]
+    assert response.json()["error"]["message"] == "Invalid API key"
+
+
+def test_a_wrong_token_that_is_not_key_shaped_still_gets_the_401(asgi_server, tenant):
+    response = list_tools(asgi_server.mcp_url(tenant.slug), "not-one-of-ours")
     assert response.status_code == 401
     assert 'error="invalid_token"' in response.headers["www-authenticate"]
 
@@ -45,14 +52,14 @@ def test_it_rejects_a_key_revoked_after_it_was_used(committed, asgi_server, tena
     assert client.call("tools/list")["result"]["tools"]
     committed(lambda: ApiKey.objects.get(pk=tenant.key.pk).revoke())
     response, _ = client.request("tools/list")
-    assert response.status_code == 401
+    assert response.status_code == 403
 
 
 def test_it_rejects_an_expired_key(committed, asgi_server, tenant):
     _, raw = committed(
         ApiKey.issue, tenant.org, "expired", expires_at=timezone.now() - timedelta(minutes=1)
     )
-    assert list_tools(asgi_server.mcp_url(tenant.slug), raw).status_code == 401
+    assert list_tools(asgi_server.mcp_url(tenant.slug), raw).status_code == 403
 
 
 def test_it_answers_an_outsiders_key_as_if_the_server_did_not_exist(
@@ -109,3 +116,10 @@ def test_it_records_when_a_key_was_last_used(committed, asgi_server, tenant):
         return committed(lambda: ApiKey.objects.get(pk=tenant.key.pk).last_used_at)
 
     wait_until(flushed, timeout=usage.FLUSH_SECONDS + 5, interval=0.5, what="last_used_at")
+
+
+def test_a_refresh_token_sent_as_a_bearer_gets_the_oauth_401_not_the_key_answer(
+    asgi_server, tenant
+):
+    response = list_tools(asgi_server.mcp_url(tenant.slug), "gmcp_rt_" + "r" * 43)
+    assert response.status_code == 401

@@ -220,7 +220,7 @@ def test_it_accepts_batches_only_from_2025_03_26_clients(client):
     assert newer.post(batch).status_code == 400
 
 
-def test_it_answers_503_when_paused_and_404_when_draft(committed, tenant, client):
+def test_it_answers_503_when_paused_and_tells_its_own_key_when_draft(committed, tenant, client):
     client.initialize()
 
     def set_status(status):
@@ -233,7 +233,8 @@ def test_it_answers_503_when_paused_and_404_when_draft(committed, tenant, client
     assert response.status_code == 503
     committed(set_status, "draft")
     response, _ = client.request("tools/list")
-    assert response.status_code == 404
+    assert response.status_code == 403
+    assert "is a draft" in response.json()["error"]["message"]
 
 
 def test_it_answers_404_for_an_unknown_server(asgi_server, tenant):
