@@ -8,53 +8,8 @@ unacknowledged message (infra/broker.py says what went wrong there).
 
 import pytest
 
-from .harness import django_script, wait_until
-
-SEED_TASKS_SERVER = """
-from accounts.models import User
-from servers.definition import import_definition
-from tests.mcptasks.conftest import tasks_definition
-
-user = User.objects.create_user("tasks-owner@example.com", "long enough password 1")
-server = import_definition(tasks_definition("broker-restart"), user.personal_organization())
-result = server.pk
-"""
-
-CREATE_TASK = """
-from servers.models import Server
-from servers.snapshot import compile_definition
-from tests.mcptasks.conftest import tasks_definition
-from mcptasks.lifecycle import create_task
-
-server = Server.objects.get(slug="broker-restart")
-snapshot = compile_definition(
-    tasks_definition("broker-restart"), server_id=server.pk,
-    organization_id=server.organization_id, generation="test",
-)
-result = create_task(snapshot, TOOL, ARGUMENTS, "key:1", None).pk
-"""
-
-
-class Tasks:
-    """The test's MCP tasks on the private database: created through the product's code in a
-    Django process, read with psql (quick enough to watch a task that runs for seconds)."""
-
-    def __init__(self, postgres, database_url: str, redis_url: str):
-        self.postgres, self.database = postgres, database_url.rsplit("/", 1)[1]
-        self.urls = {"database_url": database_url, "redis_url": redis_url}
-        django_script(SEED_TASKS_SERVER, **self.urls)
-
-    def create(self, tool: str, arguments: dict) -> str:
-        code = CREATE_TASK.replace("TOOL", repr(tool)).replace("ARGUMENTS", repr(arguments))
-        return django_script(code, **self.urls)
-
-    def state(self, task_id: str) -> tuple[str, int]:
-        """(status, attempts)"""
-        row = self.postgres.psql(
-            f"SELECT status, attempts FROM mcptasks_task WHERE id = '{task_id}'", self.database
-        )
-        status, attempts = row.split("|")
-        return status, int(attempts)
+from .harness import wait_until
+from .tasks import Tasks
 
 
 @pytest.mark.parametrize("how", ["restart", "kill"])
