@@ -50,3 +50,13 @@ class Tasks:
         )
         status, attempts = row.split("|")
         return status, int(attempts)
+
+    def timing(self, task_id: str) -> tuple[float, float]:
+        """(created at, epoch seconds; seconds from creation to its last change)"""
+        row = self.postgres.psql(
+            "SELECT extract(epoch FROM created_at), extract(epoch FROM updated_at - created_at) "
+            f"FROM mcptasks_task WHERE id = '{task_id}'",
+            self.database,
+        )
+        created, took = row.split("|")
+        return float(created), float(took)
