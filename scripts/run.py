@@ -110,9 +110,13 @@ class RestartNotes:
             pipe.expire(self.key, self.TTL_SECONDS)
             pipe.execute()
 
-    def settled(self, *names: str) -> None:
-        with contextlib.suppress(*self.errors):
+    def settled(self, *names: str) -> bool:
+        """Takes the notes back; False when Redis could not be told (try again later)."""
+        try:
             self.redis.hdel(self.key, *names)
+        except self.errors:
+            return False
+        return True
 
 
 class Child:
@@ -184,9 +188,7 @@ class Supervisor:
             if ran >= STABLE_SECONDS:
                 child.exits, child.ever_stable = 0, True
             if child.noted and ran >= SETTLED_SECONDS:
-                child.noted = False
-                if self.notes:
-                    self.notes.settled(child.name)
+                child.noted = not (self.notes and self.notes.settled(child.name))
             return None
         # Whatever it started (uvicorn's or Celery's pool processes) goes with it.
         self._signal(child.process, signal.SIGKILL)

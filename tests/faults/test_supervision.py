@@ -95,7 +95,8 @@ class McpPoller(threading.Thread):
 
     def stop(self) -> None:
         self.done.set()
-        self.join(10)
+        if self.is_alive():
+            self.join(10)
 
 
 def test_under_make_run_a_redis_restart_with_a_task_in_flight_heals_while_mcp_answers(
@@ -118,7 +119,7 @@ def test_under_make_run_a_redis_restart_with_a_task_in_flight_heals_while_mcp_an
         tasks = Tasks(fault_postgres, fault_database, fault_redis.url(0))
         in_flight = tasks.create("slow_compute", {"ms": 15000, "label": "in flight"})
         wait_until(lambda: tasks.state(in_flight) == ("working", 1), timeout=30, what="start")
-        assert redis.hlen("unacked") == 1
+        assert redis.hlen("unacked") >= 1  # the task's message (and maybe a platform job's)
         poller.start()
         wait_until(lambda: len(poller.calls) >= 5, timeout=10, what="calls before the restart")
 
@@ -147,10 +148,11 @@ def test_under_make_run_a_redis_restart_with_a_task_in_flight_heals_while_mcp_an
         reconnected = reconnections(run.log(), after=restarted_wall)
         created, ran = tasks.timing(after)
         print(
-            f"\nRedis down for {back - restarted:.2f} s; the worker's and beat's broker "
-            f"connections back {', '.join(f'{t - restarted_wall:.2f}' for t in reconnected)} s "
-            f"after the restart began; a task created {created - restarted_wall:.2f} s after it "
-            f"ran to its end {ran:.2f} s after its creation; /mcp: {len(poller.calls)} calls, "
+            f"\nRedis down for {back - restarted:.2f} s; the worker connected to it again "
+            f"{', '.join(f'{t - restarted_wall:.2f}' for t in reconnected)} s after the restart "
+            f"began; a task created {created - restarted_wall:.2f} s after it (a Django process's "
+            f"start) ran to its end {ran:.2f} s after its creation; /mcp: {len(poller.calls)} "
+            "calls, "
             f"{len(unanswered)} unanswered, {len(not_ok)} answered with an error"
             + (f" (the last {max(t for t, _ in not_ok):.2f} s after the restart)" if not_ok else "")
         )

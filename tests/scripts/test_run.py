@@ -189,7 +189,8 @@ class Poller(threading.Thread):
 
     def stop(self):
         self.done.set()
-        self.join(10)
+        if self.is_alive():
+            self.join(10)
 
 
 WORKER = (b"celery\x00-A", b"worker")
