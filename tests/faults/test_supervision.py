@@ -40,18 +40,21 @@ class MakeRun:
                 env=env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
+                start_new_session=True,  # stop() may kill its group, never this test run's
             )
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
     def stop(self) -> None:
+        """SIGTERM: run.py stops its three in order; their groups are killed if it cannot."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(60)
             except subprocess.TimeoutExpired:
-                os.killpg(os.getpgid(self.process.pid), signal.SIGKILL)
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
 
 
 CONNECTED = re.compile(
@@ -165,5 +168,5 @@ def test_under_make_run_a_redis_restart_with_a_task_in_flight_heals_while_mcp_an
         assert "Unrecoverable error" not in log
         assert "process exited" not in log  # nothing had to be restarted
     finally:
-        poller.stop()
         run.stop()
+        poller.stop()

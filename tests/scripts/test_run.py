@@ -2,6 +2,7 @@
 web server, a real Celery worker and beat, started and stopped together, and one that exits
 restarted while the others keep running."""
 
+import contextlib
 import importlib.util
 import os
 import signal
@@ -118,10 +119,19 @@ class Running:
         return descendants(self.process.pid)
 
     def stop(self):
+        """Whatever a test left running: run.py is asked to stop everything, and what is still
+        there after that (its children, found before they could be orphaned) is killed."""
+        left = descendants(self.process.pid)
         if self.process.poll() is None:
-            os.killpg(os.getpgid(self.process.pid), signal.SIGKILL)
-        for pid in descendants(self.process.pid):
-            os.kill(pid, signal.SIGKILL)
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture
