@@ -168,7 +168,7 @@ def test_restarts_back_off_from_one_second_to_at_most_thirty():
 
 def leader_of(children: set[int], marker: bytes, also: bytes = b"") -> int:
     """The process of `children` whose command line holds `marker` (and `also`) and that leads
-    its own group: what scripts/run.py started, not one of its pool processes."""
+    its own group: what scripts/run.py started, not one of its pool processes. 0 if none."""
     for pid in children:
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -176,7 +176,7 @@ def leader_of(children: set[int], marker: bytes, also: bytes = b"") -> int:
                 return pid
         except (OSError, ProcessLookupError):
             continue
-    raise AssertionError(f"no process with {marker!r} among {children}")
+    return 0
 
 
 class Poller(threading.Thread):
@@ -220,6 +220,7 @@ def test_a_killed_worker_is_restarted_while_the_web_server_keeps_answering(
         children = running.wait_all_up()
         worker = leader_of(children, *WORKER)
         web = leader_of(children, b"uvicorn\x00getmcp")
+        assert worker and web
         poller.start()
         os.kill(worker, signal.SIGKILL)
         worker_gone_at = time.time()
@@ -236,7 +237,7 @@ def test_a_killed_worker_is_restarted_while_the_web_server_keeps_answering(
         # Back: a new worker process whose heartbeat is younger than the old one's death.
         wait_until(
             lambda: (
-                leader_of(descendants(running.process.pid), *WORKER) != worker
+                leader_of(descendants(running.process.pid), *WORKER) not in (0, worker)
                 and max(score for _, score in worker_heartbeats()) > worker_gone_at
             ),
             timeout=60,
@@ -272,7 +273,7 @@ def test_a_killed_web_server_is_restarted_with_none_of_its_processes_left_behind
         web = leader_of(children, b"uvicorn\x00getmcp")
         web_group = {pid for pid in children if os.getpgid(pid) == web}
         worker = leader_of(children, *WORKER)
-        assert len(web_group) >= 3
+        assert web and worker and len(web_group) >= 3
         os.kill(web, signal.SIGKILL)
         wait_until(lambda: not any(alive(pid) for pid in web_group), timeout=30, what="web group")
         wait_until(running.answers, timeout=60, what=f"the web server\n{running.log.read_text()}")
