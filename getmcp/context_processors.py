@@ -15,7 +15,7 @@ def _background_status() -> dict:
     except Exception:
         # Redis itself is away: that has its own errors; the banner says nothing it cannot know.
         log.warning("background status: Redis did not answer", exc_info=True)
-        return {"worker": True, "beat": True}
+        return {"worker": True, "beat": True, "restarting": {}}
 
 
 def background(request) -> dict:

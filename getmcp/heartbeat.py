@@ -10,9 +10,13 @@ itself, so without these heartbeats a missing worker looks like a task that neve
 - Beat runs `BeatScheduler` (settings.CELERY_BEAT_SCHEDULER), which writes the time on its
   ticks, at most every BEAT_INTERVAL seconds; beat is alive while that is younger than BEAT_STALE.
 
+- `make run`'s supervisor (scripts/run.py) restarts a worker or beat that exited; meanwhile it
+  keeps a note in Redis, which `status()` returns so that the banner says so.
+
 Embedded mode (no REDIS_URL) runs tasks and the schedule inside the web process: always alive.
 """
 
+import json
 import logging
 import socket
 import threading
@@ -27,6 +31,7 @@ log = logging.getLogger(__name__)
 
 WORKERS_KEY = keys.HEARTBEAT_WORKERS
 BEAT_KEY = keys.HEARTBEAT_BEAT
+RESTARTS_KEY = keys.SUPERVISOR_RESTARTS
 WORKER_INTERVAL = 5.0
 WORKER_STALE = 20.0
 BEAT_INTERVAL = 10.0
@@ -69,20 +74,36 @@ def workers_alive() -> bool:
     return bool(_redis().zcount(WORKERS_KEY, time.time() - WORKER_STALE, "+inf"))
 
 
+def restart_notes(raw: dict) -> dict:
+    """The supervisor's notes (scripts/run.py writes them while it restarts a process that
+    exited): {"worker": {"code": -9, "exits": 1, "since": ..., "restart_at": ...}, ...}."""
+    notes = {}
+    for name, value in raw.items():
+        try:
+            note = json.loads(value)
+        except ValueError:
+            continue
+        if isinstance(note, dict):
+            notes[name.decode() if isinstance(name, bytes) else str(name)] = note
+    return notes
+
+
 def status() -> dict:
-    """{"worker": bool, "beat": bool} in one Redis round trip (the dashboard banner)."""
+    """{"worker": bool, "beat": bool, "restarting": {name: note}} in one Redis round trip (the
+    dashboard banner). `restarting` names what `make run` is restarting (restart_notes)."""
     if _embedded():
-        return {"worker": True, "beat": True}
+        return {"worker": True, "beat": True, "restarting": {}}
     now = time.time()
     pipe = _redis().pipeline(transaction=False)
     pipe.zcount(WORKERS_KEY, now - WORKER_STALE, "+inf")
     pipe.get(BEAT_KEY)
-    workers, beat = pipe.execute()
+    pipe.hgetall(RESTARTS_KEY)
+    workers, beat, restarts = pipe.execute()
     try:
         beat_fresh = beat is not None and now - float(beat) < BEAT_STALE
     except ValueError:
         beat_fresh = False
-    return {"worker": bool(workers), "beat": beat_fresh}
+    return {"worker": bool(workers), "beat": beat_fresh, "restarting": restart_notes(restarts)}
 
 
 # -- the worker side ------------------------------------------------------------------------------

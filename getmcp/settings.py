@@ -288,6 +288,11 @@ DOCTOR_ALLOW_PRIVATE_SITE = env_bool("DOCTOR_ALLOW_PRIVATE_SITE", False)
 DOCTOR_SSE_WAIT_SECONDS = float(os.environ.get("DOCTOR_SSE_WAIT_SECONDS", "5"))
 
 CELERY_BROKER_URL = REDIS_URL or "memory://"
+# kombu's Redis transport with the fix that lets a worker survive a Redis restart while it holds
+# a message (infra/broker.py, issue 30). Only for redis://: kombu derives a rediss:// URL's TLS
+# from the scheme's own name, which naming this class instead would lose.
+if REDIS_URL.startswith("redis://"):
+    CELERY_BROKER_TRANSPORT = "infra.broker:Transport"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_IMPORTS = ["servers.upstream.tasks"]

@@ -124,6 +124,8 @@ def vault_generation(organization_id: int) -> str:
 
 HEARTBEAT_WORKERS = "getmcp:heartbeat:workers"
 HEARTBEAT_BEAT = "getmcp:heartbeat:beat"
+# A hash: process name -> JSON note while `make run`'s supervisor restarts it (scripts/run.py).
+SUPERVISOR_RESTARTS = "getmcp:supervisor:restarts"
 
 
 def inspector_watched(slug: str) -> str:

@@ -9,14 +9,21 @@ is uvicorn alone (this script becomes it) and --workers must stay 1.
 
 With REDIS_URL, each of the three runs in its own session so a Ctrl-C at the terminal reaches
 only this supervisor, which then stops all three in order (SIGTERM, then SIGKILL after
-STOP_SECONDS); SIGTERM to this script does the same. When any of the three exits by itself the
-others are stopped too and this script exits non-zero: nothing is left half running, e.g. a web
-server accepting tasks no worker will ever run.
+STOP_SECONDS); SIGTERM to this script does the same.
+
+When one of them exits by itself (a crash, a kill, a broker it gave up on) it is restarted with
+backoff (`backoff()`: 1 s, 2 s, 4 s... at most MAX_DELAY) while the others keep running, so the
+web server goes on answering /mcp while a worker comes back; what it left behind (pool
+processes) is killed first. Meanwhile a note in Redis makes the dashboard's banner say that it
+is being restarted (getmcp/heartbeat.py). Only a process that never got going (GIVE_UP_AFTER
+exits in a row before it ever ran STABLE_SECONDS: a port in use, a broken install) stops the
+others and makes this script exit non-zero, rather than retrying forever.
 """
 
 import argparse
 import contextlib
 import ipaddress
+import json
 import os
 import signal
 import socket
@@ -94,16 +101,90 @@ def commands(host: str, port: int, workers: int, schedule: Path) -> dict[str, li
     }
 
 
+# Restarts: the first after FIRST_DELAY seconds, each next one twice as late, at most MAX_DELAY.
+# A run of STABLE_SECONDS forgives the earlier exits (the next crash waits FIRST_DELAY again).
+FIRST_DELAY = 1.0
+MAX_DELAY = 30.0
+STABLE_SECONDS = 60.0
+# A process that never started well (exited GIVE_UP_AFTER times in a row before it ever ran
+# STABLE_SECONDS) is a setup error, such as a port in use or a broken install: no use retrying.
+GIVE_UP_AFTER = 5
+# The restart note the dashboard shows stays until the new process has run this long.
+SETTLED_SECONDS = 10.0
+
+
+def backoff(exits: int) -> float:
+    """Seconds before the restart that follows the `exits`-th exit in a row (1, 2, 3...)."""
+    return min(MAX_DELAY, FIRST_DELAY * 2 ** max(0, exits - 1))
+
+
+class RestartNotes:
+    """What the supervisor is restarting, in Redis, for the dashboard's banner
+    (getmcp/heartbeat.py reads it). Best effort: Redis may be the very thing that is away."""
+
+    TTL_SECONDS = 600
+
+    def __init__(self, url: str):
+        import redis
+
+        from infra import keys
+
+        self.key = keys.SUPERVISOR_RESTARTS
+        self.redis = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+        self.errors = (redis.RedisError, OSError)
+
+    def restarting(self, name: str, *, code: int, exits: int, at: float) -> None:
+        note = {"code": code, "exits": exits, "since": time.time(), "restart_at": at}
+        with contextlib.suppress(*self.errors):
+            pipe = self.redis.pipeline()
+            pipe.hset(self.key, name, json.dumps(note))
+            pipe.expire(self.key, self.TTL_SECONDS)
+            pipe.execute()
+
+    def settled(self, *names: str) -> bool:
+        """Takes the notes back; False when Redis could not be told (try again later)."""
+        try:
+            self.redis.hdel(self.key, *names)
+        except self.errors:
+            return False
+        return True
+
+
+class Child:
+    """One supervised process: its command, the running Popen (None while waiting to restart)
+    and its record of exits."""
+
+    def __init__(self, name: str, command: list[str]):
+        self.name, self.command = name, command
+        self.process: subprocess.Popen | None = None
+        self.started_at = 0.0
+        self.restart_at: float | None = None
+        self.exits = 0  # in a row, each before STABLE_SECONDS of running
+        self.ever_stable = False
+        self.noted = False  # a restart note is in Redis
+
+    def start(self) -> None:
+        # Own session: the terminal's Ctrl-C goes to us alone; we stop them in order.
+        self.process = subprocess.Popen(self.command, cwd=ROOT, start_new_session=True)
+        self.started_at = time.monotonic()
+        self.restart_at = None
+
+    def running_for(self) -> float:
+        return time.monotonic() - self.started_at if self.process else 0.0
+
+
 class Supervisor:
-    def __init__(self, processes: dict[str, list[str]]):
-        self.commands = processes
-        self.children: dict[str, subprocess.Popen] = {}
+    """Starts the processes, restarts one that exits (with backoff) while the others go on,
+    and stops them all on SIGINT/SIGTERM."""
+
+    def __init__(self, processes: dict[str, list[str]], notes: RestartNotes | None = None):
+        self.children = {name: Child(name, command) for name, command in processes.items()}
+        self.notes = notes
         self.stopping = False
 
     def start(self) -> None:
-        for name, command in self.commands.items():
-            # Own session: the terminal's Ctrl-C goes to us alone; we stop them in order.
-            self.children[name] = subprocess.Popen(command, cwd=ROOT, start_new_session=True)
+        for child in self.children.values():
+            child.start()
 
     def request_stop(self, signum, _frame) -> None:
         if not self.stopping:
@@ -114,31 +195,72 @@ class Supervisor:
         return ", ".join(self.children)
 
     def watch(self) -> int:
-        """Wait until a signal asks us to stop or a child exits; returns the exit code."""
+        """Supervise until a signal asks us to stop (0) or a process cannot start at all (its
+        exit code)."""
         while not self.stopping:
-            for name, child in self.children.items():
-                code = child.poll()
-                if code is not None:
-                    print(
-                        f"getmcp: the {name} process exited (code {code}); stopping the others",
-                        file=sys.stderr,
-                        flush=True,
-                    )
+            for child in self.children.values():
+                failed = self._tend(child)
+                if failed is not None:
                     self.stop()
-                    return code if code > 0 else 1
+                    return failed
             time.sleep(0.2)
         self.stop()
         return 0
 
+    def _tend(self, child: Child) -> int | None:
+        if child.process is None:
+            if child.restart_at is not None and time.monotonic() >= child.restart_at:
+                print(f"getmcp: restarting the {child.name} process", file=sys.stderr, flush=True)
+                child.start()
+            return None
+        code = child.process.poll()
+        if code is None:
+            ran = child.running_for()
+            if ran >= STABLE_SECONDS:
+                child.exits, child.ever_stable = 0, True
+            if child.noted and ran >= SETTLED_SECONDS:
+                child.noted = not (self.notes and self.notes.settled(child.name))
+            return None
+        # Whatever it started (uvicorn's or Celery's pool processes) goes with it.
+        self._signal(child.process, signal.SIGKILL)
+        if child.running_for() >= STABLE_SECONDS:
+            child.exits, child.ever_stable = 0, True
+        child.process = None
+        child.exits += 1
+        if not child.ever_stable and child.exits >= GIVE_UP_AFTER:
+            print(
+                f"getmcp: the {child.name} process exited (code {code}) {child.exits} times "
+                f"without starting well; stopping the others",
+                file=sys.stderr,
+                flush=True,
+            )
+            return code if code > 0 else 1
+        delay = backoff(child.exits)
+        child.restart_at = time.monotonic() + delay
+        print(
+            f"getmcp: the {child.name} process exited (code {code}); restarting it in "
+            f"{delay:g} s (exit {child.exits} in a row); the others keep running",
+            file=sys.stderr,
+            flush=True,
+        )
+        if self.notes:
+            at = time.time() + delay
+            self.notes.restarting(child.name, code=code, exits=child.exits, at=at)
+            child.noted = True
+        return None
+
     def stop(self) -> None:
-        for child in self.children.values():
-            self._signal(child, signal.SIGTERM)
+        running = [child.process for child in self.children.values() if child.process]
+        for process in running:
+            self._signal(process, signal.SIGTERM)
         deadline = time.monotonic() + STOP_SECONDS
-        for child in self.children.values():
+        for process in running:
             with contextlib.suppress(subprocess.TimeoutExpired):
-                child.wait(max(0.1, deadline - time.monotonic()))
-            self._signal(child, signal.SIGKILL)  # whatever of its group is still there
-            child.wait()
+                process.wait(max(0.1, deadline - time.monotonic()))
+            self._signal(process, signal.SIGKILL)  # whatever of its group is still there
+            process.wait()
+        if self.notes:
+            self.notes.settled(*self.children)
 
     @staticmethod
     def _signal(child: subprocess.Popen, signum: int) -> None:
@@ -187,13 +309,14 @@ def main(argv=None) -> int:
     from observability import multiproc
 
     metrics_dir = multiproc.prepare(args.workers)
-    supervisor = Supervisor(processes)
+    supervisor = Supervisor(processes, RestartNotes(os.environ["REDIS_URL"]))
     signal.signal(signal.SIGINT, supervisor.request_stop)
     signal.signal(signal.SIGTERM, supervisor.request_stop)
     supervisor.start()
     print(
         f"getmcp: web ({args.workers} process{'es' if args.workers > 1 else ''}) on "
-        f"{args.host}:{args.port}, a Celery worker and Celery beat; Ctrl-C stops all three.",
+        f"{args.host}:{args.port}, a Celery worker and Celery beat; one that exits is restarted, "
+        "Ctrl-C stops all three.",
         flush=True,
     )
     try:

@@ -24,7 +24,9 @@ class Worker:
     """A real `celery worker` process on this test's Redis DB and test database.
 
     By default it consumes every queue (platform jobs and MCP tasks) with one slot; `queues`
-    narrows it as a production pool would be, `concurrency` > 1 gives it a thread pool."""
+    narrows it as a production pool would be, `concurrency` > 1 gives it a thread pool, and
+    `prefork=True` Celery's default pool of processes (what `make run` and compose start), whose
+    main process runs kombu's event loop."""
 
     def __init__(
         self,
@@ -34,11 +36,14 @@ class Worker:
         redis_url: str | None = None,
         queues: str | None = None,
         concurrency: int = 1,
+        prefork: bool = False,
         env: dict | None = None,
     ):
         self.name = f"test-worker-{uuid.uuid4().hex[:8]}"
         self.log_path = log_dir / f"{self.name}.log"
         pool = ["--pool=solo"] if concurrency == 1 else ["--pool=threads", f"-c{concurrency}"]
+        if prefork:
+            pool = ["--pool=prefork", f"-c{concurrency}"]
         env = {
             **os.environ,
             "DATABASE_URL": database_url,

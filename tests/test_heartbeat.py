@@ -1,6 +1,7 @@
 """Worker and beat heartbeats (getmcp/heartbeat.py): real Celery processes say they are alive,
 and the dashboard shows a banner when one is not."""
 
+import json
 import os
 import subprocess
 import sys
@@ -53,7 +54,7 @@ def test_the_banner_names_only_what_is_missing(member_client, quiet):
 
 def test_embedded_mode_needs_no_worker_or_beat_and_shows_no_banner(member_client, quiet, settings):
     settings.REDIS_URL = ""
-    assert heartbeat.status() == {"worker": True, "beat": True}
+    assert heartbeat.status() == {"worker": True, "beat": True, "restarting": {}}
     assert heartbeat.workers_alive()
     assert "data-background-banner" not in member_client.get("/calls/").content.decode()
 
@@ -102,3 +103,20 @@ def test_a_real_beat_process_says_it_is_alive(live_database, tmp_path, quiet):
 
         app.control.purge()
     assert "getmcp.heartbeat.BeatScheduler" in log.read_text()
+
+
+def test_the_banner_says_when_make_run_is_restarting_the_worker_or_beat(member_client, quiet):
+    heartbeat.worker_beat("celery@banner-test")  # a crashed worker's entry is still fresh
+    heartbeat.beat_tick()
+    notes = {"worker": {"code": -9, "exits": 2, "since": time.time(), "restart_at": time.time()}}
+    sync_client().hset(heartbeat.RESTARTS_KEY, "worker", json.dumps(notes["worker"]))
+    try:
+        assert heartbeat.status()["restarting"] == notes
+        page = member_client.get("/calls/").content.decode()
+        assert "The task worker stopped and is being restarted." in page
+        assert "It exited with code -9 (2 times" in page
+        assert BEAT_MISSING not in page and WORKER_MISSING not in page
+        sync_client().hset(heartbeat.RESTARTS_KEY, "worker", "not json")
+        assert heartbeat.status()["restarting"] == {}
+    finally:
+        sync_client().delete(heartbeat.RESTARTS_KEY)

@@ -179,6 +179,24 @@ def test_the_tls_proxy_is_an_opt_in_profile_with_the_caddyfile_it_mounts():
     assert caddy["depends_on"]["web"]["condition"] == "service_healthy"
 
 
+def test_compose_restarts_every_long_running_process_and_keeps_redis_append_only():
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    for name, service in services.items():
+        assert service["restart"] == ("no" if name == "migrate" else "unless-stopped"), name
+    # What a Redis restart costs assumes its data comes back (docs/operations.md).
+    assert services["redis"]["command"][-2:] == ["--appendonly", "yes"]
+
+
+def test_the_celery_broker_is_kombus_redis_transport_that_survives_a_redis_restart():
+    from getmcp.celery import app
+    from infra.broker import Transport
+
+    assert settings.REDIS_URL.startswith("redis://")
+    assert settings.CELERY_BROKER_TRANSPORT == "infra.broker:Transport"
+    with app.connection_for_read() as connection:
+        assert isinstance(connection.transport, Transport)
+
+
 def queues_of(command: list[str] | str) -> set[str]:
     words = command if isinstance(command, list) else command.split()
     return set(words[words.index("-Q") + 1].split(","))

@@ -335,12 +335,12 @@ class FaultLiveServer(LiveServer):
         return self.log_path.read_text(errors="replace")
 
 
-def celery_worker(*, database_url: str, redis_url: str, log_dir: Path):
-    """A real `celery worker` (tests/celery_workers.Worker) on the private services, started and
-    ready; the caller stops it."""
+def celery_worker(*, database_url: str, redis_url: str, log_dir: Path, **options):
+    """A real `celery worker` (tests/celery_workers.Worker, `options` passed on) on the private
+    services, started and ready; the caller stops it."""
     from tests.celery_workers import Worker
 
-    return Worker(database_url, log_dir, redis_url=redis_url).wait_ready()
+    return Worker(database_url, log_dir, redis_url=redis_url, **options).wait_ready()
 
 
 SEED_TENANT = """

@@ -1,11 +1,16 @@
 """scripts/run.py, what `make run` serves with: uvicorn alone in embedded mode; with REDIS_URL the
-web server, a real Celery worker and beat, started and stopped together."""
+web server, a real Celery worker and beat, started and stopped together, and one that exits
+restarted while the others keep running."""
 
+import contextlib
 import importlib.util
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import httpx2
@@ -82,8 +87,8 @@ def test_printed_urls_name_a_host_that_answers():
 class Running:
     """scripts/run.py with this test run's Redis and database, on a free port."""
 
-    def __init__(self, tmp_path: Path, *args: str):
-        self.port = free_port()
+    def __init__(self, tmp_path: Path, *args: str, port: int | None = None):
+        self.port = port or free_port()
         env = {**os.environ, "DATABASE_URL": database_url_for_workers()}
         env["REDIS_URL"] = settings.REDIS_URL
         env.pop("TEST_DB_NAME", None)
@@ -95,6 +100,7 @@ class Running:
                 env=env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
+                start_new_session=True,  # stop() kills its group, not this test run's
             )
 
     def answers(self) -> bool:
@@ -106,17 +112,26 @@ class Running:
     def wait_all_up(self):
         wait_until(self.answers, timeout=60, what=f"the web server\n{self.log.read_text()}")
         wait_until(
-            lambda: heartbeat.status() == {"worker": True, "beat": True},
+            lambda: heartbeat.status() == {"worker": True, "beat": True, "restarting": {}},
             timeout=60,
             what=f"the worker and beat heartbeats\n{self.log.read_text()}",
         )
         return descendants(self.process.pid)
 
     def stop(self):
+        """Whatever a test left running: run.py is asked to stop everything, and what is still
+        there after that (its children, found before they could be orphaned) is killed."""
+        left = descendants(self.process.pid)
         if self.process.poll() is None:
-            os.killpg(os.getpgid(self.process.pid), signal.SIGKILL)
-        for pid in descendants(self.process.pid):
-            os.kill(pid, signal.SIGKILL)
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture
@@ -146,28 +161,124 @@ def test_with_redis_web_worker_and_beat_start_together_and_one_signal_stops_them
         running.stop()
 
 
-@pytest.mark.parametrize(
-    ("dying", "marker"), [("worker", b"celery\x00-A"), ("web", b"uvicorn\x00getmcp")]
-)
-def test_when_one_of_them_dies_the_others_are_stopped_too(
-    live_database, tmp_path, quiet_heartbeats, dying, marker
+def test_restarts_back_off_from_one_second_to_at_most_thirty():
+    run = load_script()
+    assert [run.backoff(exits) for exits in range(1, 8)] == [1, 2, 4, 8, 16, 30, 30]
+
+
+def leader_of(children: set[int], marker: bytes, also: bytes = b"") -> int:
+    """The process of `children` whose command line holds `marker` (and `also`) and that leads
+    its own group: what scripts/run.py started, not one of its pool processes. 0 if none."""
+    for pid in children:
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if marker in cmdline and also in cmdline and os.getpgid(pid) == pid:
+                return pid
+        except (OSError, ProcessLookupError):
+            continue
+    return 0
+
+
+class Poller(threading.Thread):
+    """Asks /mcp/ every 0.1 s until stopped; counts what answered and what did not."""
+
+    def __init__(self, port: int):
+        super().__init__(daemon=True)
+        self.url = f"http://127.0.0.1:{port}/mcp/-"
+        self.answered, self.failed = 0, []
+        self.done = threading.Event()
+
+    def run(self):
+        while not self.done.is_set():
+            try:
+                httpx2.post(self.url, json={}, timeout=5)
+                self.answered += 1
+            except httpx2.HTTPError as exc:
+                self.failed.append(repr(exc))
+            self.done.wait(0.1)
+
+    def stop(self):
+        self.done.set()
+        if self.is_alive():
+            self.join(10)
+
+
+WORKER = (b"celery\x00-A", b"worker")
+
+
+def worker_heartbeats() -> list[tuple[bytes, float]]:
+    return sync_client().zrange(heartbeat.WORKERS_KEY, 0, -1, withscores=True) or [(b"", 0.0)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_worker_is_restarted_while_the_web_server_keeps_answering(
+    live_database, tmp_path, quiet_heartbeats, client, user
 ):
-    # Two web processes: when the uvicorn master is the one killed, its workers must go too.
+    running = Running(tmp_path)
+    poller = Poller(running.port)
+    try:
+        children = running.wait_all_up()
+        worker = leader_of(children, *WORKER)
+        web = leader_of(children, b"uvicorn\x00getmcp")
+        assert worker and web
+        poller.start()
+        os.kill(worker, signal.SIGKILL)
+        worker_gone_at = time.time()
+
+        # Meanwhile the dashboard says what is going on.
+        note = wait_until(
+            lambda: heartbeat.status()["restarting"].get("worker"), timeout=10, what="a note"
+        )
+        assert note["code"] == -signal.SIGKILL and note["exits"] == 1
+        client.force_login(user)
+        page = client.get("/calls/").content.decode()
+        assert "The task worker stopped and is being restarted." in page
+
+        # Back: a new worker process whose heartbeat is younger than the old one's death.
+        wait_until(
+            lambda: (
+                leader_of(descendants(running.process.pid), *WORKER) not in (0, worker)
+                and max(score for _, score in worker_heartbeats()) > worker_gone_at
+            ),
+            timeout=60,
+            what=f"the worker to come back\n{running.log.read_text()}",
+        )
+        # Once it has run a while, the note is gone and so is the banner.
+        wait_until(lambda: not heartbeat.status()["restarting"], timeout=30, what="the note to go")
+        assert "data-background-banner" not in client.get("/calls/").content.decode()
+        poller.stop()
+        assert poller.failed == [] and poller.answered > 20
+        assert alive(web) and running.process.poll() is None
+        log = running.log.read_text()
+        assert "the worker process exited (code -9); restarting it in 1 s" in log
+        assert "restarting the worker process" in log
+
+        # SIGTERM still stops everything.
+        everything = descendants(running.process.pid)
+        running.process.send_signal(signal.SIGTERM)
+        assert running.process.wait(60) == 0
+        wait_until(lambda: not any(alive(pid) for pid in everything), timeout=10, what="all")
+    finally:
+        poller.stop()
+        running.stop()
+
+
+def test_a_killed_web_server_is_restarted_with_none_of_its_processes_left_behind(
+    live_database, tmp_path, quiet_heartbeats
+):
+    # Two web processes: when the uvicorn master is killed, its workers must go too.
     running = Running(tmp_path, "--workers", "2")
     try:
         children = running.wait_all_up()
-        leader = next(
-            pid
-            for pid in children
-            if marker in Path(f"/proc/{pid}/cmdline").read_bytes()
-            and (dying != "worker" or b"worker" in Path(f"/proc/{pid}/cmdline").read_bytes())
-            and os.getpgid(pid) == pid
-        )
-        os.kill(leader, signal.SIGKILL)
-        assert running.process.wait(60) == 1
-        wait_until(lambda: not any(alive(pid) for pid in children), timeout=30, what="children")
-        assert not running.answers()
-        assert f"the {dying} process exited" in running.log.read_text()
+        web = leader_of(children, b"uvicorn\x00getmcp")
+        web_group = {pid for pid in children if os.getpgid(pid) == web}
+        worker = leader_of(children, *WORKER)
+        assert web and worker and len(web_group) >= 3
+        os.kill(web, signal.SIGKILL)
+        wait_until(lambda: not any(alive(pid) for pid in web_group), timeout=30, what="web group")
+        wait_until(running.answers, timeout=60, what=f"the web server\n{running.log.read_text()}")
+        assert alive(worker) and running.process.poll() is None
+        assert "the web process exited (code -9); restarting it in 1 s" in running.log.read_text()
     finally:
         running.stop()
 
@@ -229,3 +340,20 @@ def test_make_run_on_loopback_prints_the_switch_and_serves_with_it(tmp_path):
     finally:
         process.terminate()
         process.wait(20)
+
+
+def test_a_process_that_never_starts_stops_the_others_and_run_exits_non_zero(
+    live_database, tmp_path, quiet_heartbeats
+):
+    running = None
+    with socket.socket() as taken:  # the web server's port is in use: no use retrying forever
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        running = Running(tmp_path, port=taken.getsockname()[1])
+        try:
+            assert running.process.wait(180) == 3  # uvicorn's code for a failed start
+            log = running.log.read_text()
+            assert "the web process exited (code 3) 5 times without starting well" in log
+            assert log.count("restarting the web process") == 4
+        finally:
+            running.stop()
