@@ -222,7 +222,7 @@ def test_the_inspector_table_with_rows_fits_1280_px(browser, dashboard_server, o
         json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
         headers={"Authorization": "Bearer gmcp_not_a_real_key", "User-Agent": agent},
     )
-    assert refused.status_code == 401
+    assert refused.status_code == 403  # a key-shaped credential: 403 "Invalid API key"
     expect(page.locator("#inspector-rows tbody tr")).to_have_count(1)
     problems = check_fits(page, "inspector with rows 1280", "1280")
     shoot(page, "look-inspector-rows-1280-light")

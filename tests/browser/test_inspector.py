@@ -18,6 +18,7 @@ from mcp.types import Implementation
 from playwright.sync_api import expect
 
 from accounts.models import ApiKey, User
+from oauth.metadata import resource_uri
 from servers.definition import import_definition
 from tests.servers.endpoint.conftest import server_definition
 
@@ -109,10 +110,10 @@ def test_a_request_with_a_revoked_key_appears_with_its_reason(watched, dashboard
         headers={"authorization": f"Bearer {raw}", "accept": "application/json"},
         timeout=10,
     )
-    assert answer.status_code == 401
+    assert answer.status_code == 403  # an unusable API key: 403, no OAuth challenge
     row = page.locator("#inspector-rows tbody tr", has_text="API key or access token revoked")
     expect(row).to_be_visible(timeout=2000)
-    expect(row).to_contain_text("401 refused")
+    expect(row).to_contain_text("403 refused")
     page.select_option("#f-status", "refused")
     expect(row).to_be_visible()
 
@@ -210,7 +211,9 @@ def test_an_oauth_request_naming_the_server_appears_with_its_reason(watched, das
             "client_id": "no-such-client",
             "code": "gmcp-code-that-must-not-show",
             "code_verifier": "a-verifier-that-must-not-show",
-            "resource": dashboard_server.mcp_url(slug),
+            # The server's canonical resource URI (this deployment's SITE_URL): only requests
+            # naming it reach its inspector (inspector/oauth_watch.py).
+            "resource": resource_uri(slug),
         },
         timeout=10,
     )

@@ -39,6 +39,10 @@ import httpx2
 from tests.conftest import LiveServer, free_port
 from tests.waiting import wait_until  # noqa: F401 (the fault tests import it from here)
 
+# The status of an API key that is no longer usable (revoked, expired, suspended): 403, never an
+# OAuth 401 challenge for a key (servers.endpoint.gate.bad_api_key).
+REVOKED_KEY = 403
+
 ROOT = Path(__file__).resolve().parents[2]
 PG_BIN = Path(os.environ.get("FAULTS_PG_BIN", "/usr/lib/postgresql/15/bin"))
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"

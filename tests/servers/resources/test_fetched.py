@@ -144,7 +144,7 @@ def test_a_missing_secret_is_an_error_naming_it(httpserver, server, loopback_all
         ),
     )
     error = read_fails(snapshot, "docs://page")
-    assert error.code == -32603 and "NOPE" in error.message and "vault" in error.message
+    assert error.code == -32603 and "NOPE" in error.message and "Secrets page" in error.message
     assert httpserver.log == []
 
 
