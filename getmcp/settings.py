@@ -151,7 +151,7 @@ SECURITY_RECHECK_SECONDS = float(os.environ.get("SECURITY_RECHECK_SECONDS", "2")
 # A warm request reads no Redis: each process mirrors the state it checks (generations, sessions,
 # inspector flags), told of changes by pub/sub at once and re-reading what it serves at least
 # this often, so a change Redis saw is enforced everywhere within this bound even when its
-# announcement was lost (gateway/endpoint/mirror.py, docs/scaling.md). 0 turns the mirror off.
+# announcement was lost (gateway/pipeline/mirror.py, docs/scaling.md). 0 turns the mirror off.
 MCP_STATE_MAX_STALE_SECONDS = float(os.environ.get("MCP_STATE_MAX_STALE_SECONDS", "1"))
 # The mirror keeps re-reading (in the background, batched) every server and key used in this
 # window, so a call to any of them finds its state fresh however rarely each is called; at most

@@ -12,7 +12,7 @@ def key_generation(digest: str) -> str:
 def state_changes() -> str:
     """The pub/sub channel on which a change of hot-path state (a server's or key's generation,
     a session ended or changed, a server's inspector opened) is announced to every web process's
-    state mirror (servers/state_events.py, gateway/endpoint/mirror.py)."""
+    state mirror (servers/state_events.py, gateway/pipeline/mirror.py)."""
     return "mcp:state"
 
 

@@ -380,7 +380,6 @@ def build(
     if not reason and withheld(gate, method, target, response_message):
         reason = "tool_access_refused"
     outcome, error = outcome_of(status, reason, response_body)
-    credential = gate.credential
     event = {
         "id": uuid.uuid4().hex,
         "at": time.time() - (finished - started),
@@ -394,7 +393,7 @@ def build(
         "client": client_of(
             gate.session, request_message, response_message, req.header("user-agent", "") or ""
         ),
-        "credential": credential.name if getattr(credential, "key_id", None) else "",
+        "credential": gate.caller.credential_name,
         "method": method[:100],
         "target": target,
         "status": status,

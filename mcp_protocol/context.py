@@ -4,6 +4,8 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, NoReturn, Protocol
 
+from .caller import ANONYMOUS, Caller
+
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -38,7 +40,8 @@ class RequestContext(Protocol):
     protocol_version: str
     client_capabilities: dict[str, Any]
     client_info: dict[str, Any] | None
-    credential: str
+    # Who is calling (mcp_protocol/caller.py), resolved once by the gateway's pipeline.
+    caller: Caller = ANONYMOUS
     # The inbound request's headers (lower-case names) that an http tool may forward.
     client_headers: Mapping[str, str] = NO_HEADERS
     # Session era (2025 revisions): the request belongs to a session the client keeps open, so the
@@ -52,6 +55,12 @@ class RequestContext(Protocol):
     # Stateless era with the tasks extension: a workflow `task` step hands the call over to a
     # task by calling this (it raises and never returns). None elsewhere: the step does nothing.
     start_task: Callable[[], NoReturn] | None = None
+
+    @property
+    def credential(self) -> str:
+        """The credential's stable name (`Caller.ident`): what tasks and kept results are
+        bound to."""
+        return self.caller.ident
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None: ...
 
@@ -76,12 +85,12 @@ class NullContext(RequestContext):
         self,
         protocol_version: str = "2025-11-25",
         client_capabilities: dict[str, Any] | None = None,
-        credential: str = "anon",
+        caller: Caller = ANONYMOUS,
     ) -> None:
         self.protocol_version = protocol_version
         self.client_capabilities = client_capabilities or {}
         self.client_info = None
-        self.credential = credential
+        self.caller = caller
         self.logs: list[dict[str, Any]] = []
         self.progress_events: list[dict[str, Any]] = []
 

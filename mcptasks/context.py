@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from mcp_protocol import caller
 from mcp_protocol.context import REQUIRED_CAPABILITY, RequestContext
 from mcp_protocol.errors import (
     INVALID_PARAMS,
@@ -33,7 +34,8 @@ class TaskContext(RequestContext):
         self.protocol_version = task.protocol_version
         self.client_capabilities = task.client_capabilities or {}
         self.client_info = None
-        self.credential = task.credential
+        # The request that made the task has gone: its caller is the one the row names.
+        self.caller = caller.stored(task.organization_id, task.credential)
         self._redis = redis
         self._park = park_request  # async (key, method, params) -> None: make it outstanding
         self._settle = settle_request  # async (key) -> None: it is answered

@@ -135,7 +135,7 @@ async def maybe_call(gate, request, ctx) -> dict | None:
             snapshot,
             tool.name,
             arguments,
-            gate.credential.ident,
+            gate.caller.ident,
             None,
             protocol_version=ctx.protocol_version,
             client_capabilities=dict(ctx.client_capabilities or {}),
@@ -152,7 +152,7 @@ def _find(gate, handle) -> Task:
     return lifecycle.get_task(
         handle,
         gate.snapshot.organization_id,
-        gate.credential.ident,
+        gate.caller.ident,
         server_id=gate.snapshot.server_id,
     )
 

@@ -78,6 +78,21 @@ def talks_to_client(snapshot, request) -> bool:
     return longcalls.eligible(snapshot, tool)
 
 
+async def layer(call, inner) -> dict:
+    """The dispatch layer of discovery and long calls (gateway/pipeline/dispatch.py): the
+    platform's own tools, long calls, the meta-tools' tools/list and kept results' pages are
+    answered here; every other call goes on inside."""
+    answered = await before(call.gate, call.request, call.context)
+    if answered is not None:
+        return answered
+    return await inner(call)
+
+
+async def budget_layer(call, inner) -> dict:
+    """The dispatch layer of output budgets: a tools/call result over budget is cut here."""
+    return await after(call.gate, call.request, await inner(call))
+
+
 async def before(gate, request, ctx: RequestContext) -> dict | None:
     params = request.params
     if request.method == "tools/list":
@@ -87,7 +102,7 @@ async def before(gate, request, ctx: RequestContext) -> dict | None:
             gate.redis,
             params["uri"],
             server_id=gate.snapshot.server_id,
-            credential=gate.credential.ident,
+            credential=gate.caller.ident,
         )
         if page is None:
             raise McpError(INVALID_PARAMS, "Resource not found", {"uri": params["uri"]})
@@ -133,5 +148,5 @@ async def after(gate, request, result, tool=...) -> dict:
         name = request.params.get("name")
         tool = snapshot.tools.get(name) if isinstance(name, str) else None
     return await budgets.apply(
-        gate.redis, snapshot, tool, request.params, result, credential=gate.credential.ident
+        gate.redis, snapshot, tool, request.params, result, credential=gate.caller.ident
     )

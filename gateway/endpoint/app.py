@@ -17,7 +17,8 @@ from observability.asgi import observed
 from servers.outages import RETRY_AFTER_SECONDS, outage_message, outage_of
 from servers.slugs import SLUG_PATTERN
 
-from . import legacy_sse, streamable, surfaces
+from ..pipeline.arrival import Surface
+from . import entrance, legacy_sse, streamable, surfaces
 from .gate import CORS_ALLOW_HEADERS, Gate, Refused
 from .http import (
     BodyTimeout,
@@ -36,13 +37,15 @@ log = logging.getLogger(__name__)
 ASGIApp = Callable[..., Awaitable[None]]
 # A handler of one path under /mcp/<slug> (ROUTES), and of a surface's document (get_only).
 Route = Callable[["McpApp", Gate, HttpRequest, Send], Awaitable[None]]
-Surface = Callable[[Gate, Send], Awaitable[None]]
+Document = Callable[[Gate, Send], Awaitable[None]]
 
 MCP_PATH = re.compile(
     rf"^/mcp/(?P<slug>{SLUG_PATTERN})(?:@(?P<version>\d+\.\d+\.\d+))?(?P<rest>/.*)?$"
 )
 WEBTOOLS_PATH = re.compile(rf"^/webtools/(?P<slug>{SLUG_PATTERN})/(?P<version>[^/]+)?$")
 TOOL_REST = "/tools/"
+# What a REST or Webtools call asks, known before its body is read (its scope is checked then).
+CALLS = ("tools/call",)
 # Protected resource metadata appended to the server's path (clients that do not insert it):
 # served by Django (oauth/urls.py) like the path-inserted form.
 OAUTH_METADATA_REST = "/.well-known/oauth-protected-resource"
@@ -135,7 +138,7 @@ class McpApp:
             return
         assert match is not None and rest is not None  # a route was found for the path's rest
         req = HttpRequest(scope, receive)
-        gate = Gate(req, match["slug"], match["version"])
+        gate = Gate(req, match["slug"], match["version"], SURFACES.get(rest, "rest"))
         capture = inspector.Capture()
         # Keeps the answer only while watched, and notes whether a response started.
         send = capture.wrap(send, gate, rest)
@@ -144,7 +147,8 @@ class McpApp:
             await route(self, gate, req, send)
         except Refused as refused:
             refusal = refused
-            await refused.send(send, gate.cors_headers() if gate.origin_ok else ())
+            cors = gate.cors_headers() if gate.origin_ok else []
+            await respond_json(send, refused.status, refused.body(), [*refused.headers, *cors])
         except BodyTimeout:
             if not capture.responded:
                 await respond_json(
@@ -199,7 +203,7 @@ class McpApp:
         if req.method != "POST":
             await respond(send, 405, headers=[("allow", "POST")])
             return
-        await gate.admit()
+        await gate.admit(methods=CALLS)
         await surfaces.call_tool(gate, send, unquote(req.path.split(TOOL_REST, 1)[1]))
 
     async def openapi(self, gate: Gate, req: HttpRequest, send: Send) -> None:
@@ -208,7 +212,7 @@ class McpApp:
     async def discovery(self, gate: Gate, req: HttpRequest, send: Send) -> None:
         await self.get_only(gate, req, send, surfaces.discovery_document)
 
-    async def get_only(self, gate: Gate, req: HttpRequest, send: Send, handler: Surface) -> None:
+    async def get_only(self, gate: Gate, req: HttpRequest, send: Send, handler: Document) -> None:
         if req.method != "GET":
             await respond(send, 405, headers=[("allow", "GET")])
             return
@@ -229,9 +233,9 @@ class McpApp:
             return
         req = HttpRequest(scope, receive)
         version = match["version"]
-        gate = Gate(req, match["slug"], version)
+        gate = Gate(req, match["slug"], version, "webtools")
         try:
-            await gate.admit()
+            await gate.admit(methods=CALLS if req.method == "POST" and version is None else ())
             if req.method == "GET":
                 await surfaces.webtools_metadata(gate, send)
             elif req.method == "POST" and version is None:
@@ -280,7 +284,7 @@ class McpApp:
         if req.method != "POST":
             gate.check_protocol_version_header()
         if req.method == "POST":
-            await streamable.handle_post(gate, send)
+            await entrance.post(gate, send)
         elif req.method == "GET" and "text/event-stream" not in req.header("accept", ""):
             await surfaces.server_info(gate, send)
         elif req.method == "GET":
@@ -301,6 +305,16 @@ def _store_call_log_now() -> None:
     finally:
         close_old_connections()
 
+
+# The surface each path of /mcp/<slug> is (the pipeline's Arrival); /tools/<name> is "rest".
+SURFACES: dict[str, Surface] = {
+    "/": "mcp",
+    "/openapi.json": "document",
+    "/.well-known/mcp.json": "document",
+    "/sse": "legacy_sse",
+    "/messages/": "legacy_sse",
+    "/messages": "legacy_sse",
+}
 
 ROUTES: dict[str, Route] = {
     "/": McpApp.streamable,

@@ -10,6 +10,7 @@ from django.conf import settings
 from redis.asyncio import Redis
 
 from infra import keys as rkeys
+from mcp_protocol.caller import Caller
 from mcp_protocol.context import NO_HEADERS, REQUIRED_CAPABILITY, RequestContext, log_level_allows
 from mcp_protocol.errors import Cancelled, ToolError
 from mcp_protocol.jsonrpc import notification_message, request_message
@@ -34,7 +35,7 @@ class SessionContext(RequestContext):
         session: Session,
         request_id: str | int,
         params: dict[str, Any],
-        credential: str,
+        caller: Caller,
         writer: StreamWriter | None,
         client_headers: Mapping[str, str] | None = None,
     ) -> None:
@@ -43,7 +44,7 @@ class SessionContext(RequestContext):
         self.protocol_version = session.protocol_version
         self.client_capabilities = session.capabilities
         self.client_info = session.client_info
-        self.credential = credential
+        self.caller = caller
         self.client_headers = client_headers or NO_HEADERS
         self.request_id = request_id
         meta = params.get("_meta")

@@ -41,7 +41,7 @@ async def _serve_stream(gate: Gate, send: Send, slot: stream_limits.Slot) -> Non
     session = await sessions.create(
         gate.redis,
         server_id=gate.snapshot.server_id,
-        credential=gate.credential.ident,
+        credential=gate.caller.ident,
         protocol_version=LEGACY_VERSION,
         capabilities={},
         client_info=None,
@@ -86,10 +86,9 @@ async def handle_message(gate: Gate, send: Send) -> None:
     except McpError as exc:
         await respond_json(send, 400, streamable.error_body(exc))
         return
-    gate.require_scope(streamable.requested_methods(message))
     message = agents_routing.route(gate, message)
     tracing.begin(gate, message)
-    await charge_on_stream(gate, message)
+    await admit_on_stream(gate, message)
     if isinstance(message, list):
         await respond_json(
             send,
@@ -120,12 +119,14 @@ async def handle_message(gate: Gate, send: Send) -> None:
     await respond_json(send, 200, reply, gate.cors_headers())
 
 
-async def charge_on_stream(gate: Gate, message: Any) -> None:
+async def admit_on_stream(gate: Gate, message: Any) -> None:
     """Over a quota, the POST gets its 429 and the client, which waits for the answer on the
-    stream, gets it there too as the call's JSON-RPC error."""
+    stream, gets it there too as the call's JSON-RPC error (a scope refusal only the POST)."""
     try:
-        await gate.charge(message)
+        await gate.admit_calls(message)
     except Refused as refused:
+        if refused.status != 429:
+            raise
         assert gate.session is not None  # a legacy POST names its stream's session
         writer = streams.StreamWriter(gate.redis, gate.session.sid, streams.GET_STREAM)
         await writer.emit(error_message(refused.request_id, refused.error))

@@ -23,7 +23,8 @@ from mcp_protocol import errors, sse
 from mcp_protocol.jsonrpc import Request, RequestId, error_message, notification_message
 from servers.snapshot import DefinitionError, get_snapshot
 
-from . import auth, stream_limits, streams, tasks
+from ..pipeline import credentials as auth
+from . import stream_limits, streams, tasks
 from .gate import Gate, Refused
 from .http import respond_json, send_chunk, start_sse
 
@@ -91,8 +92,8 @@ def tagged(
 def credential_digest(gate: Gate) -> str | None:
     """The digest a stream's API key is cached under (None without a key): computed once per
     stream, not at every turn."""
-    token = auth.bearer_token(gate.request.header("authorization"))
-    return auth.digest(token) if token and gate.credential.key_id is not None else None
+    token = auth.bearer_token(gate.arrival.authorization)
+    return auth.digest(token) if token and gate.caller.api_key_id is not None else None
 
 
 async def still_admitted(gate: Gate, digest: str | None) -> errors.McpError | None:

@@ -1,30 +1,51 @@
-"""The handlers of the session era (2024-11-05 .. 2025-11-25): the methods that act on the
-session itself, the core methods of a server, and tools/call and tasks/* going to the tasks
-module first. Each is `async handler(gate, request, ctx) -> dict`; the table is dispatch.py."""
+"""The handlers of the session era (2024-11-05 .. 2025-11-25) that act on the session itself,
+and tasks/*. Each is `async handler(call: SessionCall) -> dict`; the table is dispatch.py, where
+the core methods get their layers (gateway/pipeline/dispatch.py)."""
 
+from dataclasses import dataclass
 from typing import Any
 
 from mcp_protocol import errors
 from mcp_protocol.context import LOG_LEVELS
 from mcp_protocol.jsonrpc import Request
-from servers import methods
+from servers.snapshot import Snapshot
 
-from ..agents import routing as agents_routing
 from . import sessions, tasks
 from .context import SessionContext
 from .gate import Gate
+from .sessions import Session
 
 
-async def ping(gate: Gate, request: Request, ctx: SessionContext) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class SessionCall:
+    """One admitted session-era request, as a handler sees it."""
+
+    gate: Gate
+    request: Request
+    context: SessionContext
+
+    @property
+    def snapshot(self) -> Snapshot:
+        snapshot = self.gate.snapshot
+        assert snapshot is not None  # admitted
+        return snapshot
+
+    @property
+    def session(self) -> Session:
+        session = self.gate.session
+        assert session is not None  # the session era's methods run in their session
+        return session
+
+
+async def ping(call: SessionCall) -> dict[str, Any]:
     return {}
 
 
-async def set_level(gate: Gate, request: Request, ctx: SessionContext) -> dict[str, Any]:
-    level = request.params.get("level")
+async def set_level(call: SessionCall) -> dict[str, Any]:
+    level = call.request.params.get("level")
     if level not in LOG_LEVELS:
         raise errors.invalid_params(f"Unknown log level: {level!r}")
-    assert gate.session is not None  # the session era's methods run in their session
-    await sessions.set_log_level(gate.redis, gate.session.sid, level)
+    await sessions.set_log_level(call.gate.redis, call.session.sid, level)
     return {}
 
 
@@ -35,43 +56,18 @@ def _uri(request: Request) -> str:
     return uri
 
 
-async def subscribe(gate: Gate, request: Request, ctx: SessionContext) -> dict[str, Any]:
-    assert gate.session is not None
-    await sessions.subscribe(gate.redis, gate.session, _uri(request))
+async def subscribe(call: SessionCall) -> dict[str, Any]:
+    await sessions.subscribe(call.gate.redis, call.session, _uri(call.request))
     return {}
 
 
-async def unsubscribe(gate: Gate, request: Request, ctx: SessionContext) -> dict[str, Any]:
-    assert gate.session is not None
-    await sessions.unsubscribe(gate.redis, gate.session, _uri(request))
+async def unsubscribe(call: SessionCall) -> dict[str, Any]:
+    await sessions.unsubscribe(call.gate.redis, call.session, _uri(call.request))
     return {}
 
 
-async def core(gate: Gate, request: Request, ctx: SessionContext) -> dict[str, Any]:
-    if request.method in ("tools/list", "resources/read"):
-        # Discovery's list and kept results' pages (gateway/agents/).
-        kept = await agents_routing.before(gate, request, ctx)
-        if kept is not None:
-            return kept
-    assert gate.snapshot is not None  # admitted
-    result = await methods.call_method(gate.snapshot, request.method, request.params, ctx)
-    return await agents_routing.after(gate, request, result)
-
-
-async def tools_call(gate: Gate, request: Request, ctx: SessionContext) -> dict[str, Any]:
-    """The platform's own tools and long calls (gateway/agents/) first; then a task-augmented
-    call becomes a task; any other runs the ordinary way."""
-    result = await agents_routing.before(gate, request, ctx)
-    if result is not None:
-        return result
-    result = await tasks.session_call(gate, request, ctx)
-    if result is not None:
-        return result
-    return await core(gate, request, ctx)
-
-
-async def task_method(gate: Gate, request: Request, ctx: SessionContext) -> dict[str, Any]:
-    result = await tasks.session_call(gate, request, ctx)
+async def task_method(call: SessionCall) -> dict[str, Any]:
+    result = await tasks.session_call(call.gate, call.request, call.context)
     if result is None:
-        raise errors.method_not_found(request.method)
+        raise errors.method_not_found(call.request.method)
     return result

@@ -131,7 +131,7 @@ async def end(redis: Redis, session: Session) -> None:
         pipe.srem(rkeys.resource_subscribers(session.server_id, uri.decode()), session.sid)
     pipe.srem(rkeys.server_sessions(session.server_id), session.sid)
     pipe.delete(rkeys.session(session.sid), rkeys.session_subscriptions(session.sid))
-    # Every process's mirror forgets it (gateway/endpoint/mirror.py).
+    # Every process's mirror forgets it (gateway/pipeline/mirror.py).
     state_events.publish(pipe, state_events.SESSION, session.sid)
     try:
         await pipe.execute()

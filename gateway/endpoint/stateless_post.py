@@ -14,7 +14,8 @@ from mcp_protocol.errors import McpError
 from mcp_protocol.jsonrpc import Notification, Request, error_message, result_message
 
 from ..agents import routing as agents_routing
-from . import calllog, disconnect, dispatch, listen
+from ..pipeline.record import record
+from . import disconnect, dispatch, listen
 from .gate import Gate
 from .http import respond, respond_json
 from .stateless.envelope import (
@@ -76,7 +77,7 @@ async def handle(gate: Gate, send: Send, parsed: Any) -> None:
         handler = handler_for(gate, request)
     except McpError as exc:
         reply = error_message(request.id, exc)
-        calllog.record(gate, request.method, request.params, reply, started, **_who(envelope))
+        record(gate.call(), request.method, request.params, reply, started, **_who(envelope))
         await respond_json(send, http_status(exc), reply, headers)
         return
     responder = Responder(send, headers, can_stream=gate.request.accepts("text/event-stream"))
@@ -114,7 +115,7 @@ async def run_until_done_or_gone(
         protocol_version=envelope.protocol_version,
         client_capabilities=envelope.capabilities,
         client_info=envelope.client_info,
-        credential=gate.credential.ident,
+        caller=gate.caller,
         log_level=envelope.log_level,
         progress_token=envelope.progress_token,
         emit=responder.notify,
@@ -146,7 +147,7 @@ async def run_until_done_or_gone(
     finally:
         responder.close()
         # A call cancelled by its client is logged without a reply, as the session era does.
-        calllog.record(gate, request.method, request.params, reply, started, **_who(envelope))
+        record(gate.call(), request.method, request.params, reply, started, **_who(envelope))
 
 
 def _who(envelope: Envelope) -> dict[str, Any]:

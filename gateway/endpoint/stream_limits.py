@@ -54,7 +54,7 @@ def caller_key(server_id: int, caller: str) -> str:
 
 
 def _caller(gate: Gate) -> str:
-    ident = gate.credential.ident
+    ident = gate.caller.ident
     if ident == "anon":
         client = gate.request.scope.get("client") or ("unknown", 0)
         return f"anon:{client[0]}"

@@ -10,7 +10,6 @@ import time
 from typing import Any, cast
 
 import orjson
-from django.conf import settings
 
 from gateway.endpoint.http import Send
 from infra import keys as rkeys
@@ -22,17 +21,17 @@ from mcp_protocol.jsonrpc import (
     RequestId,
     Response,
     error_message,
-    parse_body,
     result_message,
 )
-from observability import tracing
 from servers.snapshot import Snapshot
 
 from ..agents import routing as agents_routing
-from . import calllog, dispatch, sessions, stateless_post, stream_limits, streams, tasks
+from ..pipeline.record import record
+from . import dispatch, sessions, stream_limits, streams, tasks
 from .context import SessionContext, request_key
 from .gate import Gate, session_header
-from .http import BodyTooLarge, respond, respond_json
+from .http import respond, respond_json
+from .session_methods import SessionCall
 from .stateless import envelope as stateless_envelope
 
 log = logging.getLogger(__name__)
@@ -44,60 +43,10 @@ def error_body(error: McpError, request_id: RequestId | None = None) -> dict[str
     return error_message(request_id if request_id is not None else error.request_id, error)
 
 
-async def handle_post(gate: Gate, send: Send) -> None:
-    req = gate.request
-    try:
-        body = await req.read_body(settings.MCP_MAX_BODY_BYTES)
-    except BodyTooLarge:
-        await respond_json(
-            send,
-            413,
-            error_body(
-                McpError(
-                    errors.INVALID_REQUEST,
-                    f"Request body exceeds {settings.MCP_MAX_BODY_BYTES} bytes",
-                )
-            ),
-            gate.cors_headers(),
-        )
-        return
-    content_type = req.header("content-type", "")
-    if "application/json" not in content_type:
-        await respond_json(
-            send,
-            415,
-            error_body(McpError(errors.INVALID_REQUEST, "Content-Type must be application/json")),
-            gate.cors_headers(),
-        )
-        return
-    if not (req.accepts("application/json") or req.accepts("text/event-stream")) and req.header(
-        "accept"
-    ):
-        await respond_json(
-            send,
-            406,
-            error_body(
-                McpError(
-                    errors.INVALID_REQUEST,
-                    "Accept must allow application/json and text/event-stream",
-                )
-            ),
-            gate.cors_headers(),
-        )
-        return
-    try:
-        parsed = parse_body(body)
-    except McpError as exc:
-        await respond_json(send, 400, error_body(exc), gate.cors_headers())
-        return
-    gate.require_scope(requested_methods(parsed))
-    tracing.begin(gate, parsed)
-    await gate.charge(parsed)
-
-    if stateless_envelope.is_modern(gate, parsed):
-        await stateless_post.handle(gate, send, parsed)
-        return
+async def session_post(gate: Gate, send: Send, parsed: Any) -> None:
+    """A session-era POST (2024-11-05 .. 2025-11-25), admitted and charged (entrance.py)."""
     parsed = agents_routing.route_all(gate, parsed)
+    req = gate.request
     header_version = req.header("mcp-protocol-version")
     if header_version and not versions.is_supported(header_version):
         # The gate leaves this to the body for POSTs without a session (see stateless/).
@@ -189,11 +138,6 @@ def initialize_result(snapshot: Snapshot, version: str) -> dict[str, Any]:
     return result
 
 
-def requested_methods(parsed: Any) -> list[str]:
-    messages = parsed if isinstance(parsed, list) else [parsed]
-    return [m.method for m in messages if isinstance(m, Request)]
-
-
 async def initialize(gate: Gate, send: Send, request: Request) -> None:
     started = time.perf_counter()
     version, capabilities, client_info = read_initialize(request.params)
@@ -202,7 +146,7 @@ async def initialize(gate: Gate, send: Send, request: Request) -> None:
     session = await sessions.create(
         gate.redis,
         server_id=snapshot.server_id,
-        credential=gate.credential.ident,
+        credential=gate.caller.ident,
         protocol_version=version,
         capabilities=capabilities,
         client_info=client_info,
@@ -210,7 +154,7 @@ async def initialize(gate: Gate, send: Send, request: Request) -> None:
     headers = [*gate.cors_headers(), ("mcp-session-id", session.sid)]
     reply = result_message(request.id, initialize_result(snapshot, version))
     await respond_json(send, 200, reply, headers)
-    calllog.record(gate, "initialize", request.params, reply, started, client_info=client_info)
+    record(gate.call(), "initialize", request.params, reply, started, client_info=client_info)
 
 
 async def handle_notification(gate: Gate, note: Notification) -> None:
@@ -265,7 +209,7 @@ async def run_method(gate: Gate, request: Request, ctx: SessionContext) -> dict[
     handler = dispatch.SESSION.get(request.method)
     if handler is None:
         raise errors.method_not_found(request.method)
-    return await handler(gate, request, ctx)
+    return await handler(SessionCall(gate, request, ctx))
 
 
 async def answer(gate: Gate, request: Request, ctx: SessionContext) -> dict[str, Any] | None:
@@ -281,7 +225,7 @@ async def answer(gate: Gate, request: Request, ctx: SessionContext) -> dict[str,
         assert gate.snapshot is not None  # admitted
         log.exception("Internal error in %s on %s", request.method, gate.snapshot.slug)
         reply = error_message(request.id, McpError(errors.INTERNAL_ERROR, "Internal error"))
-    calllog.record(gate, request.method, request.params, reply, started)
+    record(gate.call(), request.method, request.params, reply, started)
     return reply
 
 
@@ -348,7 +292,9 @@ async def handle_batch(gate: Gate, send: Send, messages: list[Any]) -> None:
 
 async def handle_get(gate: Gate, send: Send) -> None:
     req = gate.request
-    if gate.session is None and stateless_envelope.is_modern(gate, None):
+    if gate.session is None and stateless_envelope.is_modern(
+        None, gate.session_id, gate.request.header("mcp-protocol-version", "")
+    ):
         await respond(send, 405, headers=[*gate.cors_headers(), ("allow", "POST, OPTIONS")])
         return
     if not req.accepts("text/event-stream"):
@@ -401,7 +347,9 @@ async def handle_get(gate: Gate, send: Send) -> None:
 
 async def handle_delete(gate: Gate, send: Send) -> None:
     session = gate.session
-    if session is None and stateless_envelope.is_modern(gate, None):
+    if session is None and stateless_envelope.is_modern(
+        None, gate.session_id, gate.request.header("mcp-protocol-version", "")
+    ):
         await respond(send, 405, headers=[*gate.cors_headers(), ("allow", "POST, OPTIONS")])
         return
     if session is None:
@@ -417,4 +365,4 @@ async def handle_delete(gate: Gate, send: Send) -> None:
     await respond(send, 200, headers=gate.cors_headers())
 
 
-__all__ = ["handle_post", "handle_get", "handle_delete", "session_header"]
+__all__ = ["session_post", "handle_get", "handle_delete", "session_header"]

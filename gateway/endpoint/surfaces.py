@@ -14,8 +14,8 @@ from mcp_protocol.jsonrpc import dumps
 from mcp_protocol.limits import MAX_JSON_DEPTH, depth_exceeds
 from servers.snapshot import Snapshot
 
+from ..pipeline.record import record
 from ..surfaces import discovery, info, openapi, rest, webtools
-from . import calllog
 from .gate import Gate, Refused
 from .http import BodyTooLarge, respond, respond_json
 
@@ -32,7 +32,7 @@ def base_url(gate: Gate) -> str:
 
 
 def rest_context(gate: Gate) -> NullContext:
-    return NullContext(credential=gate.credential.ident)
+    return NullContext(caller=gate.caller)
 
 
 async def read_json(gate: Gate, send: Send) -> tuple[Any, bool]:
@@ -70,17 +70,14 @@ async def server_info(gate: Gate, send: Send) -> None:
 
 
 async def call_tool(gate: Gate, send: Send, name: str) -> None:
-    gate.require_scope(["tools/call"])
     body, ok = await read_json(gate, send)
     if not ok:
         return
-    await gate.charge([name])
+    await gate.admit_calls([name])
     started = time.perf_counter()
     status, payload = await rest.call_tool_rest(gate.snapshot, name, body, rest_context(gate))
     reply = {"result": {}} if status == 200 else {"error": {"message": payload.get("error", "")}}
-    calllog.record(
-        gate, "tools/call", {"name": name, "arguments": body}, reply, started, surface="rest"
-    )
+    record(gate.call("rest"), "tools/call", {"name": name, "arguments": body}, reply, started)
     await respond_json(send, status, payload, gate.cors_headers())
 
 
@@ -102,7 +99,6 @@ async def webtools_metadata(gate: Gate, send: Send) -> None:
 
 
 async def webtools_call(gate: Gate, send: Send) -> None:
-    gate.require_scope(["tools/call"])
     body, ok = await read_json(gate, send)
     if not ok:
         return
@@ -116,20 +112,19 @@ async def webtools_call(gate: Gate, send: Send) -> None:
             status, payload = webtools.not_found(gate.slug, pinned)
             await respond_json(send, status, payload, gate.cors_headers())
             return
-    await gate.charge([body.get("action") if isinstance(body, dict) else None])
+    await gate.admit_calls([body.get("action") if isinstance(body, dict) else None])
     started = time.perf_counter()
     status, payload = await webtools.execute(gate.snapshot, body, rest_context(gate))
     action = body.get("action") if isinstance(body, dict) else None
     reply = {"result": {}} if status == 200 else {"error": {"message": str(payload.get("error"))}}
-    calllog.record(
-        gate,
+    record(
+        gate.call("webtools"),
         "tools/call",
         {"name": action, "arguments": (body or {}).get("request")}
         if isinstance(body, dict)
         else {},
         reply,
         started,
-        surface="webtools",
     )
     await respond_json(send, status, payload, gate.cors_headers())
 

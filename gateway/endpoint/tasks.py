@@ -40,9 +40,9 @@ from servers.db import run as run_db
 from servers.kinds.workflow import StartTask
 from servers.snapshot import Snapshot
 
+from ..pipeline.dispatch import Handler
 from .context import SessionContext
 from .gate import Gate, start_background
-from .stateless.core import run_mrtr
 from .stateless.envelope import META_CAPABILITIES
 from .stateless.responder import StatelessCall
 
@@ -80,7 +80,7 @@ def _create(
         gate.snapshot,
         tool.name,
         params.get("arguments"),
-        gate.credential.ident,
+        gate.caller.ident,
         ttl,
         protocol_version=era,
         client_capabilities=capabilities,
@@ -94,7 +94,7 @@ def _find(gate: Gate, task_id: Any) -> Task:
     return lifecycle.get_task(
         task_id,
         gate.snapshot.organization_id,
-        gate.credential.ident,
+        gate.caller.ident,
         server_id=gate.snapshot.server_id,
     )
 
@@ -133,7 +133,7 @@ async def session_call(gate: Gate, request: Request, ctx: SessionContext) -> dic
         page: dict[str, Any] = await run_db(
             lifecycle.list_tasks,
             gate.snapshot.organization_id,
-            gate.credential.ident,
+            gate.caller.ident,
             cursor,
             server_id=gate.snapshot.server_id,
         )
@@ -145,9 +145,7 @@ async def session_call(gate: Gate, request: Request, ctx: SessionContext) -> dic
     if request.method == "tasks/cancel":
         task = await run_db(lifecycle.cancel_task, task, CORE_ERA)
         return {**task_wire(task, CORE_ERA), "_meta": _related(task)}
-    return await core_task_result(
-        task.id, gate.snapshot.organization_id, gate.credential.ident, ctx
-    )
+    return await core_task_result(task.id, gate.snapshot.organization_id, gate.caller.ident, ctx)
 
 
 def _related(task: Task) -> dict[str, Any]:
@@ -297,20 +295,30 @@ def _require_extension(call: StatelessCall) -> None:
         raise missing_extension()
 
 
-async def stateless_tools_call(call: StatelessCall) -> dict[str, Any]:
-    """tools/call: a task when the request declares the extension and the tool allows one; a
-    `task` step in a workflow first runs what comes before it here, asking through MRTR."""
+async def session_layer(call: Any, inner: Handler) -> dict[str, Any]:
+    """The session era's tasks layer of tools/call: a task-augmented call becomes a task; any
+    other goes on inside."""
+    result = await session_call(call.gate, call.request, call.context)
+    if result is not None:
+        return result
+    return await inner(call)
+
+
+async def stateless_layer(call: StatelessCall, inner: Handler) -> dict[str, Any]:
+    """The stateless era's tasks layer of tools/call: a task when the request declares the
+    extension and the tool allows one; a `task` step in a workflow first runs what comes before
+    it inside, asking through MRTR."""
     assert call.gate.snapshot is not None  # admitted
     tool = _tool(call.gate.snapshot, call.request.params)
     if tool is None or tool.task_support == "forbidden":
-        return await run_mrtr(call)
+        return await inner(call)
     if not declares_extension(call.envelope.capabilities):
         # SEP-2663: a tool that must run as a task is refused to a client without the extension
         # (-32021), long calls or not; an optional one may still wait for its task
         # (gateway/agents/longcalls.py).
         if tool.task_support == "required":
             raise missing_extension()
-        return await run_mrtr(call)
+        return await inner(call)
     answers: dict[str, Any] = {}
     if _has_task_step(tool):
         ctx = call.context
@@ -320,7 +328,7 @@ async def stateless_tools_call(call: StatelessCall) -> dict[str, Any]:
 
         ctx.start_task = start_task
         try:
-            return await run_mrtr(call)
+            return await inner(call)
         except StartTask as started:
             answers = started.answers
     task = await run_db(
@@ -374,7 +382,7 @@ def _own_task_ids(gate: Gate, task_ids: list[str]) -> list[str]:
             pk__in=task_ids,
             server_id=gate.snapshot.server_id,
             organization_id=gate.snapshot.organization_id,
-            credential=gate.credential.ident,
+            credential=gate.caller.ident,
         ).values_list("pk", flat=True)
     )
     return [task_id for task_id in task_ids if task_id in found]

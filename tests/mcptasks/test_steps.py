@@ -3,6 +3,7 @@
 import pytest
 
 from gateway.endpoint.stateless_context import StatelessContext
+from mcp_protocol.caller import stored
 from servers.kinds import workflow
 from servers.kinds.workflow import StartTask
 
@@ -20,7 +21,7 @@ def context(answers) -> StatelessContext:
         protocol_version="2026-07-28",
         client_capabilities={"elicitation": {}},
         client_info=None,
-        credential="key:1",
+        caller=stored(1, "key:1"),
     )
     ctx.answers = answers
     return ctx

@@ -251,7 +251,7 @@ async def test_a_warm_call_with_an_access_token_runs_no_sql(world, django_db_blo
             assert executed == []
 
             # The counter does see the token being loaded again once its cache is gone.
-            from gateway.endpoint import auth
+            from gateway.pipeline import credentials as auth
 
             auth.cache.clear()
             with count_queries() as executed:

@@ -1,5 +1,5 @@
 """A change of role or membership never widens what a person's keys and grants reach
-(servers/access.py, servers/access_changes.py, gateway/endpoint/auth.py), proven live: a real
+(servers/access.py, servers/access_changes.py, gateway/pipeline/credentials.py), proven live: a real
 server on loopback, the person's API key and OAuth grant, and the owner demoting, removing and
 deleting them between calls. After every change, nothing answers that did not answer before it.
 """

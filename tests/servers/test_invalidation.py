@@ -9,7 +9,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import ApiKey, User
-from gateway.endpoint import auth
+from gateway.pipeline import credentials as auth
 from servers import invalidation
 from servers.models import Change
 

@@ -1,36 +1,23 @@
-"""The handlers of the core methods in the stateless era (the method table is ../dispatch.py)."""
+"""The stateless era's own handlers and dispatch layer (the method table is ../dispatch.py)."""
 
 from typing import Any
 
 from mcp_protocol.errors import InputRequired
-from servers import methods
 
-from ...agents import routing as agents_routing
+from ...pipeline.dispatch import Handler
 from .request_state import input_required
 from .responder import StatelessCall
 from .results import discover
 
 
 async def run_discover(call: StatelessCall) -> dict[str, Any]:
-    assert call.gate.snapshot is not None  # admitted
-    return discover(call.gate.snapshot)
+    return discover(call.snapshot)
 
 
-async def run_method(call: StatelessCall) -> dict[str, Any]:
-    request = call.request
-    if request.method in ("tools/list", "tools/call", "resources/read"):
-        # Discovery, platform tools, long calls and kept results (gateway/agents/).
-        result = await agents_routing.before(call.gate, request, call.context)
-        if result is not None:
-            return result
-    result = await methods.call_method(
-        call.gate.snapshot, request.method, request.params, call.context
-    )
-    return await agents_routing.after(call.gate, request, result)
-
-
-async def run_mrtr(call: StatelessCall) -> dict[str, Any]:
+async def mrtr_layer(call: StatelessCall, inner: Handler) -> dict[str, Any]:
+    """The dispatch layer of multi round-trip requests: a question the client has not answered
+    yet ends this round with InputRequired, its answers sealed in requestState."""
     try:
-        return await run_method(call)
+        return await inner(call)
     except InputRequired as exc:
         return input_required(call.gate, call.request, exc, call.context)

@@ -56,7 +56,7 @@ def _meta_of(params: Any) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) else None
 
 
-def is_modern(gate: Gate, parsed: Any) -> bool:
+def is_modern(parsed: Any, session_id: str | None, header_version: str) -> bool:
     """A request with the modern `_meta` envelope (whatever version it names: the stateless
     path answers -32022 for one it does not serve), or any message but `initialize` without a
     session whose MCP-Protocol-Version header names 2026-07-28."""
@@ -67,9 +67,9 @@ def is_modern(gate: Gate, parsed: Any) -> bool:
         if parsed.method == "initialize":
             # The handshake itself selects the session era, whatever the header says.
             return False
-    if gate.session_id:
+    if session_id:
         return False
-    return gate.request.header("mcp-protocol-version", "").strip() in MODERN_VERSIONS
+    return header_version.strip() in MODERN_VERSIONS
 
 
 def http_status(error: McpError) -> int:

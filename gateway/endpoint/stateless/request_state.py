@@ -28,7 +28,7 @@ def _state_bind(gate: Gate, request: Request) -> dict[str, Any]:
     return {
         "server": gate.snapshot.server_id,
         "tool": f"{request.method} {target}",
-        "credential": gate.credential.ident,
+        "credential": gate.caller.ident,
     }
 
 

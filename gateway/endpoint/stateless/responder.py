@@ -8,6 +8,7 @@ import orjson
 from gateway.endpoint.http import Headers, Send
 from mcp_protocol import sse
 from mcp_protocol.jsonrpc import Request
+from servers.snapshot import Snapshot
 
 from ..gate import Gate
 from ..http import respond_json, send_chunk, start_sse
@@ -82,3 +83,9 @@ class StatelessCall:
         self.request = request
         self.envelope = envelope
         self.context = context
+
+    @property
+    def snapshot(self) -> Snapshot:
+        snapshot = self.gate.snapshot
+        assert snapshot is not None  # admitted
+        return snapshot

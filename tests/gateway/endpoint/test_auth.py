@@ -106,7 +106,7 @@ def test_it_keeps_an_outsiders_session_out_of_another_server(asgi_server, tenant
 
 def test_it_records_when_a_key_was_last_used(committed, asgi_server, tenant):
     from accounts.tasks import flush_key_usage
-    from gateway.endpoint import usage
+    from gateway.pipeline import usage
 
     client = RawMcp(asgi_server.mcp_url(tenant.slug), key=tenant.raw)
     client.initialize()

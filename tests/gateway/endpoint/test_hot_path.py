@@ -122,7 +122,7 @@ def redis_commands_of_this_task():
 
 async def test_a_warm_call_sends_nothing_to_redis(tenant, django_db_blocker):
     """The server's and key's generations and the session come from the process's mirror
-    (gateway/endpoint/mirror.py) once its subscriber listens; a cold call still reads Redis."""
+    (gateway/pipeline/mirror.py) once its subscriber listens; a cold call still reads Redis."""
     headers = {
         "content-type": "application/json",
         "accept": "application/json, text/event-stream",

@@ -13,7 +13,7 @@ from django.conf import settings
 from mcp_protocol import errors
 from servers.snapshot import Snapshot
 
-from .auth import Credential
+from .credentials import Credential
 
 # Forbidden, not Not Found: the server exists for this caller, and a client that sees 404 on a
 # session-era request may take it for an expired session and start over in a loop.

@@ -1,6 +1,6 @@
 """The per-process cache of bearer-token digests: bounded, least recently used out first."""
 
-from gateway.endpoint.auth import ANONYMOUS, Credential, KeyCache
+from gateway.pipeline.credentials import ANONYMOUS, Credential, KeyCache
 
 
 def credential(n: int) -> Credential:

@@ -1,12 +1,28 @@
-"""One place that turns an answered request into a call-log row (activity.recorder batches it)."""
+"""Stage 6, record: an answered call becomes a call-log row (activity.recorder batches it), a
+metric and, when tracing, its span's outcome.
+
+In: a `Call` (what was asked, by whom, on which server, through which surface) and its reply.
+The caller is the one stage 2 resolved; nothing here reads a key string."""
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from activity.recorder import record_call
+from mcp_protocol.caller import Caller
 from observability import metrics, tracing
+from servers.snapshot import Snapshot
 
-from .gate import Gate
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    snapshot: Snapshot
+    caller: Caller
+    surface: str  # mcp | rest | webtools
+    user_agent: str
+    client_ip: str | None
+    session_id: str = ""
+    client_info: dict[str, Any] | None = None
 
 
 def outcome_of(reply: dict[str, Any] | None) -> tuple[str, str]:
@@ -23,47 +39,45 @@ def outcome_of(reply: dict[str, Any] | None) -> tuple[str, str]:
 
 
 def record(
-    gate: Gate,
+    call: Call,
     method: str,
     params: dict[str, Any],
     reply: dict[str, Any] | None,
     started: float,
     *,
-    surface: str = "mcp",
     client_info: dict[str, Any] | None = None,
 ) -> None:
-    snapshot = gate.snapshot
-    assert snapshot is not None  # only an admitted request's call is recorded
-    credential = gate.credential
+    snapshot = call.snapshot
+    caller = call.caller
     outcome, error = outcome_of(reply)
     seconds = time.perf_counter() - started
     metrics.observe_call(
-        snapshot.slug, method, surface, error if reply is None else outcome, seconds
+        snapshot.slug, method, call.surface, error if reply is None else outcome, seconds
     )
     if tracing.ENABLED:
         tracing.annotate(method, params.get("name"), outcome, error)
-    session = gate.session
     record_call(
         organization_id=snapshot.organization_id,
         server_id=snapshot.server_id,
         server_slug=snapshot.slug,
-        surface=surface,
+        surface=call.surface,
         method=method,
         tool=params.get("name")
         if method == "tools/call" and isinstance(params.get("name"), str)
         else None,
-        api_key_id=credential.key_id,
-        key_name=credential.name if credential.key_id else "",
-        user_id=credential.user_id,
-        oauth_client=credential.client_name,
-        oauth_grant_id=credential.grant_id,
-        client_info=client_info or (session.client_info if session else None),
-        user_agent=gate.request.header("user-agent", ""),
-        client_ip=(gate.request.scope.get("client") or (None,))[0],
+        api_key_id=caller.api_key_id,
+        key_name=caller.credential_name,
+        # The call log names the person of an OAuth grant (who consented to the client).
+        user_id=caller.principal_id if caller.is_oauth else None,
+        oauth_client=caller.client,
+        oauth_grant_id=caller.grant_id,
+        client_info=client_info or call.client_info,
+        user_agent=call.user_agent,
+        client_ip=call.client_ip,
         outcome=outcome,
         error=error,
         latency_ms=seconds * 1000,
         arguments=params.get("arguments") if method == "tools/call" else None,
         log_arguments=snapshot.log_arguments,
-        session_id=session.sid if session else "",
+        session_id=call.session_id,
     )

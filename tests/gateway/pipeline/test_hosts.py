@@ -1,4 +1,4 @@
-from gateway.endpoint import hosts
+from gateway.pipeline import hosts
 
 
 def test_a_host_is_judged_against_allowed_hosts_as_they_are_now(settings):

@@ -66,6 +66,8 @@ class Credential:
     # Why a key of a person is held back though not revoked: they left the organization, or their
     # role may no longer hold keys (accounts/policy.py). Derived at load, so it lifts by itself.
     suspended: str = ""
+    # An API key's creator: the person it acts as (a grant's is user_id).
+    creator_id: int | None = None
 
     @property
     def is_oauth(self) -> bool:
@@ -169,6 +171,7 @@ def _load(digest: str, generation: str) -> Credential | None:
         role=role,
         limits=limits_of(key.limits),
         suspended=suspended,
+        creator_id=key.created_by_id,
     )
 
 

@@ -2,7 +2,7 @@
 the server's definition generation, the key's generation, the session (whose idle expiry it
 refreshes) and whether someone has the server's live inspector open (inspector/watch.py).
 
-A warm request does not come here: gateway/endpoint/mirror.py serves it from memory and reads
+A warm request does not come here: gateway/pipeline/mirror.py serves it from memory and reads
 the state it serves through `read_many` in the background. A request comes here when its state
 is not in the mirror (first use, or not used for a while) or the mirror cannot be trusted (its
 subscriber is down).
@@ -40,7 +40,7 @@ for i = 2 * ns + nk + 1, #KEYS do
 end
 return out
 """
-# The refresher's re-read of many servers and keys (gateway/endpoint/mirror.py): the slugs and
+# The refresher's re-read of many servers and keys (gateway/pipeline/mirror.py): the slugs and
 # digests travel newline-joined in ARGV with the key names' prefixes, and the values come back
 # joined, so neither side packs or parses one element per key (a pass over 10,000 servers costs
 # the client a few ms instead of ~23). ARGV: slugs, digests, then the prefixes of generation,

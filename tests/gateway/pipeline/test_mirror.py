@@ -1,4 +1,4 @@
-"""The state mirror (gateway/endpoint/mirror.py) on this test's event loop and the real Redis:
+"""The state mirror (gateway/pipeline/mirror.py) on this test's event loop and the real Redis:
 a server or key used within MCP_STATE_KEEP_SECONDS stays fresh in the background however rarely
 it is called, a change made behind the platform's back still reaches it within the bound, and
 each kind holds at most MCP_STATE_MIRROR_SIZE entries, the least recently used dropped first.
@@ -12,15 +12,15 @@ import time
 import httpx2
 import pytest
 
-from gateway.endpoint.auth import digest, generation_digest
-from gateway.endpoint.mirror import Mirror, mirror
-from gateway.endpoint.state_read import read_kept
+from gateway.pipeline.credentials import digest, generation_digest
+from gateway.pipeline.mirror import Mirror, mirror
+from gateway.pipeline.state_read import read_kept
 from getmcp.asgi import application
 from infra import keys as rkeys
 from infra.redis import async_client, sync_client
 from tests.waiting import wait_until_async
 
-from .test_hot_path import redis_commands_of_this_task
+from tests.gateway.endpoint.test_hot_path import redis_commands_of_this_task
 
 BOUND = 0.3
 # A loaded CI box on top of the bound.

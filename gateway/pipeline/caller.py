@@ -1,0 +1,34 @@
+"""Stage 2, resolve the caller: the credential the request authenticated with becomes one typed
+`Caller` (mcp_protocol/caller.py), which every later stage and the tool itself read.
+
+In: the `Credential` of stage 1, as this process holds it (credentials.py: loaded once, kept
+until its generation moves). Out: a `Caller`. Nothing here reads Redis or the database: a warm
+call resolves its caller from memory."""
+
+from mcp_protocol.caller import ANONYMOUS, Caller
+
+from .credentials import Credential
+
+
+def resolve(credential: Credential) -> Caller:
+    if credential.grant_id is not None:
+        return Caller(
+            organization_id=credential.organization_id,
+            principal="person",  # a grant is always a person's consent
+            principal_id=credential.user_id,
+            role=credential.role,
+            credential_kind="oauth",
+            credential_id=credential.grant_id,
+            client=credential.client_name,
+        )
+    if credential.key_id is not None:
+        return Caller(
+            organization_id=credential.organization_id,
+            principal="person",
+            principal_id=credential.creator_id,
+            role=credential.role,
+            credential_kind="api_key",
+            credential_id=credential.key_id,
+            credential_name=credential.name,
+        )
+    return ANONYMOUS
