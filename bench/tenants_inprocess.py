@@ -142,9 +142,9 @@ async def measure_steps(targets: list[str], calls: int, rounds: int) -> None:
     """--steps: each step of a warm call timed alone, one server against every server, to show
     which of them the spread makes dearer (docs/scaling.md has a table of it)."""
     application, requests = await served_once(targets)  # Django is set up from here on
+    from gateway.endpoint.stateless_context import StatelessContext
     from gateway.pipeline import credentials as auth
     from gateway.pipeline.mirror import mirror
-    from gateway.endpoint.stateless_context import StatelessContext
     from servers import methods
     from servers.snapshot import get_snapshot
 

@@ -4,7 +4,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, NoReturn, Protocol
 
-from .caller import ANONYMOUS, Caller
+from .caller import ANONYMOUS, Caller, stored
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -61,6 +61,12 @@ class RequestContext(Protocol):
         """The credential's stable name (`Caller.ident`): what tasks and kept results are
         bound to."""
         return self.caller.ident
+
+    @credential.setter
+    def credential(self, ident: str) -> None:
+        # A context built outside the pipeline (a test's client, a harness) may still name its
+        # credential the old way; it gets the caller that name stands for.
+        self.caller = stored(None, ident)
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None: ...
 

@@ -29,7 +29,7 @@ class Admitted:
     snapshot: Snapshot | None
     credential: Credential  # the caller's governance: access limits, role, call limits
     caller: Caller
-    session_data: dict[str, Any] | None  # the mirror's hash of the request's session, if any
+    session_data: dict[bytes, bytes] | None  # the mirror's hash of the request's session, if any
     watched: bool
 
 

@@ -8,7 +8,6 @@ paused. No Redis round trip on a warm path (mirror.py), and no SQL (credentials.
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from redis.asyncio import Redis
 
@@ -45,7 +44,7 @@ class Authenticated:
     # None only for a preflight to a slug with no live server (answered like any).
     snapshot: Snapshot | None
     credential: Credential
-    session_data: dict[str, Any] | None
+    session_data: dict[bytes, bytes] | None
     watched: bool  # someone has this server's live inspector open
 
 

@@ -11,7 +11,6 @@ back (an output budget). Layers, outermost first, for tools/call: tasks, MRTR (s
 discovery and long calls (gateway/agents), output budgets, then the core method."""
 
 from collections.abc import Awaitable, Callable
-from functools import partial
 from typing import Any, Protocol
 
 from mcp_protocol.context import RequestContext
@@ -49,5 +48,15 @@ async def core(call: Call) -> Result:
 def layered(handler: Handler, *layers: Layer) -> Handler:
     """`handler` inside `layers`, the first one outermost."""
     for layer in reversed(layers):
-        handler = partial(layer, inner=handler)
+        handler = _wrap(layer, handler)
     return handler
+
+
+def _wrap(layer: Layer, inner: Handler) -> Handler:
+    async def wrapped(call: Any) -> Result:
+        return await layer(call, inner)
+
+    wrapped.__qualname__ = (
+        f"{getattr(layer, '__qualname__', 'layer')}>{getattr(inner, '__qualname__', 'core')}"
+    )
+    return wrapped

@@ -18,9 +18,8 @@ from gateway.pipeline.state_read import read_kept
 from getmcp.asgi import application
 from infra import keys as rkeys
 from infra.redis import async_client, sync_client
-from tests.waiting import wait_until_async
-
 from tests.gateway.endpoint.test_hot_path import redis_commands_of_this_task
+from tests.waiting import wait_until_async
 
 BOUND = 0.3
 # A loaded CI box on top of the bound.
