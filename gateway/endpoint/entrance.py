@@ -1,6 +1,7 @@
 """The entrance of a POST to /mcp/<slug>, after the pipeline's admission (app.py): what the body
-carries and which protocol era it belongs to are decided here, once; then the pipeline's
-per-message stages (scopes, quotas); then the era's transport frames the exchange."""
+carries, which protocol era it belongs to and what it does there are decided here, once
+(inbound.py); then the pipeline's per-message stages (scopes, quotas); then the transport that
+frames that exchange."""
 
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -11,10 +12,12 @@ from . import inbound, stateless_post, streamable
 from .gate import Gate
 from .http import Send
 
-# Each era's transport: the session era's streams and sessions, the stateless era's envelope.
-ERAS: dict[inbound.Era, Callable[[Gate, Send, Any], Awaitable[None]]] = {
-    "session": streamable.session_post,
-    "stateless": stateless_post.handle,
+# The transport of each era and kind of POST.
+TRANSPORTS: dict[tuple[inbound.Era, inbound.Kind], Callable[[Gate, Send, Any], Awaitable[None]]] = {
+    ("session", "initialize"): streamable.initialize_post,
+    ("session", "messages"): streamable.session_post,
+    ("stateless", "listen"): stateless_post.listen_post,
+    ("stateless", "messages"): stateless_post.handle,
 }
 
 
@@ -22,4 +25,4 @@ async def post(gate: Gate, send: Send) -> None:
     arrived = await inbound.read(gate.request, gate.session_id)
     tracing.begin(gate, arrived.message)
     await gate.admit_calls(arrived.message)
-    await ERAS[arrived.era](gate, send, arrived.message)
+    await TRANSPORTS[arrived.era, arrived.kind](gate, send, arrived.message)

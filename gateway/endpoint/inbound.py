@@ -9,7 +9,7 @@ from django.conf import settings
 
 from mcp_protocol import errors
 from mcp_protocol.errors import McpError
-from mcp_protocol.jsonrpc import parse_body
+from mcp_protocol.jsonrpc import Request, parse_body
 
 from ..pipeline.refused import Refused
 from .http import BodyTooLarge, HttpRequest
@@ -17,11 +17,15 @@ from .stateless.envelope import is_modern
 
 # The session era (2024-11-05 .. 2025-11-25) or the stateless one (2026-07-28).
 Era = Literal["session", "stateless"]
+# What the POST does in its era: the session era's handshake, the stateless era's subscription
+# stream (each answers differently from an ordinary exchange), or messages.
+Kind = Literal["initialize", "listen", "messages"]
 
 
 @dataclass(frozen=True, slots=True)
 class Inbound:
     era: Era
+    kind: Kind
     message: Any  # a Request, Notification or Response, or a batch of them
 
 
@@ -46,7 +50,13 @@ async def read(request: HttpRequest, session_id: str | None) -> Inbound:
         ) from None
     version = headers.get("mcp-protocol-version", "")
     era: Era = "stateless" if is_modern(message, session_id, version) else "session"
-    return Inbound(era, message)
+    method = message.method if isinstance(message, Request) else None
+    kind: Kind = "messages"
+    if era == "session" and method == "initialize":
+        kind = "initialize"
+    elif era == "stateless" and method == "subscriptions/listen":
+        kind = "listen"
+    return Inbound(era, kind, message)
 
 
 def _accepts(accept: str, media_type: str) -> bool:

@@ -16,7 +16,7 @@ from mcp_protocol.jsonrpc import Notification, Request, error_message, result_me
 from ..agents import routing as agents_routing
 from ..pipeline.record import record
 from . import disconnect, dispatch, listen
-from .gate import Gate
+from .gate import Gate, Refused
 from .http import respond, respond_json
 from .stateless.envelope import (
     MRTR_METHODS,
@@ -49,27 +49,14 @@ REMOVED_METHODS = frozenset(
 
 
 async def handle(gate: Gate, send: Send, parsed: Any) -> None:
-    headers = gate.cors_headers()
     if isinstance(parsed, Notification):
         # A modern client has nothing to tell the server out of band; accept and ignore.
-        await respond(send, 202, headers=headers)
+        await respond(send, 202, headers=gate.cors_headers())
         return
-    if not isinstance(parsed, Request):
-        error = refusal(
-            errors.INVALID_REQUEST, "Protocol version 2026-07-28 takes one request per POST"
-        )
-        await respond_json(send, 400, error_message(None, error), headers)
-        return
-    request = parsed
+    request = one_request(parsed)
     started = time.perf_counter()
-    try:
-        envelope = read_envelope(request, gate.request.headers)
-    except McpError as exc:
-        await respond_json(send, http_status(exc), error_message(request.id, exc), headers)
-        return
-    if request.method == "subscriptions/listen":
-        await listen.serve(gate, send, request)
-        return
+    envelope = envelope_of(gate, request)
+    headers = gate.cors_headers()
     # A meta-call becomes the call it names (gateway/agents/routing.py); the headers were
     # checked against what the client sent.
     routed = agents_routing.route(gate, request)
@@ -82,6 +69,31 @@ async def handle(gate: Gate, send: Send, parsed: Any) -> None:
         return
     responder = Responder(send, headers, can_stream=gate.request.accepts("text/event-stream"))
     await run_until_done_or_gone(gate, routed, envelope, handler, responder)
+
+
+async def listen_post(gate: Gate, send: Send, request: Request) -> None:
+    """subscriptions/listen: the response becomes the subscription's stream (listen.py)."""
+    envelope_of(gate, request)
+    await listen.serve(gate, send, request)
+
+
+def one_request(parsed: Any) -> Request:
+    if not isinstance(parsed, Request):
+        error = refusal(
+            errors.INVALID_REQUEST, "Protocol version 2026-07-28 takes one request per POST"
+        )
+        raise Refused(400, error.code, error.message)
+    return parsed
+
+
+def envelope_of(gate: Gate, request: Request) -> Envelope:
+    """The request's `_meta` envelope and routing headers, checked in the era's error ladder."""
+    try:
+        return read_envelope(request, gate.request.headers)
+    except McpError as exc:
+        raise Refused(
+            http_status(exc), exc.code, exc.message, request_id=request.id, data=exc.data
+        ) from None
 
 
 def handler_for(gate: Gate, request: Request) -> StatelessHandler:

@@ -29,7 +29,7 @@ from ..agents import routing as agents_routing
 from ..pipeline.record import record
 from . import dispatch, sessions, stream_limits, streams, tasks
 from .context import SessionContext, request_key
-from .gate import Gate, session_header
+from .gate import Gate, Refused, session_header
 from .http import respond, respond_json
 from .session_methods import SessionCall
 from .stateless import envelope as stateless_envelope
@@ -46,72 +46,48 @@ def error_body(error: McpError, request_id: RequestId | None = None) -> dict[str
 async def session_post(gate: Gate, send: Send, parsed: Any) -> None:
     """A session-era POST (2024-11-05 .. 2025-11-25), admitted and charged (entrance.py)."""
     parsed = agents_routing.route_all(gate, parsed)
-    req = gate.request
-    header_version = req.header("mcp-protocol-version")
-    if header_version and not versions.is_supported(header_version):
-        # The gate leaves this to the body for POSTs without a session (see stateless/).
-        await respond_json(
-            send,
-            400,
-            error_body(
-                McpError(
-                    errors.INVALID_REQUEST, f"Unsupported MCP-Protocol-Version: {header_version}"
-                )
-            ),
-            gate.cors_headers(),
-        )
-        return
-
-    if isinstance(parsed, Request) and parsed.method == "initialize":
-        await initialize(gate, send, parsed)
-        return
-
+    check_version_header(gate)
     session = gate.session
     if session is None:
         if gate.session_id:
-            await respond_json(
-                send,
-                404,
-                error_body(McpError(errors.SESSION_NOT_FOUND, "Session not found")),
-                gate.cors_headers(),
-            )
-        else:
-            await respond_json(
-                send,
-                400,
-                error_body(
-                    McpError(errors.SERVER_ERROR, "Bad Request: Mcp-Session-Id header is required")
-                ),
-                gate.cors_headers(),
-            )
-        return
-
+            raise Refused(404, errors.SESSION_NOT_FOUND, "Session not found")
+        raise Refused(400, errors.SERVER_ERROR, "Bad Request: Mcp-Session-Id header is required")
     if isinstance(parsed, list):
         if not versions.allows_batches(session.protocol_version):
-            await respond_json(
-                send,
+            raise Refused(
                 400,
-                error_body(
-                    McpError(
-                        errors.INVALID_REQUEST,
-                        f"Batches are not part of protocol version {session.protocol_version}",
-                    )
-                ),
-                gate.cors_headers(),
+                errors.INVALID_REQUEST,
+                f"Batches are not part of protocol version {session.protocol_version}",
             )
-            return
         await handle_batch(gate, send, parsed)
-        return
+    elif isinstance(parsed, Request):
+        await handle_request(gate, send, parsed)
+    else:
+        # A notification or the client's answer to a question: taken, and answered 202.
+        await take_message(gate, parsed)
+        await respond(send, 202, headers=gate.cors_headers())
 
-    if isinstance(parsed, Notification):
-        await handle_notification(gate, parsed)
-        await respond(send, 202, headers=gate.cors_headers())
-        return
-    if isinstance(parsed, Response):
-        await deliver_client_response(gate, parsed)
-        await respond(send, 202, headers=gate.cors_headers())
-        return
-    await handle_request(gate, send, parsed)
+
+async def initialize_post(gate: Gate, send: Send, request: Request) -> None:
+    """initialize: the handshake that makes the session."""
+    check_version_header(gate)
+    await initialize(gate, send, request)
+
+
+def check_version_header(gate: Gate) -> None:
+    header_version = gate.request.header("mcp-protocol-version")
+    if header_version and not versions.is_supported(header_version):
+        # The gate leaves this to the body for POSTs without a session (see stateless/).
+        raise Refused(
+            400, errors.INVALID_REQUEST, f"Unsupported MCP-Protocol-Version: {header_version}"
+        )
+
+
+async def take_message(gate: Gate, message: Notification | Response) -> None:
+    if isinstance(message, Notification):
+        await handle_notification(gate, message)
+    else:
+        await deliver_client_response(gate, message)
 
 
 def read_initialize(params: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any] | None]:

@@ -15,7 +15,7 @@ def gate_for(redis, *, key_id=7, address="10.0.0.9"):
     return SimpleNamespace(
         redis=redis,
         snapshot=SimpleNamespace(server_id=41),
-        credential=SimpleNamespace(ident=ident),
+        caller=SimpleNamespace(ident=ident),
         request=SimpleNamespace(scope={"client": (address, 5000)}),
     )
 
