@@ -170,6 +170,7 @@ class Gate:
             if refused.snapshot is not None:
                 self.snapshot = refused.snapshot
             self.origin_ok = self.origin_ok or refused.origin_ok
+            self.watched = refused.watched
             raise
         self.admitted = admitted
         self.snapshot = admitted.snapshot

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from mcp_protocol.caller import Caller
+from mcp_protocol.caller import ANONYMOUS, Caller
 from mcp_protocol.context import NO_HEADERS, REQUIRED_CAPABILITY, RequestContext, log_level_allows
 from mcp_protocol.errors import MISSING_CLIENT_CAPABILITY, InputRequired, McpError
 from mcp_protocol.jsonrpc import notification_message
@@ -23,7 +23,8 @@ class StatelessContext(RequestContext):
         protocol_version: str,
         client_capabilities: dict[str, Any],
         client_info: dict[str, Any] | None,
-        caller: Caller,
+        caller: Caller = ANONYMOUS,
+        credential: str | None = None,
         log_level: str | None = None,
         progress_token: str | int | None = None,
         emit: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
@@ -33,6 +34,8 @@ class StatelessContext(RequestContext):
         self.client_capabilities = client_capabilities
         self.client_info = client_info
         self.caller = caller
+        if credential is not None:
+            self.credential = credential  # a context built outside the pipeline names its key
         self.log_level = log_level
         self.progress_token = progress_token
         self.client_headers = client_headers or NO_HEADERS

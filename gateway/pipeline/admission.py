@@ -50,6 +50,7 @@ async def admit(
         require_scope(snapshot, credential, methods)
     except Refused as refused:
         refused.snapshot, refused.origin_ok = snapshot, True
+        refused.watched = authenticated.watched
         raise
     return Admitted(snapshot, credential, caller, authenticated.session_data, authenticated.watched)
 

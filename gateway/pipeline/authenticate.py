@@ -22,6 +22,7 @@ from .credentials import Credential
 from .hosts import host_allowed, origin_allowed
 from .mirror import mirror
 from .refused import Refused, bad_api_key, unauthorized
+from .state_read import State
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,16 @@ async def authenticate(redis: Redis, arrival: Arrival, *, preflight: bool) -> Au
     state = states.lookup(arrival.slug, key_digest, sid)
     if state is None:
         state = await states.read(redis, arrival.slug, key_digest, sid)
+    try:
+        return await _authenticate(redis, arrival, presented, state, preflight)
+    except Refused as refused:
+        refused.watched = state.watched
+        raise
+
+
+async def _authenticate(
+    redis: Redis, arrival: Arrival, presented: Presented, state: State, preflight: bool
+) -> Authenticated:
     key_generation = state.key_generation
 
     try:

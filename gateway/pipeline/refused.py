@@ -44,6 +44,7 @@ class Refused(Exception):
         # The server the request reached, when it was refused after the server was known: the
         # live inspector shows the refusal to its owner.
         self.snapshot: Snapshot | None = None
+        self.watched = False  # and whether its owner has its live inspector open
 
     def body(self) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": self.request_id, "error": self.error.to_dict()}

@@ -3,7 +3,6 @@
 import pytest
 
 from gateway.endpoint.stateless_context import StatelessContext
-from mcp_protocol.caller import stored
 from servers.kinds import workflow
 from servers.kinds.workflow import StartTask
 
@@ -21,7 +20,7 @@ def context(answers) -> StatelessContext:
         protocol_version="2026-07-28",
         client_capabilities={"elicitation": {}},
         client_info=None,
-        caller=stored(1, "key:1"),
+        credential="key:1",
     )
     ctx.answers = answers
     return ctx
