@@ -11,8 +11,8 @@ Pure data: no Django, no project import, so the tool kinds and the contexts may 
 from dataclasses import dataclass
 from typing import Literal
 
-# Who stands behind a credential. A service account (a credential no person holds) is not built
-# yet; the kind is here so that it lands as a third value, not as a new field everyone checks.
+# Who stands behind a credential: a person (an OAuth grant's, a personal key's creator), or a
+# service account (accounts.ServiceAccount: an organization's machine identity its keys act as).
 PrincipalKind = Literal["person", "service_account", "anonymous"]
 # How the caller proved it: an API key, an OAuth access token (its grant), or nothing at all
 # (a server with `auth: none`).
@@ -23,8 +23,8 @@ CredentialKind = Literal["api_key", "oauth", "none"]
 class Caller:
     organization_id: int | None
     principal: PrincipalKind
-    # The person (or, later, service account) behind the credential; None when unknown (an API
-    # key made before keys recorded their creator) or anonymous.
+    # The person's user id, or the service account's id; None when unknown (a key made outside
+    # every surface) or anonymous.
     principal_id: int | None
     # Their role in the organization (accounts/policy.py), "" when none applies.
     role: str

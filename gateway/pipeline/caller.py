@@ -22,10 +22,12 @@ def resolve(credential: Credential) -> Caller:
             client=credential.client_name,
         )
     if credential.key_id is not None:
+        account = credential.service_account_id
         return Caller(
             organization_id=credential.organization_id,
-            principal="person",
-            principal_id=credential.creator_id,
+            # A service account's key acts as the account; a personal key as its creator.
+            principal="service_account" if account is not None else "person",
+            principal_id=account if account is not None else credential.user_id,
             role=credential.role,
             credential_kind="api_key",
             credential_id=credential.key_id,

@@ -67,8 +67,9 @@ def record(
         else None,
         api_key_id=caller.api_key_id,
         key_name=caller.credential_name,
-        # The call log names the person of an OAuth grant (who consented to the client).
-        user_id=caller.principal_id if caller.is_oauth else None,
+        # The person the call acts as (a grant's, or a personal key's); a service account's
+        # key is named by the key itself.
+        user_id=caller.principal_id if caller.principal == "person" else None,
         oauth_client=caller.client,
         oauth_grant_id=caller.grant_id,
         client_info=client_info or call.client_info,

@@ -106,3 +106,20 @@ def test_an_oauth_grant_resolves_to_its_person_and_client():
 
 def test_no_credential_resolves_to_the_anonymous_caller():
     assert resolve(ANONYMOUS) is NO_CALLER
+
+
+def test_a_service_accounts_key_resolves_to_the_account_not_its_maker():
+    credential = Credential(
+        key_id=4,
+        organization_id=5,
+        name="deploy",
+        server_ids=frozenset(),
+        expires_at=None,
+        revoked=False,
+        generation="1",
+        service_account_id=9,
+        role="member",
+    )
+    assert resolve(credential) == Caller(
+        5, "service_account", 9, "member", "api_key", 4, credential_name="deploy"
+    )
