@@ -219,7 +219,7 @@ class ApiKey(models.Model):
         settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
     )
     # The principal a key acts as: its service account when set, otherwise its creator (a
-    # personal key). gateway/endpoint/auth.py:key_holder judges it by that principal's role.
+    # personal key). gateway/pipeline/credentials.py:key_holder judges it by that principal's role.
     service_account = models.ForeignKey(
         ServiceAccount, models.SET_NULL, null=True, blank=True, related_name="api_keys"
     )
