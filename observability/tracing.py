@@ -66,9 +66,7 @@ def configure() -> bool:
         _root_ratio = float(settings.TRACES_SAMPLE_RATIO)
         sampler = ParentBased(ALWAYS_ON)
     provider = TracerProvider(resource=resource, sampler=sampler)
-    exporter = OtlpHttpSpanExporter(
-        endpoint, parse_headers(settings.OTEL_EXPORTER_OTLP_HEADERS)
-    )
+    exporter = OtlpHttpSpanExporter(endpoint, parse_headers(settings.OTEL_EXPORTER_OTLP_HEADERS))
     provider.add_span_processor(BatchSpanProcessor(exporter))
     _tracer = provider.get_tracer("getmcp")
     _propagator = TraceContextTextMapPropagator()

@@ -25,10 +25,9 @@ class SecretUnreadable(Exception):
 
 
 def configured_keys() -> tuple[str, ...]:
-    keys = settings.SECRETS_KEYS
-    if isinstance(keys, str):
-        keys = keys.split(",")
-    keys = tuple(k.strip() for k in keys if k and k.strip())
+    configured: list[str] | str = settings.SECRETS_KEYS
+    entries = configured.split(",") if isinstance(configured, str) else configured
+    keys = tuple(k.strip() for k in entries if k and k.strip())
     return keys or (derived_key(settings.SECRET_KEY),)
 
 
