@@ -20,8 +20,6 @@ import os
 from django.conf import settings
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
-from . import multiproc
-
 MCP_METHODS = frozenset(
     {
         "initialize",
@@ -135,5 +133,5 @@ def _forget_on_exit() -> None:
     atexit.register(lambda: os.getpid() == pid and multiprocess.mark_process_dead(pid))
 
 
-if multiproc.directory():
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     _forget_on_exit()
