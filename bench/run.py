@@ -16,11 +16,13 @@ import signal
 import socket
 import subprocess
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import httpx2
 import peers
+import system_report
+import system_side
 from getmcp_side import (
     BENCH,
     GETMCP_SIDES,
@@ -34,7 +36,7 @@ from getmcp_side import (
 )
 
 PROTOCOL_VERSION = "2025-11-25"
-SIDES = (*GETMCP_SIDES, *peers.PEERS)
+SIDES = (*GETMCP_SIDES, *system_side.SYSTEM_SIDES, *peers.PEERS)
 DEFAULT_SIDES = "getmcp-key,ts-sdk,fastmcp,python-sdk"
 
 
@@ -50,6 +52,11 @@ class Result:
     p95_ms: float
     p99_ms: float
     mean_ms: float
+    # CPU ms per call of each process counted: "server" for one process; web, worker, beat,
+    # supervisor, redis and postgres on a whole-system side (bench/system_side.py).
+    cpu_parts: dict[str, float] = field(default_factory=dict)
+    # Whole-system sides: seconds after wrk stopped until the round's calls were in Postgres.
+    settle_s: float = 0.0
 
     @property
     def rps(self) -> float:
@@ -146,6 +153,15 @@ class Server:
                 time.sleep(0.2)
         raise SystemExit(f"{self.name} did not start within {seconds}s; see {self.log}")
 
+    def cpu(self) -> dict[str, float]:
+        return {"server": cpu_seconds(self.process.pid)}
+
+    def before_round(self) -> None:
+        """Nothing: a one-process side has no work left over from earlier calls."""
+
+    def after_round(self, requests: int) -> float:
+        return 0.0
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
@@ -240,13 +256,21 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measure(name: str, server: Server, session: str, args: argparse.Namespace) -> Result:
-    before = cpu_seconds(server.process.pid)
+def measure(name: str, server, session: str, args: argparse.Namespace) -> Result:
+    """One round on a side: a Server, or a whole-system side (system_side.PlatformSide), whose
+    CPU window stays open until the round's calls are stored."""
+    server.before_round()
+    before = server.cpu()
     raw = wrk(server.url, session, args, args.duration, bearer_for(name))
-    cpu = cpu_seconds(server.process.pid) - before
+    settle = server.after_round(raw["requests"])
+    after = server.cpu()
+    calls = raw["requests"]
+    parts = {k: (after[k] - before[k]) * 1000 / calls if calls else 0.0 for k in after}
     return Result(
         name=name,
-        cpu_ms_per_call=cpu * 1000 / raw["requests"] if raw["requests"] else 0.0,
+        cpu_ms_per_call=sum(parts.values()),
+        cpu_parts=parts,
+        settle_s=settle,
         requests=raw["requests"],
         seconds=raw["duration_us"] / 1e6,
         errors=raw["bad_responses"] + raw["socket_errors"],
@@ -310,6 +334,7 @@ def print_table(
             f"p50 latency {watched.p50_ms / ours.p50_ms:.3f}x, "
             f"CPU per call {cpu['getmcp-watched'] / cpu['getmcp']:.3f}x (median of rounds)"
         )
+    system_report.print_system(rounds)
     ours = by_name.get("getmcp-key") or by_name.get("getmcp")
     for other in peers.PEERS:
         theirs = by_name.get(other)
@@ -322,11 +347,17 @@ def print_table(
             )
 
 
-def start_servers(env: dict, args: argparse.Namespace) -> dict[str, Server]:
-    servers = {}
+def start_servers(env: dict, args: argparse.Namespace, servers: dict) -> None:
+    """Starts the sides into `servers` (filled as they start: a failure stops those started)."""
     getmcp_env = None
     for name in SIDES:
         if (args.only and args.only != name) or (not args.only and name not in args.sides):
+            continue
+        if name in system_side.SYSTEM_SIDES:
+            if PLATFORM.get("running") is None:
+                print("system: starting Redis, Postgres and scripts/run.py of its own", flush=True)
+                PLATFORM["running"] = system_side.Platform(env, args.server_cpu)
+            servers[name] = system_side.PlatformSide(name, PLATFORM["running"])
             continue
         if name in GETMCP_SIDES:
             if getmcp_env is None:
@@ -337,7 +368,10 @@ def start_servers(env: dict, args: argparse.Namespace) -> dict[str, Server]:
         else:
             path, server_env, tree = "/mcp", env, ROOT
         servers[name] = Server(name, path, server_env, args.server_cpu, tree=tree)
-    return servers
+
+
+# The whole-system sides' one platform (bench/system_side.py), stopped after every side.
+PLATFORM: dict[str, system_side.Platform] = {}
 
 
 def start_watcher(server: Server) -> subprocess.Popen:
@@ -361,9 +395,10 @@ def main() -> None:
     if not shutil.which("wrk"):
         raise SystemExit("wrk is missing: apt-get install wrk (make bench does it when root)")
     env = os.environ | {"PYTHONPATH": str(ROOT)}
-    servers = start_servers(env, args)
     watcher = socket_host = None
+    servers: dict = {}
     try:
+        start_servers(env, args, servers)
         sessions = {}
         for name, server in servers.items():
             server.wait()
@@ -391,6 +426,8 @@ def main() -> None:
             print("watcher received:", watcher.communicate(timeout=10)[0].strip().splitlines()[-1])
         for server in [*servers.values(), *([socket_host] if socket_host else [])]:
             server.stop()
+        if PLATFORM:
+            PLATFORM.pop("running").stop()
     results = [median_round(found) for found in rounds.values()]
     print_table(results, rounds, args)
     if args.json:
