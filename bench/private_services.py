@@ -12,6 +12,7 @@ run as the `postgres` OS user when the bench runs as root.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -84,7 +85,9 @@ def postgres_bin() -> Path:
     """The newest installed Postgres's binaries (BENCH_PG_BIN overrides)."""
     if os.environ.get("BENCH_PG_BIN"):
         return Path(os.environ["BENCH_PG_BIN"])
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4])
+    )
     if not found:
         raise SystemExit("no initdb under /usr/lib/postgresql/*/bin (set BENCH_PG_BIN)")
     return Path(found[-1]).parent
@@ -135,7 +138,5 @@ class BenchPostgres:
 
 
 def with_signal(pid: int, signum: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signum)
-    except ProcessLookupError:
-        pass

@@ -61,11 +61,11 @@ def descendants(root: int, processes: Mapping[int, Proc]) -> set[int]:
     found, todo = set(), [root]
     while todo:
         pid = todo.pop()
-        if pid in found or (pid not in processes and pid != root):
+        if pid in found or pid not in processes:
             continue
         found.add(pid)
         todo.extend(children.get(pid, ()))
-    return found & set(processes) if root in processes else found - {root}
+    return found if root in processes else set()
 
 
 def tree_seconds(root: int, processes: Mapping[int, Proc], *, without: Iterable[int] = ()) -> float:
@@ -75,16 +75,17 @@ def tree_seconds(root: int, processes: Mapping[int, Proc], *, without: Iterable[
     for other in without:
         skipped |= descendants(other, processes)
     pids = descendants(root, processes) - skipped
-    total = sum(processes[pid].own + processes[pid].reaped for pid in pids)
-    # What the supervisor reaped of a child counted on its own belongs to that child; it only
-    # happens when a child is restarted, and the report then says the run was not clean.
-    return total
+    # A child counted on its own and reaped by the supervisor (restarted) moves into the
+    # supervisor's reaped time; the run's log says so ("restarting the ... process").
+    return sum(processes[pid].own + processes[pid].reaped for pid in pids)
 
 
-def components_seconds(roots: Mapping[str, int]) -> dict[str, float]:
-    """CPU seconds so far of each named tree. A root listed inside another's tree (the web
-    server under the supervisor) is counted as its own component, not twice."""
-    processes = table()
+def components_seconds(
+    roots: Mapping[str, int], processes: Mapping[int, Proc] | None = None
+) -> dict[str, float]:
+    """CPU seconds so far of each named tree. A root inside another's tree (the web server
+    under the supervisor) is counted as its own component, not twice."""
+    processes = table() if processes is None else processes
     result = {}
     for name, root in roots.items():
         others = [pid for other, pid in roots.items() if other != name and pid != root]

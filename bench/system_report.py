@@ -48,10 +48,5 @@ def print_system(rounds: dict) -> None:
         if not theirs:
             continue
         mode = f" ({MODES[peer]})" if peer in MODES else ""
-        ratios = ", ".join(
-            f"{name} {cpu_per_call(rounds[name]) / theirs:.2f}x" for name in systems
-        )
-        print(
-            f"whole system / {peer}{mode} process, CPU per call "
-            f"({theirs:.3f} ms): {ratios}"
-        )
+        ratios = ", ".join(f"{name} {cpu_per_call(rounds[name]) / theirs:.2f}x" for name in systems)
+        print(f"whole system / {peer}{mode} process, CPU per call ({theirs:.3f} ms): {ratios}")
