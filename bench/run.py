@@ -55,8 +55,10 @@ class Result:
     # CPU ms per call of each process counted: "server" for one process; web, worker, beat,
     # supervisor, redis and postgres on a whole-system side (bench/system_side.py).
     cpu_parts: dict[str, float] = field(default_factory=dict)
-    # Whole-system sides: seconds after wrk stopped until the round's calls were in Postgres.
+    # Whole-system sides: seconds after wrk stopped until the round's calls were in Postgres,
+    # and the commands Redis ran per call in that window (INFO commandstats).
     settle_s: float = 0.0
+    redis_per_call: float = 0.0
 
     @property
     def rps(self) -> float:
@@ -159,8 +161,8 @@ class Server:
     def before_round(self) -> None:
         """Nothing: a one-process side has no work left over from earlier calls."""
 
-    def after_round(self, requests: int) -> float:
-        return 0.0
+    def after_round(self, requests: int) -> dict[str, float]:
+        return {}
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -262,7 +264,7 @@ def measure(name: str, server, session: str, args: argparse.Namespace) -> Result
     server.before_round()
     before = server.cpu()
     raw = wrk(server.url, session, args, args.duration, bearer_for(name))
-    settle = server.after_round(raw["requests"])
+    extra = server.after_round(raw["requests"])
     after = server.cpu()
     calls = raw["requests"]
     parts = {k: (after[k] - before[k]) * 1000 / calls if calls else 0.0 for k in after}
@@ -270,7 +272,7 @@ def measure(name: str, server, session: str, args: argparse.Namespace) -> Result
         name=name,
         cpu_ms_per_call=sum(parts.values()),
         cpu_parts=parts,
-        settle_s=settle,
+        **extra,
         requests=raw["requests"],
         seconds=raw["duration_us"] / 1e6,
         errors=raw["bad_responses"] + raw["socket_errors"],

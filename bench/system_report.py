@@ -34,14 +34,15 @@ def print_system(rounds: dict) -> None:
         "until the round's calls were stored in Postgres (median round by CPU; spread over rounds)"
     )
     header = f"{'side':<14}{'total':>8}{'spread':>14}"
-    header += "".join(f"{name:>11}" for name in COMPONENTS) + f"{'stored in s':>13}"
+    header += "".join(f"{name:>11}" for name in COMPONENTS)
+    header += f"{'stored in s':>13}{'Redis cmds/call':>17}"
     print(header)
     for name in systems:
         chosen = median_cpu_round(rounds[name])
         each = sorted(r.cpu_ms_per_call for r in rounds[name])
         line = f"{name:<14}{chosen.cpu_ms_per_call:>8.3f}{f'{each[0]:.3f}-{each[-1]:.3f}':>14}"
         line += "".join(f"{chosen.cpu_parts.get(part, 0.0):>11.3f}" for part in COMPONENTS)
-        print(line + f"{chosen.settle_s:>13.1f}")
+        print(line + f"{chosen.settle_s:>13.1f}{chosen.redis_per_call:>17.2f}")
     present = [peer for peer in peers.PEERS if peer in rounds]
     for peer in present:
         theirs = cpu_per_call(rounds[peer])

@@ -172,6 +172,17 @@ class Platform:
         finally:
             client.close()
 
+    def redis_commands(self) -> int:
+        """Commands the bench's Redis has run so far (INFO commandstats, the INFO included)."""
+        import redis
+
+        client = redis.Redis.from_url(self.redis.url(0))
+        try:
+            stats = client.info("commandstats")
+        finally:
+            client.close()
+        return sum(int(entry["calls"]) for entry in stats.values())
+
     def settle(self, expected: int, seconds: float = SETTLE_SECONDS) -> float:
         """Waits until `expected` calls are stored in Postgres; returns how long that took."""
         started = time.monotonic()
@@ -212,6 +223,7 @@ class PlatformSide:
         self.url = platform.url(name)
         self.env = platform.env
         self._stored_before = 0
+        self._commands_before = 0
 
     def wait(self) -> None:
         """The platform waited for its web server when it started."""
@@ -222,10 +234,14 @@ class PlatformSide:
     def before_round(self) -> None:
         self.platform.drained()
         self._stored_before = self.platform.stored_calls()
+        self._commands_before = self.platform.redis_commands()
 
-    def after_round(self, requests: int) -> float:
-        """Seconds the worker took, after wrk stopped, to store the round's calls."""
-        return self.platform.settle(self._stored_before + requests)
+    def after_round(self, requests: int) -> dict[str, float]:
+        """Seconds the worker took, after wrk stopped, to store the round's calls, and the
+        Redis commands per call from the round's start until then."""
+        settle = self.platform.settle(self._stored_before + requests)
+        commands = self.platform.redis_commands() - self._commands_before
+        return {"settle_s": settle, "redis_per_call": commands / requests if requests else 0.0}
 
     def stop(self) -> None:
         """The platform stops once, after every side (bench/run.py)."""
