@@ -97,8 +97,11 @@ def parse_args() -> argparse.Namespace:
     args.sides = [side for side in args.sides.split(",") if side]
     if not set(args.sides) <= set(SIDES):
         parser.error(f"--sides: choose among {', '.join(SIDES)}")
-    if "getmcp-baseline" in args.sides + [args.only] and not args.baseline:
-        parser.error("getmcp-baseline needs --baseline DIR (e.g. git archive main | tar -x -C DIR)")
+    baselines = {"getmcp-baseline", "system-baseline"} & {*args.sides, args.only}
+    if baselines and not args.baseline:
+        parser.error(
+            f"{min(baselines)} needs --baseline DIR (e.g. git archive main | tar -x -C DIR)"
+        )
     if not re.fullmatch(r"[A-Za-z0-9 .,_-]{1,200}", args.text):
         parser.error("--text: use up to 200 letters, digits, spaces and .,_- (it is put in JSON)")
     return args
@@ -356,10 +359,13 @@ def start_servers(env: dict, args: argparse.Namespace, servers: dict) -> None:
         if (args.only and args.only != name) or (not args.only and name not in args.sides):
             continue
         if name in system_side.SYSTEM_SIDES:
-            if PLATFORM.get("running") is None:
-                print("system: starting Redis, Postgres and scripts/run.py of its own", flush=True)
-                PLATFORM["running"] = system_side.Platform(env, args.server_cpu)
-            servers[name] = system_side.PlatformSide(name, PLATFORM["running"])
+            # One platform for the sides of this tree, another for system-baseline's tree.
+            kind = "system-baseline" if name == "system-baseline" else "system"
+            if kind not in PLATFORM:
+                tree = args.baseline if kind == "system-baseline" else ROOT
+                print(f"{kind}: starting Redis, Postgres and {tree}/scripts/run.py", flush=True)
+                PLATFORM[kind] = system_side.Platform(env, args.server_cpu, tree, kind)
+            servers[name] = system_side.PlatformSide(name, PLATFORM[kind])
             continue
         if name in GETMCP_SIDES:
             if getmcp_env is None:
@@ -372,7 +378,7 @@ def start_servers(env: dict, args: argparse.Namespace, servers: dict) -> None:
         servers[name] = Server(name, path, server_env, args.server_cpu, tree=tree)
 
 
-# The whole-system sides' one platform (bench/system_side.py), stopped after every side.
+# The whole-system sides' platforms (bench/system_side.py), stopped after every side.
 PLATFORM: dict[str, system_side.Platform] = {}
 
 
@@ -428,8 +434,8 @@ def main() -> None:
             print("watcher received:", watcher.communicate(timeout=10)[0].strip().splitlines()[-1])
         for server in [*servers.values(), *([socket_host] if socket_host else [])]:
             server.stop()
-        if PLATFORM:
-            PLATFORM.pop("running").stop()
+        while PLATFORM:
+            PLATFORM.popitem()[1].stop()
     results = [median_round(found) for found in rounds.values()]
     print_table(results, rounds, args)
     if args.json:

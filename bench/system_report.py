@@ -43,6 +43,13 @@ def print_system(rounds: dict) -> None:
         line = f"{name:<14}{chosen.cpu_ms_per_call:>8.3f}{f'{each[0]:.3f}-{each[-1]:.3f}':>14}"
         line += "".join(f"{chosen.cpu_parts.get(part, 0.0):>11.3f}" for part in COMPONENTS)
         print(line + f"{chosen.settle_s:>13.1f}{chosen.redis_per_call:>17.2f}")
+    if "system" in rounds and "system-baseline" in rounds:
+        pairs = zip(rounds["system"], rounds["system-baseline"], strict=True)
+        each = ", ".join(
+            f"{ours.cpu_ms_per_call / base.cpu_ms_per_call:.2f}" for ours, base in pairs
+        )
+        ratio = cpu_per_call(rounds["system"]) / cpu_per_call(rounds["system-baseline"])
+        print(f"system / system-baseline, CPU per call: {ratio:.2f}x (round by round: {each})")
     present = [peer for peer in peers.PEERS if peer in rounds]
     for peer in present:
         theirs = cpu_per_call(rounds[peer])

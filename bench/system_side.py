@@ -11,11 +11,13 @@ pinned to the server CPU like a peer's one process.
 A round's CPU is read from just before wrk starts until every call of the round is stored in
 Postgres (the worker has drained them): the cost of a call includes its logging, done later.
 
-Sides (one platform serves all three, on three servers):
+Sides (one platform serves the first three, on three servers):
 - `system`: bench/getmcp_server.yaml (`auth: none`), as the `getmcp` side;
 - `system-key`: bench/getmcp_auth_server.yaml with an API key, as `getmcp-key`;
 - `system-quota`: bench/getmcp_quota_server.yaml, `auth: none` in an organization with a monthly
-  call quota (bench/quota.py), so every call is charged in Redis.
+  call quota (bench/quota.py), so every call is charged in Redis;
+- `system-baseline`: `system` on a second platform (its own Redis and Postgres) whose web,
+  worker and beat run from another source tree (--baseline DIR), to compare a change in one run.
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ import process_cpu
 from private_services import BenchPostgres, BenchRedis, free_port, pinned, wait_for_port
 
 ROOT = getmcp_side.ROOT
-SYSTEM_SIDES = ("system", "system-key", "system-quota")
+SYSTEM_SIDES = ("system", "system-key", "system-quota", "system-baseline")
 PATHS = {
     "system": getmcp_side.GETMCP_PATH,
+    "system-baseline": getmcp_side.GETMCP_PATH,
     "system-key": getmcp_side.GETMCP_AUTH_PATH,
     "system-quota": "/mcp/bench-echo-quota",
 }
@@ -76,12 +79,12 @@ def children_of(pid: int) -> dict[int, str]:
 class Platform:
     """Redis, Postgres and `scripts/run.py` on them, prepared with the bench's servers."""
 
-    def __init__(self, env: dict, cpu: str):
-        self.cpu = cpu
+    def __init__(self, env: dict, cpu: str, tree: Path = ROOT, name: str = "system"):
+        self.cpu, self.tree = cpu, tree
         self.redis = BenchRedis(cpu)
         self.postgres = BenchPostgres(cpu)
         self.port = free_port()
-        self.log = ROOT / "results" / "bench" / "system.log"
+        self.log = ROOT / "results" / "bench" / f"{name}.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self.supervisor: subprocess.Popen | None = None
         self.roots: dict[str, int] = {}
@@ -110,13 +113,13 @@ class Platform:
         return env | {"SITE_URL": site, "ALLOWED_HOSTS": "localhost,127.0.0.1,[::1],127.0.0.1"}
 
     def _start(self) -> None:
-        command = [getmcp_side.PYTHON, "scripts/run.py", "--host", "127.0.0.1"]
+        command = [getmcp_side.PYTHON, str(self.tree / "scripts" / "run.py"), "--host", "127.0.0.1"]
         command += ["--port", str(self.port), "--workers", "1"]
         with self.log.open("w") as log:
             self.supervisor = subprocess.Popen(
                 pinned(self.cpu, command),
-                cwd=ROOT,
-                env=self.env,
+                cwd=self.tree,
+                env=self.env | {"PYTHONPATH": str(self.tree)},
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
