@@ -131,6 +131,12 @@ class OutageVariables(Variables):
         32,
         "idle Redis connections a web process keeps after a burst (the rest are closed)",
     )
+    # A pooler's connection is the server's for one transaction only: no cursor may outlive it.
+    DATABASE_TRANSACTION_POOLING: bool = var(
+        False,
+        "`true` when `DATABASE_URL` points at PgBouncer in transaction mode: no server-side "
+        "cursors (docs/scaling.md)",
+    )
     DATABASE_CONNECT_TIMEOUT_SECONDS: int = var(5, "Postgres `connect_timeout`")
     # Server-side, so a stuck query frees its connection.
     DATABASE_STATEMENT_TIMEOUT_MS: int = var(
