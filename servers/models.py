@@ -247,3 +247,14 @@ class Change(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}:{self.subject}"
+
+
+class ToolEmbedding(models.Model):
+    """One tool text's embedding (gateway/agents/embedding.py), keyed by the digest of the model
+    and the text (gateway/agents/vectors.tool_text): every version and server whose tool reads
+    the same shares the row, and a changed tool gets a new one. Computed at publish
+    (servers/embeddings.py), read when a snapshot is loaded."""
+
+    digest = models.CharField(max_length=64, primary_key=True)
+    vector = models.BinaryField()  # little-endian float32, embedding.DIMENSIONS of them
+    created_at = models.DateTimeField(auto_now_add=True)

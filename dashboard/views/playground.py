@@ -17,6 +17,9 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from accounts.models import ApiKey
+from gateway.agents import explain
+from gateway.agents.search import MAX_QUERY_CHARS
+from servers.snapshot import DefinitionError, load_snapshot
 from accounts.policy import Action
 from vault.crypto import SecretUnreadable, decrypt, encrypt
 
@@ -41,8 +44,24 @@ def playground(request, slug):
             "server": server,
             "endpoint": f"/mcp/{server.slug}",
             "needs_key": server.auth_mode != "none",
+            "discovery": _discovery(server, request.GET.get("discover", "").strip()),
         },
     )
+
+
+def _discovery(server, query: str) -> dict | None:
+    """What an agent sees in discovery mode, and how a search ranks (None: discovery is off
+    for this server, or it cannot be served)."""
+    try:
+        snapshot = load_snapshot(server.slug)
+    except DefinitionError:
+        return None
+    if snapshot is None or not explain.listing(snapshot=snapshot)["active"]:
+        return None
+    view = {"listing": explain.listing(snapshot=snapshot), "query": query[:MAX_QUERY_CHARS]}
+    if view["query"]:
+        view["search"] = explain.ranked(snapshot=snapshot, query=view["query"])
+    return view
 
 
 def _remembered_key(request, server, user) -> tuple[ApiKey, str] | None:

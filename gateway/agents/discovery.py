@@ -11,6 +11,7 @@ import orjson
 
 from mcp_protocol.errors import ToolError
 
+from . import retrieval
 from .search import MAX_RESULTS
 
 FULL_LIST_META = "getmcp/fullList"
@@ -105,21 +106,21 @@ def _text_result(text: str, structured: dict) -> dict:
     return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
 
 
-def search(snapshot, arguments: dict) -> dict:
+async def search(snapshot, arguments: dict) -> dict:
     query = arguments.get("query")
     limit = arguments.get("limit", 5)
     if not isinstance(query, str) or not query.strip():
         raise ToolError(f"{SEARCH} needs a query: what the tool should do, in plain words.")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RESULTS:
         raise ToolError(f"limit must be a whole number from 1 to {MAX_RESULTS}")
-    index = snapshot.search_index.get(snapshot.tool_list)
+    result = await retrieval.search(snapshot, query, limit)
     found = []
-    for name, score in index.search(query, limit):
-        wire = snapshot.tools[name].wire
-        entry = {"name": name, "description": _snippet(wire.get("description") or "")}
+    for candidate in result.candidates:
+        wire = snapshot.tools[candidate.name].wire
+        entry = {"name": candidate.name, "description": _snippet(wire.get("description") or "")}
         if wire.get("title"):
             entry["title"] = wire["title"]
-        entry["score"] = round(score, 3)
+        entry["score"] = round(candidate.score, 4)
         found.append(entry)
     if not found:
         text = f"No tool matches {query!r}. Try other words."
@@ -130,7 +131,7 @@ def search(snapshot, arguments: dict) -> dict:
             + "\n".join(lines)
             + f"\n\n{DESCRIBE} shows a tool's arguments; {CALL} calls it."
         )
-    return _text_result(text, {"tools": found})
+    return _text_result(text, {"tools": found, "ranking": result.ranking})
 
 
 def _snippet(description: str) -> str:

@@ -113,7 +113,7 @@ async def _provided_call(gate, snapshot, name: str, arguments, ctx: RequestConte
     if not isinstance(arguments, dict):
         raise ToolError("Tool arguments must be an object")
     if name == discovery.SEARCH:
-        return discovery.search(snapshot, arguments)
+        return await discovery.search(snapshot, arguments)
     if name == discovery.DESCRIBE:
         return discovery.describe(snapshot, arguments)
     if name == discovery.CALL:

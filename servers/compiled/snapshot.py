@@ -6,7 +6,8 @@ from types import MappingProxyType
 from typing import Any
 
 from gateway.agents.config import AgentSettings
-from gateway.agents.search import LazyIndex
+from gateway.agents.hybrid import LazyIndex
+from gateway.agents.vectors import NO_VECTORS, ToolVectors
 from mcp_protocol import uritemplate
 from mcp_protocol.param_headers import HeaderParameters
 from mcp_protocol.schemas import BoundedValidator
@@ -116,6 +117,9 @@ class Snapshot:
     agents: AgentSettings = field(default_factory=AgentSettings)
     # The tool-search index, built on first use and kept as long as the snapshot.
     search_index: LazyIndex = field(default_factory=LazyIndex)
+    # The tools' embeddings, computed at publish and read when the snapshot is loaded
+    # (servers/embeddings.py); tools missing here are searched by their words alone.
+    tool_vectors: ToolVectors = NO_VECTORS
     # Governance, from the live rows (never the published definition): what each role may use
     # (servers/access.py) and the organization's monthly call quota, 0 for none (quotas.py).
     role_scopes: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
