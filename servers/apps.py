@@ -5,4 +5,4 @@ class ServersConfig(AppConfig):
     name = "servers"
 
     def ready(self) -> None:
-        from . import access_changes, changes, embeddings  # noqa: F401  (connects signal handlers)
+        from . import access_changes, changes, embedding_jobs  # noqa: F401  (signal handlers)

@@ -2,7 +2,7 @@
 tools change, stored by text digest (ToolEmbedding), and read with the compiled snapshot.
 
 Off the request path: a publish, a tool edit or an upstream refresh commits, then
-`tasks.embed_server_tools` runs on a Celery worker (inline, after the commit, in embedded mode
+(embedding_jobs.py) `tasks.embed_server_tools` runs on a Celery worker (inline, after the commit, in embedded mode
 where Celery is eager). It embeds only the tools whose text has no vector yet (so republishing
 an unchanged server computes nothing), and only for servers whose discovery is on: a small
 server never lists meta-tools and is never searched. When it stored something it bumps the
@@ -13,21 +13,15 @@ A snapshot load reads the vectors in one query, by digest (servers/snapshot.py);
 process never computes a tool's vector.
 """
 
-import logging
 from collections.abc import Iterable, Mapping
 
 import numpy as np
-from django.db import transaction
-from django.db.models.signals import post_delete, post_save
 
 from gateway.agents import discovery, embedding
 from gateway.agents.vectors import NO_VECTORS, ToolVectors, tool_text
 
-from .models import Server, ServerVersion, Tool, ToolEmbedding
+from .models import Server, ToolEmbedding
 from .outages import best_effort
-
-log = logging.getLogger(__name__)
-
 
 def _digests(tool_list: Iterable[Mapping]) -> dict[str, tuple[str, str]]:
     """name -> (digest, text) of each tool."""
@@ -91,12 +85,14 @@ def embed_server(server_id: int) -> int:
     """The vectors of what the server serves now (its latest version, or its draft while it
     has none); bumps its generation when any were new. Returns how many were new."""
     from . import changes
-    from .snapshot import DefinitionError, compile_definition, definition_for
+    from .compiled.compile import compile_definition
+    from .compiled.snapshot import DefinitionError
+    from .publishing import definition_to_serve
 
     server = Server.objects.filter(pk=server_id).first()
     if server is None:
         return 0
-    definition = definition_for(server)
+    definition = definition_to_serve(server)
     if definition is None:
         return 0
     try:
@@ -114,37 +110,3 @@ def embed_server(server_id: int) -> int:
     if new:
         best_effort(changes.bump_server, server.slug)
     return new
-
-
-def _schedule(server_id: int) -> None:
-    from .tasks import embed_server_tools
-
-    try:
-        embed_server_tools.delay(server_id)
-    except Exception:  # a broker outage must not fail the publish; the next change retries
-        log.warning("could not queue the tool embeddings of server %s", server_id, exc_info=True)
-
-
-def _changed(sender, instance, using: str = "default", **kwargs) -> None:
-    """Schedule once per transaction and server, however many of its tools it saves (an
-    import of 300 operations queues one job, not 300)."""
-    server_id = instance.server_id
-    connection = transaction.get_connection(using)
-    pending = connection.__dict__.setdefault("_embedding_jobs", {})
-    queued = pending.get(server_id)
-    if queued is not None and any(entry[1] is queued for entry in connection.run_on_commit):
-        return
-
-    def queue() -> None:
-        pending.pop(server_id, None)
-        _schedule(server_id)
-
-    pending[server_id] = queue
-    transaction.on_commit(queue, using=using)
-
-
-# A published version, and a draft tool (what an unpublished server serves, and what an
-# upstream refresh changes), schedule the server's embeddings once their change commits.
-for _model in (ServerVersion, Tool):
-    post_save.connect(_changed, sender=_model, dispatch_uid=f"embed-{_model.__name__}")
-post_delete.connect(_changed, sender=Tool, dispatch_uid="embed-deleted-Tool")

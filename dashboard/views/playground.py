@@ -11,16 +11,17 @@ tasks reachable across visits. The user may paste any key instead.
 """
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.http import JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from accounts.models import ApiKey
+from accounts.policy import Action
 from gateway.agents import explain
 from gateway.agents.search import MAX_QUERY_CHARS
 from servers.snapshot import DefinitionError, load_snapshot
-from accounts.policy import Action
 from vault.crypto import SecretUnreadable, decrypt, encrypt
 
 from ..scoping import server_or_404
@@ -58,9 +59,10 @@ def _discovery(server, query: str) -> dict | None:
         return None
     if snapshot is None or not explain.listing(snapshot=snapshot)["active"]:
         return None
-    view = {"listing": explain.listing(snapshot=snapshot), "query": query[:MAX_QUERY_CHARS]}
-    if view["query"]:
-        view["search"] = explain.ranked(snapshot=snapshot, query=view["query"])
+    query = query[:MAX_QUERY_CHARS]
+    view: dict[str, Any] = {"listing": explain.listing(snapshot=snapshot), "query": query}
+    if query:
+        view["search"] = explain.ranked(snapshot=snapshot, query=query)
     return view
 
 

@@ -7,6 +7,8 @@ every tool. `getmcp_call_tool` never runs a tool itself: routing.py turns it int
 tools/call of the named tool before the endpoint dispatches it.
 """
 
+from typing import Any
+
 import orjson
 
 from mcp_protocol.errors import ToolError
@@ -117,7 +119,10 @@ async def search(snapshot, arguments: dict) -> dict:
     found = []
     for candidate in result.candidates:
         wire = snapshot.tools[candidate.name].wire
-        entry = {"name": candidate.name, "description": _snippet(wire.get("description") or "")}
+        entry: dict[str, Any] = {
+            "name": candidate.name,
+            "description": _snippet(wire.get("description") or ""),
+        }
         if wire.get("title"):
             entry["title"] = wire["title"]
         entry["score"] = round(candidate.score, 4)

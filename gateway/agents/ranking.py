@@ -25,29 +25,35 @@ SEMANTIC_WEIGHT = 2.0
 READ_ONLY_BOOST = 1.2
 SCORE_DECIMALS = 9
 READ, WRITE, UNKNOWN = "read", "write", "unknown"
+_WORD = re.compile(r"[a-z]+")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text))
+
 
 # Words that ask for a change (a light stem of each: "banned", "bans", "banning" -> "ban").
-_WRITE = (
-    "add addition allow append apply approve archive assign attach ban block bump cancel change "
-    "clean clear close commit complete convert copy create deactivate decline delete demote deny "
-    "destroy disable disconnect drop edit empty enable end erase execute expire fix follow give "
-    "grant hide install invalidate invite join kick leave let lock make mark merge modify move "
-    "mute open pin post promote prune publish purge push put reject remind remove rename reorder "
-    "replace reset rid resend restore restrict revoke rollback roll save schedule send set share "
-    "sign silence start stop strip submit suspend sync tag take terminate tick transfer trigger "
-    "unarchive unassign unban undo uninstall unlock unmute unpin update upgrade upload wipe write"
-).split()
-_READ = (
+_WRITE = _words(
+    "add addition allow append apply approve archive assign attach ban block bump cancel "
+    "change clean clear close commit complete convert copy create deactivate decline delete "
+    "demote deny destroy disable disconnect drop edit empty enable end erase execute expire "
+    "fix follow give grant hide install invalidate invite join kick leave let lock make mark "
+    "merge modify move mute open pin post promote prune publish purge push put reject remind "
+    "remove rename reorder replace reset rid resend restore restrict revoke rollback roll "
+    "save schedule send set share sign silence start stop strip submit suspend sync tag take "
+    "terminate tick transfer trigger unarchive unassign unban undo uninstall unlock unmute "
+    "unpin update upgrade upload wipe write"
+)
+_READ = _words(
     "browse check count display download export fetch find get inspect list look lookup read "
     "retrieve search see show tell view"
-).split()
+)
 # A request that starts like a question asks to know, even when it names an action ("who got
 # banned", "is Alice online").
-_QUESTION_OPENERS = frozenset(
-    "who whom whose what which where when why how is are was were does do did has have can "
-    "could show list find search look view see tell display count check".split()
+_QUESTION_OPENERS = _words(
+    "who whom whose what which where when why how is are was were does "
+    "do did has have can could show list find search look view see tell display count check"
 )
-_WORD = re.compile(r"[a-z]+")
 _SUFFIXES = ("ning", "ing", "ned", "led", "ed", "es", "s")
 
 

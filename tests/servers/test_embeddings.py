@@ -10,7 +10,7 @@ import pytest
 from gateway.agents import embedding
 from gateway.agents.vectors import tool_text
 from getmcp.celery import app as celery_app
-from servers import embeddings, snapshot
+from servers import embedding_jobs, embeddings, snapshot
 from servers.definition import import_definition
 from servers.models import ToolEmbedding
 from servers.publishing import publish
@@ -106,7 +106,7 @@ def test_saving_many_tools_in_one_transaction_queues_one_job(
     org, unique, monkeypatch, django_capture_on_commit_callbacks
 ):
     queued = []
-    monkeypatch.setattr(embeddings, "_schedule", queued.append)
+    monkeypatch.setattr(embedding_jobs, "_schedule", queued.append)
     many = [(f"tool_{i}", f"Tool number {i}.") for i in range(30)]
     with django_capture_on_commit_callbacks(execute=True):
         server = import_definition(definition(f"emb-{unique}", tools=many), org)

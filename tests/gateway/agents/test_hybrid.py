@@ -31,7 +31,9 @@ def test_the_hybrid_beats_bm25_on_held_out_paraphrases(bench):
         snapshot = bench.load_server(api)
         wires = snapshot.tool_list
         matrix = embedding.embed([tool_text(w) for w in wires])
-        hybrid = HybridIndex(wires, ToolVectors({w["name"]: matrix[i] for i, w in enumerate(wires)}))
+        hybrid = HybridIndex(
+            wires, ToolVectors({w["name"]: matrix[i] for i, w in enumerate(wires)})
+        )
         lexical = ToolIndex(wires)
         for request in bench.load_requests(api, set(snapshot.tools)):
             query = request["q"]

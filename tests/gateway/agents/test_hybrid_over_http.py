@@ -7,12 +7,12 @@ import asyncio
 import pytest
 
 from accounts.models import ApiKey, User
-from gateway.agents.discovery import SEARCH
 from gateway.agents import embedding
+from gateway.agents.discovery import SEARCH
 from gateway.agents.vectors import tool_text
 from servers import embeddings
-from servers.models import ToolEmbedding
 from servers.definition import import_definition
+from servers.models import ToolEmbedding
 from tests.gateway.agents.conftest import sdk_client
 
 TOOLS = [

@@ -140,7 +140,9 @@ def test_the_hybrid_ranks_count_first_for_how_many_open_tickets():
 
 def test_the_hybrid_finds_the_issue_s_paraphrases_and_keeps_delete_below_suspend():
     index = with_vectors(USERS)
-    kick = index.search("kick someone off the team", 3, embedding.embed_query("kick someone off the team"))
+    kick = index.search(
+        "kick someone off the team", 3, embedding.embed_query("kick someone off the team")
+    )
     assert kick[0].name == "removeTeamMember"
     ban_query = "ban a user from logging in"
     ban = names(index.search(ban_query, 7, embedding.embed_query(ban_query)))

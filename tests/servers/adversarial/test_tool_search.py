@@ -5,7 +5,18 @@ from servers import embeddings
 
 from .conftest import static_tool, under_attack
 
-WORDS = "invoice customer refund shipment ticket agent report export archive restore".split()
+WORDS = [
+    "invoice",
+    "customer",
+    "refund",
+    "shipment",
+    "ticket",
+    "agent",
+    "report",
+    "export",
+    "archive",
+    "restore",
+]
 
 
 def test_a_burst_of_long_searches_leaves_other_tenants_fast(attacker, victim, committed):
