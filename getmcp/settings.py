@@ -218,7 +218,7 @@ MCP_CLIENT_REQUEST_TIMEOUT_SECONDS = float(
 SNAPSHOT_CACHE_SIZE = int(os.environ.get("SNAPSHOT_CACHE_SIZE", "2000"))
 VAULT_CACHE_SIZE = int(os.environ.get("VAULT_CACHE_SIZE", "2000"))
 KEY_CACHE_SIZE = int(os.environ.get("KEY_CACHE_SIZE", "100000"))
-# Discovery's tool search fuses BM25 with sentence embeddings (gateway/agents/embedding.py):
+# Discovery's tool search fuses BM25 with sentence embeddings (servers/discovery/embedding.py):
 # about 180 MB more in each process that loads the model. False: BM25 alone, no model loaded.
 DISCOVERY_SEMANTIC_SEARCH = env_bool("DISCOVERY_SEMANTIC_SEARCH", True)
 

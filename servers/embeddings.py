@@ -17,11 +17,12 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from gateway.agents import discovery, embedding
-from gateway.agents.vectors import NO_VECTORS, ToolVectors, tool_text
-
+from .discovery import embedding
+from .discovery.config import discovery_active
+from .discovery.vectors import NO_VECTORS, ToolVectors, tool_text
 from .models import Server, ToolEmbedding
 from .outages import best_effort
+
 
 def _digests(tool_list: Iterable[Mapping]) -> dict[str, tuple[str, str]]:
     """name -> (digest, text) of each tool."""
@@ -53,7 +54,7 @@ def stored_vectors(tool_list: Iterable[Mapping]) -> ToolVectors:
 def vectors_for(snapshot) -> ToolVectors:
     """What a loaded snapshot carries: its tools' vectors when its discovery is on (only then
     is it searched), else none."""
-    if not discovery.active(snapshot):
+    if not discovery_active(snapshot):
         return NO_VECTORS
     return stored_vectors(snapshot.tool_list)
 
@@ -104,7 +105,7 @@ def embed_server(server_id: int) -> int:
         )
     except DefinitionError:
         return 0  # a definition that cannot be served is never searched either
-    if not discovery.active(snapshot) or not embedding.available():
+    if not discovery_active(snapshot) or not embedding.available():
         return 0  # (the model is loaded only for a server that will be searched)
     new = embed_tool_list(snapshot.tool_list)
     if new:

@@ -38,7 +38,7 @@ class Server(models.Model):
     http = models.JSONField(default=dict, blank=True)
     # Settings every code tool of the server shares: {"limits": {...}} under the platform maximums.
     code = models.JSONField(default=dict, blank=True)
-    # Progressive discovery, output budgets, long calls (gateway/agents/config.py).
+    # Progressive discovery, output budgets, long calls (servers/discovery/config.py).
     agents = models.JSONField(default=dict, blank=True)
     # What members of a role may use through their keys and grants (servers/access.py):
     # {"member": {"tools": [...], "resources": [...], "prompts": [...]}}; a role left out is free.
@@ -250,8 +250,8 @@ class Change(models.Model):
 
 
 class ToolEmbedding(models.Model):
-    """One tool text's embedding (gateway/agents/embedding.py), keyed by the digest of the model
-    and the text (gateway/agents/vectors.tool_text): every version and server whose tool reads
+    """One tool text's embedding (servers/discovery/embedding.py), keyed by the digest of the model
+    and the text (servers/discovery/vectors.tool_text): every version and server whose tool reads
     the same shares the row, and a changed tool gets a new one. Computed at publish
     (servers/embeddings.py), read when a snapshot is loaded."""
 

@@ -34,13 +34,14 @@ import django  # noqa: E402
 
 django.setup()
 
-from gateway.agents import config as agent_config  # noqa: E402
-from gateway.agents import discovery, embedding, ranking  # noqa: E402
-from gateway.agents.hybrid import DEPTH, HybridIndex  # noqa: E402
-from gateway.agents.search import ToolIndex, terms  # noqa: E402
-from gateway.agents.vectors import NO_VECTORS, ToolVectors, tool_text  # noqa: E402
+from gateway.agents import discovery  # noqa: E402
 from integrations.importers.openapi import parse_openapi  # noqa: E402
 from integrations.importers.reimport import imported_values  # noqa: E402
+from servers.discovery import config as agent_config  # noqa: E402
+from servers.discovery import embedding, ranking  # noqa: E402
+from servers.discovery.hybrid import DEPTH, HybridIndex  # noqa: E402
+from servers.discovery.search import ToolIndex, terms  # noqa: E402
+from servers.discovery.vectors import NO_VECTORS, ToolVectors, tool_text  # noqa: E402
 from servers.snapshot import compile_definition  # noqa: E402
 
 APIS = ("slack", "discord", "box")

@@ -30,7 +30,7 @@ def main() -> None:
 
     imported = time.perf_counter()
     after_import = rss_mb()
-    from gateway.agents import embedding
+    from servers.discovery import embedding
 
     assert embedding.available()
     loaded = time.perf_counter()

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 from accounts.models import ApiKey
 from accounts.policy import Action
 from gateway.agents import explain
-from gateway.agents.search import MAX_QUERY_CHARS
+from servers.discovery.search import MAX_QUERY_CHARS
 from servers.snapshot import DefinitionError, load_snapshot
 from vault.crypto import SecretUnreadable, decrypt, encrypt
 

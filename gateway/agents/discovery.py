@@ -12,12 +12,13 @@ from typing import Any
 import orjson
 
 from mcp_protocol.errors import ToolError
+from servers.discovery.config import discovery_active
+from servers.discovery.names import CALL, DESCRIBE, SEARCH
+from servers.discovery.search import MAX_RESULTS
 
 from . import retrieval
-from .search import MAX_RESULTS
 
 FULL_LIST_META = "getmcp/fullList"
-SEARCH, DESCRIBE, CALL = "getmcp_search_tools", "getmcp_describe_tool", "getmcp_call_tool"
 SNIPPET_CHARS = 200
 
 META_TOOLS = tuple(
@@ -75,12 +76,7 @@ META_NAMES = frozenset(tool["name"] for tool in META_TOOLS)
 
 
 def active(snapshot) -> bool:
-    settings = snapshot.agents
-    if settings.discovery_mode == "on":
-        return True
-    if settings.discovery_mode == "off":
-        return False
-    return len(snapshot.tools) > settings.discovery_threshold
+    return discovery_active(snapshot)
 
 
 def wants_full_list(params: dict) -> bool:

@@ -8,8 +8,10 @@ and semantic ranks and scores, its read-only and destructive hints, and the dete
 
 import json
 
-from . import config, discovery, ranking, retrieval
-from .search import MAX_RESULTS
+from servers.discovery import config, ranking
+from servers.discovery.search import MAX_RESULTS
+
+from . import discovery, retrieval
 
 
 def _tokens(tools) -> int:

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 
-from . import embedding
-from .ranking import Candidate
+from servers.discovery import embedding
+from servers.discovery.ranking import Candidate
 
 log = logging.getLogger(__name__)
 

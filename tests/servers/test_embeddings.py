@@ -7,11 +7,11 @@ import time
 import numpy as np
 import pytest
 
-from gateway.agents import embedding
-from gateway.agents.vectors import tool_text
 from getmcp.celery import app as celery_app
 from servers import embedding_jobs, embeddings, snapshot
 from servers.definition import import_definition
+from servers.discovery import embedding
+from servers.discovery.vectors import tool_text
 from servers.models import ToolEmbedding
 from servers.publishing import publish
 from tests.celery_workers import running_workers

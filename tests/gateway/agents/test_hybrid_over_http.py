@@ -7,11 +7,11 @@ import asyncio
 import pytest
 
 from accounts.models import ApiKey, User
-from gateway.agents import embedding
 from gateway.agents.discovery import SEARCH
-from gateway.agents.vectors import tool_text
 from servers import embeddings
 from servers.definition import import_definition
+from servers.discovery import embedding
+from servers.discovery.vectors import tool_text
 from servers.models import ToolEmbedding
 from tests.gateway.agents.conftest import sdk_client
 

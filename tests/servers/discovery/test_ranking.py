@@ -1,13 +1,13 @@
-"""Safe ranking and deterministic ties (gateway/agents/ranking.py, hybrid.py), on BM25 alone and
+"""Safe ranking and deterministic ties (servers/discovery/ranking.py, hybrid.py), on BM25 alone and
 on the hybrid with the real model."""
 
 import random
 
 import pytest
 
-from gateway.agents import embedding, ranking
-from gateway.agents.hybrid import HybridIndex
-from gateway.agents.vectors import ToolVectors, tool_text
+from servers.discovery import embedding, ranking
+from servers.discovery.hybrid import HybridIndex
+from servers.discovery.vectors import ToolVectors, tool_text
 
 READ_ONLY = {"readOnlyHint": True}
 WRITES = {"readOnlyHint": False, "destructiveHint": False}

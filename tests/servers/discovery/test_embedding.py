@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gateway.agents import embedding
+from servers.discovery import embedding
 
 REFERENCE = json.loads(Path(__file__).with_name("minilm_reference_vectors.json").read_text())
 

@@ -140,3 +140,14 @@ def char_limit(max_chars: int, max_tokens: int) -> int:
 
 def estimate_tokens(chars: int) -> int:
     return -(-chars // CHARS_PER_TOKEN)
+
+
+def discovery_active(snapshot) -> bool:
+    """Whether the snapshot lists meta-tools instead of its tools (mode `on`, or `auto` above
+    the threshold): what the gateway serves, and what decides whether a server is searched."""
+    settings = snapshot.agents
+    if settings.discovery_mode == "on":
+        return True
+    if settings.discovery_mode == "off":
+        return False
+    return len(snapshot.tools) > settings.discovery_threshold

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.agents import wordpiece
+from servers.discovery import wordpiece
 
 REFERENCE = json.loads(Path(__file__).with_name("wordpiece_reference.json").read_text())
 

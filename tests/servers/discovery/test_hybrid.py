@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gateway.agents import embedding
-from gateway.agents.hybrid import HybridIndex
-from gateway.agents.search import ToolIndex
-from gateway.agents.vectors import ToolVectors, tool_text
+from servers.discovery import embedding
+from servers.discovery.hybrid import HybridIndex
+from servers.discovery.search import ToolIndex
+from servers.discovery.vectors import ToolVectors, tool_text
 
 BENCH = Path(__file__).resolve().parents[3] / "bench" / "discovery" / "evaluate.py"
 
