@@ -68,7 +68,8 @@ def embed_tool_list(tool_list: Iterable[Mapping]) -> int:
         )
     )
     missing = {digest: text for digest, text in wanted.values() if digest not in known}
-    if not missing:
+    # The model is loaded only when something is missing: a repeated job costs one query.
+    if not missing or not embedding.available():
         return 0
     digests = sorted(missing)
     vectors = embedding.embed([missing[d] for d in digests])
@@ -105,8 +106,8 @@ def embed_server(server_id: int) -> int:
         )
     except DefinitionError:
         return 0  # a definition that cannot be served is never searched either
-    if not discovery_active(snapshot) or not embedding.available():
-        return 0  # (the model is loaded only for a server that will be searched)
+    if not discovery_active(snapshot):
+        return 0  # never searched: nothing to compute
     new = embed_tool_list(snapshot.tool_list)
     if new:
         best_effort(changes.bump_server, server.slug)
