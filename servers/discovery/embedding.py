@@ -13,7 +13,7 @@ importing onnxruntime adds about 20 MB and 60 ms to a process; the loaded model 
 the worker that computes tool vectors at publish, and a serving process on its first search
 whose words it has not seen. One session, one intra-op thread: it never takes more than one
 core. A query is cut at MAX_QUERY_TOKENS and a tool's text at MAX_TOOL_TOKENS, so each run is
-bounded; callers on the event loop run it in a thread (retrieval.py).
+bounded; callers on the event loop run it in a thread (gateway/agents/retrieval.py).
 
 DISCOVERY_SEMANTIC_SEARCH=False (or the packages missing) turns all of this off: search is
 then BM25 alone, and says so (`available()` is False, the search answer's `ranking` field).

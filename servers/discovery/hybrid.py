@@ -4,7 +4,8 @@ ordered safely (ranking.py).
 Built once per snapshot (or principal's view) on its first search and kept with it. The
 semantic side is a matrix product of the query's vector with the tools' (384 floats each), a
 fraction of a millisecond for a thousand tools; the query's vector is computed by the caller,
-off the event loop (retrieval.py). Tools without a vector yet are found by their words alone.
+off the event loop (gateway/agents/retrieval.py). Tools without a vector yet are found by
+their words alone.
 """
 
 import threading
