@@ -4,10 +4,10 @@ tools change, stored by text digest (ToolEmbedding), and read with the compiled 
 Off the request path: a publish, a tool edit or an upstream refresh commits, then
 (embedding_jobs.py) `tasks.embed_server_tools` runs on a Celery worker (inline, after the
 commit, in embedded mode where Celery is eager). It embeds only the tools whose text has no
-vector yet (so republishing an unchanged server computes nothing, and loads no model), and only for servers whose discovery is on: a small
-server never lists meta-tools and is never searched. When it stored something it bumps the
-server's generation, so every process reloads the snapshot with the new vectors; until then
-the new tools are found by their words.
+vector yet (so republishing an unchanged server computes nothing, and loads no model), and only
+for servers whose discovery is on: a small server never lists meta-tools and is never searched.
+When it stored something it bumps the server's generation, so every process reloads the snapshot
+with the new vectors; until then the new tools are found by their words.
 
 A snapshot load reads the vectors in one query, by digest (servers/snapshot.py); a serving
 process never computes a tool's vector.

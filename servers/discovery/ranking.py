@@ -3,9 +3,10 @@
 1. Fusion (weighted reciprocal rank fusion): a tool scores weight / (RRF_K + rank) summed over
    the lexical (BM25, weight 1) and the semantic (embedding, SEMANTIC_WEIGHT) rankings it
    appears in, rank 1 first, equal scores sharing a rank. Ranks, not raw scores, so BM25's
-   unbounded scores and cosine similarities need no common scale. RRF_K = 60 is the constant
-   of the original paper (Cormack et al., 2009); SEMANTIC_WEIGHT = 2 was chosen on the development requests (Slack's API) and
-   checked on the held-out ones (Discord's and Box's), bench/discovery/README.md.
+   unbounded scores and cosine similarities need no common scale. RRF_K = 60 is the constant of
+   the original paper (Cormack et al., 2009); SEMANTIC_WEIGHT = 2 was chosen on the development
+   requests (Slack's API) and checked on the held-out ones (Discord's and Box's),
+   bench/discovery/README.md.
 2. Read intent (the request asks to see, find, list or count, and names no change): read-only
    tools get READ_ONLY_BOOST on their score, and every tool marked `destructiveHint` goes after
    every tool that is not, whatever its score. An agent that asked to look never gets "delete"
