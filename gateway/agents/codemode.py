@@ -164,7 +164,7 @@ def program_of(source: str) -> tuple[str, int]:
     the source has no usable main. Only measured and searched here, never parsed (see
     python_source): the sandbox's parser reports syntax errors."""
     if not isinstance(source, str) or not source.strip():
-        raise ToolError(f"{RUN} needs code: a Python module that defines `async def main():`")
+        raise ToolError(f"{RUN}: the code must define `async def main():` returning the result")
     lines = source.rstrip().count("\n") + 1
     found = list(NO_ARGUMENT_MAIN.finditer(source))
     if found:
@@ -174,8 +174,8 @@ def program_of(source: str) -> tuple[str, int]:
     if entry is None:
         where = f" ({problems[0]})" if problems and problems[0].startswith("line") else ""
         raise ToolError(
-            f"{RUN}: the code must define `async def main():` at the top level, returning "
-            f"the result{where}"
+            f"{RUN}: the code must define `async def main():` returning the result (at the "
+            f"top level){where}"
         )
     return source.rstrip() + "\n" + driver(entry), lines
 
