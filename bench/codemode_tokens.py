@@ -112,7 +112,9 @@ async def discover(agent: Agent, snapshot, ids, wanted) -> None:
         params = {"name": discovery.DESCRIBE, "arguments": {"name": name}}
         described = discovery.describe(snapshot, params["arguments"])
         number = next(ids)
-        agent.add(f"describe {name}", message(number, "tools/call", params), answer(number, described))
+        agent.add(
+            f"describe {name}", message(number, "tools/call", params), answer(number, described)
+        )
 
 
 async def main() -> None:
@@ -161,7 +163,9 @@ async def main() -> None:
     await discover(coded, snapshot, ids, WANTED)
 
     async def inner(gate, call_ctx, tool, arguments):
-        return await methods.tools_call(gate.snapshot, {"name": tool, "arguments": arguments}, call_ctx)
+        return await methods.tools_call(
+            gate.snapshot, {"name": tool, "arguments": arguments}, call_ctx
+        )
 
     arguments = {"code": JOB_PROGRAM}
     result = await codemode.run(SimpleNamespace(snapshot=snapshot), arguments, ctx, inner)

@@ -96,7 +96,7 @@ class AgentSettingsFields(forms.Form):
     def agent_settings(self, data, current) -> dict:
         """The `agents` mapping to save; a field left out keeps its `current` value."""
         now = config.read(current)
-        code_mode_on = data["code_mode"] if "code_mode" in data else now.code_mode
+        code_mode_on = data.get("code_mode", now.code_mode)
         data = {
             "discovery_mode": data.get("discovery_mode") or now.discovery_mode,
             **{

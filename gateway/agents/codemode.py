@@ -47,9 +47,7 @@ InnerCall = Callable[[Any, RequestContext, str, dict], Awaitable[dict]]
 
 
 def offered(snapshot) -> bool:
-    return (
-        snapshot.agents.code_mode and discovery.active(snapshot) and RUN not in snapshot.tools
-    )
+    return snapshot.agents.code_mode and discovery.active(snapshot) and RUN not in snapshot.tools
 
 
 def is_call(snapshot, name) -> bool:
@@ -159,7 +157,7 @@ class _ProgramRun(Run):
         self.host = _ProgramHost(self)
 
 
-def program_of(source: str) -> tuple[str, int]:
+def program_of(source: Any) -> tuple[str, int]:
     """(the program fed to the sandbox, the lines of the agent's own source); ToolError when
     the source has no usable main. Only measured and searched here, never parsed (see
     python_source): the sandbox's parser reports syntax errors."""
@@ -218,13 +216,16 @@ async def run(gate, arguments: dict, ctx: RequestContext, inner: InnerCall | Non
     try:
         value = await program.execute(
             source,
-            {"tool": RUN, "protocolVersion": ctx.protocol_version, "client": ctx.client_info,
-             "isTest": False, "outputBytes": limits.output_bytes},
+            {
+                "tool": RUN,
+                "protocolVersion": ctx.protocol_version,
+                "client": ctx.client_info,
+                "isTest": False,
+                "outputBytes": limits.output_bytes,
+            },
         )
     except LimitExceeded as exc:
         raise ToolError(exc.message.replace("The code tool was stopped", STOPPED)) from None
     finally:
         calling.current.reset(token)
-    return to_result(
-        value, has_output_schema=False, masker=masker, max_bytes=limits.output_bytes
-    )
+    return to_result(value, has_output_schema=False, masker=masker, max_bytes=limits.output_bytes)

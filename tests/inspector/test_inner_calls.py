@@ -35,15 +35,11 @@ def run_program(server, shop, raw: str, code: str) -> dict:
     return client.call("tools/call", {"name": RUN, "arguments": {"code": code}})["result"]
 
 
-async def test_each_inner_call_of_a_program_is_an_event_of_its_own(
-    asgi_server, shop, shop_cookie
-):
+async def test_each_inner_call_of_a_program_is_an_event_of_its_own(asgi_server, shop, shop_cookie):
     async with watching(asgi_server, shop.slug, shop_cookie) as watch:
         result = await asyncio.to_thread(run_program, asgi_server, shop, shop.raw, JOB)
         assert not result.get("isError")
-        inner = [
-            await watch.event(lambda e: e.get("via") == RUN, timeout=10) for _ in range(3)
-        ]
+        inner = [await watch.event(lambda e: e.get("via") == RUN, timeout=10) for _ in range(3)]
         outer = await watch.event(lambda e: e["target"] == RUN, timeout=10)
     assert [(e["method"], e["target"], e["outcome"]) for e in inner] == [
         ("tools/call", "list_orders", "ok"),

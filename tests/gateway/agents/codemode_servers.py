@@ -30,15 +30,12 @@ SHOP_TOOLS = [
         "def main(args):\n"
         "    status = args.get('status')\n"
         "    return {'orders': [o for o in ORDERS if status is None or o['status'] == status]}\n",
-        description="List the shop's orders, optionally only those with a status "
-        "(open, shipped).",
+        description="List the shop's orders, optionally only those with a status (open, shipped).",
         inputSchema=object_schema({}, {"status": "string"}),
     ),
     code_tool_def(
         "get_customer",
-        f"CUSTOMERS = {CUSTOMERS!r}\n"
-        "def main(args):\n"
-        "    return CUSTOMERS[args['id']]\n",
+        f"CUSTOMERS = {CUSTOMERS!r}\ndef main(args):\n    return CUSTOMERS[args['id']]\n",
         description="One customer by id: name and email address.",
         inputSchema=object_schema({"id": "string"}),
     ),

@@ -38,9 +38,7 @@ def live(live_database):
 
 @pytest.fixture
 def attacker(committed, unique):
-    return make_shop(
-        committed, f"cm-attacker-{unique}", limits={"cpuSeconds": 3, "memoryMb": 32}
-    )
+    return make_shop(committed, f"cm-attacker-{unique}", limits={"cpuSeconds": 3, "memoryMb": 32})
 
 
 @pytest.fixture

@@ -33,9 +33,7 @@ def limited_key(committed, shop):
 
 @pytest.fixture
 def tight_shop(committed, unique):
-    return make_shop(
-        committed, f"shop-tight-{unique}", limits={"cpuSeconds": 1, "memoryMb": 16}
-    )
+    return make_shop(committed, f"shop-tight-{unique}", limits={"cpuSeconds": 1, "memoryMb": 16})
 
 
 @pytest.fixture
