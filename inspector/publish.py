@@ -234,6 +234,10 @@ def inner_call(gate, *, request: dict, reply: dict, status: int, started: float,
     skipped = budget.take(gate.snapshot.server_id, settings.INSPECTOR_EVENTS_PER_SECOND)
     if skipped is None:
         return
+    finished = time.perf_counter()
+    # When it started, read now: the event is built later (after the masker is read), and the
+    # calls of one program must show in the order they ran.
+    at = time.time() - (finished - started)
     _background(
         _publish(
             gate,
@@ -243,9 +247,9 @@ def inner_call(gate, *, request: dict, reply: dict, status: int, started: float,
             response_type="application/json",
             refused=None,
             started=started,
-            finished_at=time.perf_counter(),
+            finished_at=finished,
             skipped=skipped,
-            extra=extra,
+            extra={**extra, "at": at},
             request_raw=orjson.dumps(request, default=str),
         )
     )

@@ -6,7 +6,7 @@ Definition format (docs/architecture.md):
       discovery: {mode: auto, threshold: 40}          # auto | on | off
       outputBudget: {maxChars: 0, maxTokens: 25000, ttlSeconds: 3600}   # 0: no limit
       longCalls: {waitSeconds: 50}                    # 0: clients without Tasks never wait
-      codeMode: {enabled: false, limits: {cpuSeconds: 5}}   # codemode.py; limits as code tools'
+      codeMode: {enabled: false, limits: {cpuSeconds: 5}}   # gateway/agents/codemode.py
     tools:
       - name: ...
         pinned: true                                  # listed directly even under discovery

@@ -4,10 +4,10 @@ teaches, and the programs it refuses before any sandbox runs."""
 import pytest
 
 from gateway.agents import codemode, routing
-from gateway.agents.config import read, validate_server
 from gateway.agents.discovery import FULL_LIST_META
 from mcp_protocol.context import NullContext
 from mcp_protocol.errors import ToolError
+from servers.discovery.config import read, validate_server
 from servers.snapshot import compile_definition
 
 ECHO = {
