@@ -163,6 +163,8 @@ def program_of(source: Any) -> tuple[str, int]:
     python_source): the sandbox's parser reports syntax errors."""
     if not isinstance(source, str) or not source.strip():
         raise ToolError(f"{RUN}: the code must define `async def main():` returning the result")
+    if len(source.encode()) > python_source.MAX_SOURCE_BYTES:
+        raise ToolError(f"{RUN}: code longer than {python_source.MAX_SOURCE_BYTES // 1024} KB")
     lines = source.rstrip().count("\n") + 1
     found = list(NO_ARGUMENT_MAIN.finditer(source))
     if found:
@@ -189,8 +191,6 @@ async def run(gate, arguments: dict, ctx: RequestContext, inner: InnerCall | Non
     if unknown:
         raise ToolError(f"{RUN} takes only `code` (not {', '.join(unknown)})")
     source, user_lines = program_of(arguments.get("code"))
-    if len(source.encode()) > python_source.MAX_SOURCE_BYTES + 4096:
-        raise ToolError(f"{RUN}: code longer than {python_source.MAX_SOURCE_BYTES // 1024} KB")
     snapshot = gate.snapshot
     limits = limits_of(snapshot)
     tool = CodeTool(

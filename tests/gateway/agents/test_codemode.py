@@ -105,3 +105,9 @@ def test_a_program_calls_main_without_arguments_or_with_the_code_tools_shape():
     assert "_getmcp_result = main()" in program
     program, _ = codemode.program_of("async def main(args):\n    return 1\n")
     assert "await main(args)" in program
+
+
+def test_a_program_over_the_code_tools_size_is_refused_before_the_sandbox():
+    source = "async def main():\n    return 1\n" + "# padding\n" * 7000
+    with pytest.raises(ToolError, match="code longer than 64 KB"):
+        codemode.program_of(source)
