@@ -95,3 +95,21 @@ def issue_key(committed, shop, *, access=None, limits=None) -> str:
         return raw
 
     return committed(make)
+
+
+def member_key(committed, shop, *, role_tools: list[str]) -> str:
+    """A key made by a member of the shop's organization, whose role may use only `role_tools`."""
+    from accounts.models import ApiKey, Membership, User
+    from servers.models import Server
+
+    def make():
+        member = User.objects.create_user(f"member-{shop.slug}@example.com", "long password 77")
+        Membership.objects.create(organization=shop.org, user=member, role=Membership.MEMBER)
+        Server.objects.filter(pk=shop.server.pk).update(
+            role_access={"member": {"tools": role_tools}}
+        )
+        shop.server.refresh_from_db()
+        shop.server.save()  # a new generation: live processes compile the role limit
+        return ApiKey.issue(shop.org, "member's key", created_by=member)[1]
+
+    return committed(make)

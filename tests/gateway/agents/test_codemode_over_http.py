@@ -13,7 +13,7 @@ from gateway.agents.codemode import RUN
 from gateway.agents.discovery import CALL, DESCRIBE, SEARCH
 from tests.gateway.agents.conftest import sdk_client, text_of
 
-from .codemode_servers import JOB, JOB_RESULT, issue_key, make_shop
+from .codemode_servers import JOB, JOB_RESULT, issue_key, make_shop, member_key
 
 
 @pytest.fixture
@@ -21,9 +21,13 @@ def shop(committed, unique):
     return make_shop(committed, f"shop-{unique}")
 
 
-@pytest.fixture
-def narrow_key(committed, shop):
-    return issue_key(committed, shop, access={"tools": ["list_orders", "send_email"]})
+@pytest.fixture(params=["key", "role"])
+def narrowed_key(request, committed, shop):
+    """A key narrowed to two tools of the shop: by its own access list, or by its maker's role."""
+    allowed = ["list_orders", "send_email"]
+    if request.param == "key":
+        return issue_key(committed, shop, access={"tools": allowed})
+    return member_key(committed, shop, role_tools=allowed)
 
 
 @pytest.fixture
@@ -97,10 +101,10 @@ def test_each_inner_call_is_in_the_call_log_as_the_callers_own(committed, asgi_s
     ]
 
 
-async def test_an_inner_call_the_key_may_not_make_is_refused_like_a_direct_call(
-    asgi_server, shop, narrow_key
+async def test_an_inner_call_the_callers_key_or_role_may_not_make_is_refused_like_a_direct_one(
+    asgi_server, shop, narrowed_key
 ):
-    raw = narrow_key
+    raw = narrowed_key
     program = (
         "async def main():\n"
         "    try:\n"
