@@ -38,7 +38,7 @@ class Server(models.Model):
     http = models.JSONField(default=dict, blank=True)
     # Settings every code tool of the server shares: {"limits": {...}} under the platform maximums.
     code = models.JSONField(default=dict, blank=True)
-    # Progressive discovery, output budgets, long calls (gateway/agents/config.py).
+    # Progressive discovery, output budgets, long calls (servers/discovery/config.py).
     agents = models.JSONField(default=dict, blank=True)
     # What members of a role may use through their keys and grants (servers/access.py):
     # {"member": {"tools": [...], "resources": [...], "prompts": [...]}}; a role left out is free.

@@ -10,11 +10,10 @@ tools/call of the named tool before the endpoint dispatches it.
 import orjson
 
 from mcp_protocol.errors import ToolError
-
-from .search import MAX_RESULTS
+from servers.discovery.names import CALL, DESCRIBE, SEARCH
+from servers.discovery.search import MAX_RESULTS
 
 FULL_LIST_META = "getmcp/fullList"
-SEARCH, DESCRIBE, CALL = "getmcp_search_tools", "getmcp_describe_tool", "getmcp_call_tool"
 SNIPPET_CHARS = 200
 
 META_TOOLS = tuple(

@@ -5,11 +5,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from gateway.agents.config import AgentSettings
-from gateway.agents.search import LazyIndex
 from mcp_protocol import uritemplate
 from mcp_protocol.param_headers import HeaderParameters
 from mcp_protocol.schemas import BoundedValidator
+from servers.discovery.config import AgentSettings
+from servers.discovery.search import LazyIndex
 
 from ..kinds.contract import ToolKind
 from .frozen import freeze
@@ -113,7 +113,7 @@ class Snapshot:
     )
     rate_limit_per_minute: int = 0
     log_arguments: bool = False
-    # Discovery, output budgets and long calls (gateway/agents/config.py).
+    # Discovery, output budgets and long calls (servers/discovery/config.py).
     agents: AgentSettings = field(default_factory=AgentSettings)
     # The tool-search index, built on first use and kept as long as the snapshot.
     search_index: LazyIndex = field(default_factory=LazyIndex)

@@ -112,7 +112,7 @@ def _validate_sections(c: _Checker, data: dict) -> None:
             key = kind.server_settings
             c.errors.extend(kind.validate_server_settings(data[key], key))
     if "agents" in data:
-        from gateway.agents.config import validate_server as validate_agent_settings
+        from servers.discovery.config import validate_server as validate_agent_settings
 
         c.errors.extend(validate_agent_settings(data["agents"], "agents"))
 
@@ -141,7 +141,7 @@ def _validate_tools(c: _Checker, tools) -> None:
         if "pinned" in tool:
             c.kind_of(f"{path}.pinned", tool["pinned"], bool, "true or false")
         if "outputBudget" in tool:
-            from gateway.agents.config import validate_tool_budget
+            from servers.discovery.config import validate_tool_budget
 
             c.errors.extend(validate_tool_budget(tool["outputBudget"], f"{path}.outputBudget"))
         _validate_execution(c, path, tool.get("execution"))

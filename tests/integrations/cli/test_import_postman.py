@@ -20,8 +20,8 @@ COLLECTION = str(
 @pytest.fixture(autouse=True)
 def registered(monkeypatch):
     names = list(servers.cli.SUBCOMMANDS)
-    if "servers.cli.import_postman" not in names:
-        names.append("servers.cli.import_postman")
+    if "integrations.cli.import_postman" not in names:
+        names.append("integrations.cli.import_postman")
     monkeypatch.setattr(servers.cli, "SUBCOMMANDS", names)
 
 

@@ -6,9 +6,8 @@ from django.core.management.base import CommandError, CommandParser
 from accounts import policy
 from accounts.models import User
 from integrations.doctor.service import diagnose
-
-from .owners import authorize
-from .publish import find_server
+from servers.cli.owners import authorize
+from servers.cli.publish import find_server
 
 NAME = "doctor"
 HELP = (

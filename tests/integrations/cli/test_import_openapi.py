@@ -17,7 +17,7 @@ PETSTORE = str(DATA / "petstore-3.0.yaml")
 def registered(monkeypatch):
     """The subcommand list is another module's; make sure this one is on it for the test."""
     names = list(servers.cli.SUBCOMMANDS)
-    for module in ("servers.cli.import_openapi", "servers.cli.import_postman"):
+    for module in ("integrations.cli.import_openapi", "integrations.cli.import_postman"):
         if module not in names:
             names.append(module)
     monkeypatch.setattr(servers.cli, "SUBCOMMANDS", names)

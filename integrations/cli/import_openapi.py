@@ -10,10 +10,9 @@ from django.core.management.base import CommandError, CommandParser
 from accounts.policy import Action
 from integrations.importers import ImportFailed, apply_import, parse_openapi, plan_import
 from integrations.importers.sources import is_url
+from servers.cli.owners import authorize, resolve_owner
 from servers.destination_checks import tool_warnings
 from servers.models import Server
-
-from .owners import authorize, resolve_owner
 
 NAME = "import-openapi"
 HELP = "Preview or import the operations of an OpenAPI 3.0/3.1 or Swagger 2.0 document as draft http tools."

@@ -1,6 +1,6 @@
 """The tool index: words split from names, light stemming, and only tools a query touches."""
 
-from gateway.agents.search import LazyIndex, ToolIndex, terms
+from servers.discovery.search import LazyIndex, ToolIndex, terms
 
 TOOLS = [
     {"name": "listInvoices", "description": "Returns a page of invoices."},

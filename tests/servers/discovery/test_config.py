@@ -1,5 +1,5 @@
-from gateway.agents.config import read
 from servers.access import compile_role_access
+from servers.discovery.config import read
 
 
 def test_servers_with_the_same_settings_share_one_instance_and_others_get_their_own():
