@@ -11,22 +11,18 @@ from ..agent_fields import ToolAgentFields
 from .parts import PartForm
 from .structured import StructuredField
 
-# How each kind is named in the dashboard, in the order a new user should meet them (static
-# first, as the empty state suggests); a kind missing here is listed after them, capitalised.
-KIND_LABELS = {
-    "static": "Static",
-    "workflow": "Workflow",
-    "http": "HTTP",
-    "upstream": "Upstream MCP server",
-    "code": "Code (Python)",
-}
-DEFAULT_KIND = "static"
+DEFAULT_KIND = kinds.DEFAULT_KIND
 
 
 def kind_choices():
-    known = [name for name in KIND_LABELS if name in kinds.KINDS]
-    others = sorted(name for name in kinds.KINDS if name not in KIND_LABELS)
-    return [(name, KIND_LABELS.get(name, name.capitalize())) for name in known + others]
+    """Each kind by its label, in the registry's order (the order a new user should meet them)."""
+    return [(kind.name, kind.label) for kind in kinds.KINDS.values()]
+
+
+def source_key(kind_name) -> str | None:
+    """The config key the kind edits in the source field (kind: code's program), if any."""
+    kind = kinds.find_kind(kind_name)
+    return kind.form_source_key if kind is not None else None
 
 
 TASK_SUPPORT_CHOICES = [
@@ -107,7 +103,7 @@ class ToolForm(ToolAgentFields, PartForm):
         empty={},
         help_text="The kind's configuration, in JSON or YAML. Strings may use {{ argument }}.",
     )
-    # kind: code keeps its program in config.source; it is edited here, not inside the JSON.
+    # A kind with a form_source_key (code: config.source) has it edited here, not in the JSON.
     source = forms.CharField(
         required=False,
         strip=False,
@@ -166,16 +162,18 @@ class ToolForm(ToolAgentFields, PartForm):
                     "input_schema", {"type": "object", "properties": {}, "required": []}
                 )
                 # Without it the browser picks the first kind in the list.
-                self.initial.setdefault("kind", "static")
+                self.initial.setdefault("kind", DEFAULT_KIND)
             config = self.instance.config
-            if self.instance.kind == "code" and isinstance(config, dict) and "source" in config:
-                self.initial["source"] = config["source"]
-                self.initial["config"] = {k: v for k, v in config.items() if k != "source"}
+            key = source_key(self.instance.kind)
+            if key and isinstance(config, dict) and key in config:
+                self.initial["source"] = config[key]
+                self.initial["config"] = {k: v for k, v in config.items() if k != key}
 
     def clean(self):
         data = self.cleaned_data
-        if data.get("kind") == "code" and isinstance(data.get("config"), dict):
-            data["config"] = {**data["config"], "source": data.get("source") or ""}
+        key = source_key(data.get("kind"))
+        if key and isinstance(data.get("config"), dict):
+            data["config"] = {**data["config"], key: data.get("source") or ""}
         return super().clean()
 
     def add_error(self, field, error):

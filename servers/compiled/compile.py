@@ -52,9 +52,8 @@ def _compile_tool(tool: dict, where: str, server: dict) -> CompiledTool:
     name = tool.get("name")
     if not isinstance(name, str) or not name:
         raise DefinitionError(f"{where}.name: required")
-    kind_name = tool.get("kind", "static")
     try:
-        kind = kinds.get_kind(kind_name)
+        kind = kinds.get_kind(tool.get("kind", kinds.DEFAULT_KIND))
     except ValueError as exc:
         raise DefinitionError(f"{where}.kind: {exc}") from None
     config = tool.get("config") or {}
@@ -67,6 +66,10 @@ def _compile_tool(tool: dict, where: str, server: dict) -> CompiledTool:
     task_support = execution.get("taskSupport", "forbidden")
     if task_support not in TASK_SUPPORT:
         raise DefinitionError(f"{where}.execution.taskSupport: must be one of {TASK_SUPPORT}")
+    if task_support != "forbidden" and not kind.runs_as_task:
+        raise DefinitionError(
+            f"{where}.execution.taskSupport: a {kind.name} tool cannot run as a task"
+        )
     wire: dict[str, Any] = {"name": name}
     wire.update(_optional(tool, ("title",)))
     wire["description"] = tool.get("description") or ""
@@ -80,7 +83,7 @@ def _compile_tool(tool: dict, where: str, server: dict) -> CompiledTool:
     return CompiledTool(
         name=name,
         wire=wire,
-        kind=kind_name,
+        kind=kind,
         compiled=compiled,
         input_validator=_validator(wire["inputSchema"], f"{where}.inputSchema"),
         output_validator=(
@@ -105,12 +108,12 @@ def _compile_resource(resource: dict, where: str, server: dict) -> CompiledResou
         raise DefinitionError(f"{where}: uri and name are required")
     wire = {"uri": uri, "name": name, **_optional(resource, _RESOURCE_WIRE)}
     contents = {"uri": uri, **_optional(resource, ("mimeType",))}
-    kind_name = resource.get("kind") or "static"
-    if kind_name != "static":
-        try:
-            kind = resources.get_kind(kind_name)
-        except ValueError as exc:
-            raise DefinitionError(f"{where}.kind: {exc}") from None
+    kind_name = resource.get("kind") or resources.STATIC
+    try:
+        kind = resources.runtime_kind(kind_name)
+    except ValueError as exc:
+        raise DefinitionError(f"{where}.kind: {exc}") from None
+    if kind is not None:
         config = resource.get("config") or {}
         problems = kind.validate_config(config)
         if problems:
@@ -191,8 +194,8 @@ def _compile_prompt(prompt: dict, where: str, server: dict | None = None) -> Com
     wire = {"name": name, **_optional(prompt, ("title", "description", "icons", "_meta"))}
     if arguments:
         wire["arguments"] = arguments
-    kind_name = prompt.get("kind") or "static"
-    if kind_name != "static":
+    kind_name = prompt.get("kind") or prompts.STATIC
+    if not prompts.is_stored(kind_name):
         return CompiledPrompt(
             name=name,
             wire=freeze(wire),
@@ -241,8 +244,11 @@ def compile_definition(
         "id": server_id,
         "organizationId": organization_id,
         "ownerId": owner_id,
-        "http": definition.get("http") or {},
-        "code": definition.get("code") or {},
+        **{
+            kind.server_settings: definition.get(kind.server_settings) or {}
+            for kind in kinds.KINDS.values()
+            if kind.server_settings
+        },
     }
     tools: dict[str, CompiledTool] = {}
     tool_list = []

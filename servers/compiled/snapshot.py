@@ -11,6 +11,7 @@ from mcp_protocol.schemas import BoundedValidator
 from servers.discovery.config import AgentSettings
 from servers.discovery.search import LazyIndex
 
+from ..kinds.contract import ToolKind
 from .frozen import freeze
 
 CAPABILITIES = freeze(
@@ -34,7 +35,7 @@ class DefinitionError(ValueError):
 class CompiledTool:
     name: str
     wire: dict  # exactly what tools/list shows (a FrozenDict)
-    kind: str
+    kind: ToolKind  # what the tool's kind can do (servers/kinds/contract.py)
     compiled: Any
     input_validator: BoundedValidator
     output_validator: BoundedValidator | None
