@@ -20,6 +20,7 @@ from .views import (
     testrun,
     tokens,
     versions,
+    view_sandbox,
 )
 
 app_name = "dashboard"
@@ -36,6 +37,7 @@ urlpatterns = [
     path("servers/<slug:slug>/doctor/", doctor.doctor, name="doctor"),
     path("servers/<slug:slug>/playground/", playground.playground, name="playground"),
     path("servers/<slug:slug>/playground/key/", playground.playground_key, name="playground_key"),
+    path("views/sandbox/", view_sandbox.view_sandbox, name="view_sandbox"),
     path("servers/<slug:slug>/import/", imports.import_tools, name="import_tools"),
     path("servers/<slug:slug>/versions/", versions.version_list, name="version_list"),
     path(
