@@ -19,6 +19,7 @@ from .views import (
     tasks,
     testrun,
     tokens,
+    tool_views,
     versions,
     view_sandbox,
 )
@@ -53,6 +54,11 @@ urlpatterns = [
     ),
     path("servers/<slug:slug>/analytics/", calls.server_analytics, name="server_analytics"),
     path("servers/<slug:slug>/tools/bulk/", bulk.tools_bulk, name="tools_bulk"),
+    path(
+        "servers/<slug:slug>/tools/view/generate/",
+        tool_views.view_generate,
+        name="view_generate",
+    ),
     path("servers/<slug:slug>/tools/<int:pk>/toggle/", parts.tool_toggle, name="tool_toggle"),
     path("servers/<slug:slug>/tools/<int:pk>/test/", testrun.tool_test, name="tool_test"),
     path("servers/<slug:slug>/<str:part>/new/", parts.part_create, name="part_create"),

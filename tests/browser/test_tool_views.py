@@ -12,6 +12,7 @@ from activity.drain import drain_call_log
 from activity.models import CallLog
 from dashboard.views.view_sandbox import view_host_installed
 from servers.definition import import_definition
+from servers.models import Tool
 
 from .test_dashboard_flow import sign_up
 
@@ -207,3 +208,41 @@ def test_a_view_cannot_reach_an_origin_its_policy_does_not_name(shop):
     expect(log).to_contain_text(f"fetch failed {undeclared}/undeclared")
     # The declared origin is not refused by the policy (the server's CORS answer is its own).
     expect(log).not_to_contain_text(f"policy blocked {declared}")
+
+
+def test_the_tool_editor_generates_a_view_from_a_sample_and_the_playground_shows_it(
+    shop, db_call, shoot
+):
+    page, slug, _, _ = shop
+    pk = db_call(lambda: Tool.objects.get(server__slug=slug, name="create_order").pk)
+    page.goto(f"/servers/{slug}/tools/{pk}/")
+    section = page.locator("#tool-view")
+    section.get_by_label("Template").select_option("card")
+    expect(section.get_by_label("Tool the form calls")).to_be_hidden()
+    section.get_by_label("Sample result").fill(
+        '{"content": [], "structuredContent": {"created": "kettle", "quantity": "2"}}'
+    )
+    section.get_by_role("button", name="Generate view").click()
+    expect(page.locator("#view-generate-status")).to_contain_text("Generated")
+    shoot(page, "views-editor")
+    page.get_by_role("button", name="Save tool").click()
+    expect(page).not_to_have_url(re.compile(rf"/tools/{pk}/$"))
+    saved = db_call(lambda: Tool.objects.get(pk=pk).view)
+    assert saved == {
+        "template": "card",
+        "fields": [
+            {"key": "created", "label": "Created"},
+            {"key": "quantity", "label": "Quantity"},
+        ],
+    }
+
+    page.goto(f"/servers/{slug}/playground/")
+    expect(page.locator("#pg-status")).to_have_text(re.compile("Connected to Shop"))
+    page.click(".pg-item:has-text('create_order')")
+    page.locator("#pg-inputs").get_by_label("Item").fill("kettle")
+    page.click("#pg-run")
+    expect(page.locator("#pg-view-frame iframe")).to_have_attribute("data-state", "loaded")
+    view = page.frame_locator("#pg-view-frame iframe").frame_locator("iframe")
+    expect(view.locator("dt").first).to_have_text("Created")
+    expect(view.locator("dd").first).to_have_text("kettle")
+    assert not page.errors
