@@ -18,7 +18,7 @@ STARTER_HTML = """<!doctype html>
     // McpApps is the official MCP Apps SDK (@modelcontextprotocol/ext-apps), loaded before this.
     const app = new McpApps.App({ name: "custom view", version: "1.0.0" });
     app.ontoolresult = (result) => {
-      // textContent, never innerHTML: a result is data, not markup.
+      // Written with textContent: a result is data, not markup.
       document.getElementById("out").textContent =
         JSON.stringify(result.structuredContent ?? result.content, null, 2);
     };
