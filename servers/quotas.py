@@ -29,8 +29,7 @@ from activity.usage_counts import count as count_usage
 from infra import keys
 from infra.redis import is_embedded
 from mcp_protocol.jsonrpc import Request
-
-from .agents.discovery import CALL as META_CALL
+from servers.discovery.names import CALL as META_CALL
 
 MONTH_TTL = 40 * 24 * 3600
 MINUTE_TTL = 120

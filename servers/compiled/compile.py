@@ -9,10 +9,10 @@ from typing import Any
 from mcp_protocol import uritemplate
 from mcp_protocol.param_headers import header_parameters
 from mcp_protocol.schemas import BoundedValidator, external_refs, schema_problems, validator_for
+from servers.discovery.config import char_limit
+from servers.discovery.config import read as read_agent_settings
 
 from .. import kinds, prompts, resources
-from ..agents.config import char_limit
-from ..agents.config import read as read_agent_settings
 from ..kinds import workflow
 from ..templating import TemplateCompileError, compile_value
 from ..views import expand_views
@@ -310,7 +310,7 @@ def compile_definition(
         agents=read_agent_settings(definition.get("agents")),
     )
     # Extensions are advertised only when the server uses them (MCP Apps, tasks).
-    from ..surfaces.features import extensions
+    from servers.compiled.features import extensions
 
     used = extensions(snapshot)
     if used:
