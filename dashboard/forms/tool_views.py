@@ -4,7 +4,7 @@ which only feed static/js/tool-view.js and are never saved."""
 
 from django import forms
 
-from servers.models import Tool
+from servers.models import Server, Tool
 from servers.views import TEMPLATES
 
 from .parts import TextContentField
@@ -22,6 +22,7 @@ assert {choice.split("-")[0] for choice, _ in TEMPLATE_CHOICES} == set(TEMPLATES
 
 
 class ToolViewFields(forms.Form):
+    server: Server  # set by PartForm
     view = StructuredField(
         label="View settings",
         empty={},
@@ -54,9 +55,9 @@ class ToolViewFields(forms.Form):
 
     def init_view_fields(self, server, instance) -> None:
         names = Tool.objects.filter(server=server).exclude(pk=instance.pk).order_by("name")
-        self.fields["view_form_tool"].choices = [
-            (name, name) for name in names.values_list("name", flat=True)
-        ]
+        choices = self.fields["view_form_tool"]
+        assert isinstance(choices, forms.ChoiceField)
+        choices.choices = [(name, name) for name in names.values_list("name", flat=True)]
         if not self.is_bound:
             view = dict(instance.view or {})
             self.initial["view_html"] = view.pop("html", "")

@@ -16,7 +16,7 @@ from .. import kinds, prompts, resources
 from ..kinds import workflow
 from ..templating import TemplateCompileError, compile_value
 from ..views import expand_views
-from ..views.spec import APP_MIME_TYPE
+from .features import APP_MIME_TYPE
 from .frozen import freeze, interned
 from .snapshot import (
     CAPABILITIES,

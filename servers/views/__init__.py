@@ -4,7 +4,7 @@ A tool may carry a `view` in the server-as-code format. When the definition is c
 view becomes a `ui://views/<tool>` resource of type `text/html;profile=mcp-app` (a resource of
 kind `view`, read by servers.views.kind) and the tool's `_meta.ui.resourceUri` points at it, so a
 host that speaks MCP Apps renders the tool's result in a sandboxed frame. A server with no view
-and no hand-written app resource advertises no extension (servers.surfaces.features).
+and no hand-written app resource advertises no extension (servers.compiled.features).
 
 ```yaml
 tools:

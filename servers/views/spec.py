@@ -2,6 +2,7 @@
 
 import re
 
+# The extension's type, as servers.compiled.features names it (the compiler imports this package).
 APP_MIME_TYPE = "text/html;profile=mcp-app"
 TEMPLATES = ("table", "card", "chart", "form", "html")
 CHART_TYPES = ("line", "bar")

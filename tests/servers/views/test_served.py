@@ -7,8 +7,8 @@ import pytest
 from accounts.models import ApiKey, User
 from servers.compiled.compile import compile_definition
 from servers.definition import import_definition
-from tests.servers.endpoint.conftest import server_definition
-from tests.servers.endpoint.mcp_http import RawMcp
+from tests.gateway.endpoint.conftest import server_definition
+from tests.gateway.endpoint.mcp_http import RawMcp
 
 APPS = "io.modelcontextprotocol/ui"
 TABLE_VIEW = {
