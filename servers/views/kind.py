@@ -2,6 +2,7 @@
 view, the tool it belongs to and, for a form, the tool the form calls. Compiled once into the two
 halves of the document; each read joins them around the process's one copy of the SDK."""
 
+from contextlib import suppress
 from dataclasses import dataclass
 
 from mcp_protocol.context import RequestContext
@@ -31,6 +32,10 @@ def validate_config(config: dict, path: str = "config") -> list[str]:
 
 
 def compile(resource_def: dict) -> ViewResource:
+    # The SDK is loaded here, when a snapshot is built, so no read ever waits for it; when it
+    # is missing, each read says so.
+    with suppress(SdkMissing):
+        sdk_script()
     config = resource_def["config"]
     view = config["view"]
     if view.get("template") == "html":

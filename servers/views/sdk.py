@@ -15,6 +15,7 @@ from django.conf import settings
 
 SDK_PATH = Path("static") / "vendor" / "ext-apps" / "app-with-deps.js"
 _EXPORT = re.compile(r"export\s*\{([^{}]*)\}\s*;?\s*$")
+_SCRIPT_END = re.compile(r"</script", re.IGNORECASE)
 _EXPORT_ITEM = re.compile(r"^\s*([\w$]+)(?:\s+as\s+([\w$]+))?\s*$")
 
 
@@ -24,7 +25,9 @@ class SdkMissing(Exception):
 
 def as_script(source: str) -> str:
     """The bundle with its final export turned into the `McpApps` constant."""
-    match = _EXPORT.search(source)
+    # The export is the bundle's last statement: only its tail is searched.
+    offset = max(0, len(source) - 20_000)
+    match = _EXPORT.search(source, offset)
     if match is None:
         raise SdkMissing("the MCP Apps SDK bundle does not end in an export statement")
     pairs = []
@@ -34,7 +37,7 @@ def as_script(source: str) -> str:
             raise SdkMissing(f"unexpected export in the MCP Apps SDK bundle: {item.strip()!r}")
         local, name = parsed.group(1), parsed.group(2) or parsed.group(1)
         pairs.append(f"{name}:{local}")
-    if "</script" in source.lower():
+    if _SCRIPT_END.search(source):
         raise SdkMissing("the MCP Apps SDK bundle contains </script and cannot be inlined")
     return source[: match.start()] + "const McpApps={" + ",".join(pairs) + "};"
 
