@@ -95,6 +95,26 @@ def definition(slug, declared, undeclared):
                 "view": {"template": "form", "tool": "create_order", "submitLabel": "Create"},
             },
             {
+                "name": "sales_chart",
+                "description": "Monthly sales.",
+                "inputSchema": {"type": "object", "properties": {}},
+                "config": {
+                    "content": [{"type": "text", "text": "sales"}],
+                    "structuredContent": {
+                        "months": [
+                            {"month": "Jan", "sales": 3, "returns": 1},
+                            {"month": "Feb", "sales": 5, "returns": 0},
+                            {"month": "Mar", "sales": 4, "returns": 2},
+                        ]
+                    },
+                },
+                "view": {
+                    "template": "chart",
+                    "data": "months",
+                    "chart": {"type": "bar", "x": "month", "y": ["sales", "returns"]},
+                },
+            },
+            {
                 "name": "leaky",
                 "description": "A view that tries to reach other origins.",
                 "inputSchema": {"type": "object", "properties": {}},
@@ -245,4 +265,63 @@ def test_the_tool_editor_generates_a_view_from_a_sample_and_the_playground_shows
     view = page.frame_locator("#pg-view-frame iframe").frame_locator("iframe")
     expect(view.locator("dt").first).to_have_text("Created")
     expect(view.locator("dd").first).to_have_text("kettle")
+    assert not page.errors
+
+
+def test_a_chart_view_draws_a_bar_for_each_value_of_each_series(shop):
+    page, _, _, _ = shop
+    view = run_tool(page, "sales_chart")
+    expect(view.locator("svg rect.bar")).to_have_count(6)
+    expect(view.locator("svg rect.bar title").first).to_have_text("Jan · Sales: 3")
+    expect(view.locator(".view-legend li")).to_have_text(["Sales", "Returns"])
+
+
+def test_the_extension_is_advertised_once_a_tool_has_a_view(new_page, db_call, unique):
+    page = new_page()
+    email = f"noview-{unique}@example.com"
+    slug = f"noview-{unique}"
+    sign_up(page, email)
+    plain = {
+        "slug": slug,
+        "name": "plain",
+        "title": "Plain",
+        "tools": [
+            {
+                "name": "stats",
+                "description": "Some numbers.",
+                "inputSchema": {"type": "object", "properties": {}},
+                "config": {
+                    "content": [{"type": "text", "text": "stats"}],
+                    "structuredContent": {"rows": [{"name": "a", "n": 1}]},
+                },
+            }
+        ],
+    }
+
+    def setup():
+        org = User.objects.get(email=email).personal_organization()
+        import_definition(plain, org)
+
+    db_call(setup)
+    page.goto(f"/servers/{slug}/playground/")
+    expect(page.locator("#pg-status")).to_have_text(re.compile("Connected to Plain"))
+    # The initialize result is in the exchange: no extension while no tool has a view.
+    expect(page.locator("#pg-exchange")).to_contain_text('"serverInfo"')
+    expect(page.locator("#pg-exchange")).not_to_contain_text("io.modelcontextprotocol/ui")
+
+    pk = db_call(lambda: Tool.objects.get(server__slug=slug, name="stats").pk)
+    page.goto(f"/servers/{slug}/tools/{pk}/")
+    section = page.locator("#tool-view")
+    section.get_by_label("Template").select_option("table")
+    section.get_by_label("Sample result").fill('{"rows": [{"name": "a", "n": 1}]}')
+    section.get_by_role("button", name="Generate view").click()
+    expect(page.locator("#view-generate-status")).to_contain_text("Generated")
+    page.get_by_role("button", name="Save tool").click()
+    expect(page).not_to_have_url(re.compile(rf"/tools/{pk}/$"))
+
+    page.goto(f"/servers/{slug}/playground/")
+    expect(page.locator("#pg-status")).to_have_text(re.compile("Connected to Plain"))
+    expect(page.locator("#pg-exchange")).to_contain_text("io.modelcontextprotocol/ui")
+    view = run_tool(page, "stats")
+    expect(view.locator("tbody td").first).to_have_text("a")
     assert not page.errors
