@@ -54,8 +54,9 @@ cp "$EXT/LICENSE" "$VENDOR.tmp/ext-apps/LICENSE"
 # The host side as one ES module exporting AppBridge and PostMessageTransport.
 if ! "$CACHE/node_modules/.bin/esbuild" "$EXT/dist/src/app-bridge.js" --bundle --format=esm \
   --minify --platform=browser --log-level=error --outfile="$VENDOR.tmp/ext-apps/app-bridge.js"; then
-  echo "assets: esbuild could not bundle the MCP Apps host side" >&2
-  exit 0
+  # The rest still installs; the playground then shows no view preview.
+  echo "assets: esbuild could not bundle the MCP Apps host side; no view preview" >&2
+  rm -f "$VENDOR.tmp/ext-apps/app-bridge.js"
 fi
 echo "$WANT" > "$VENDOR.tmp/.versions"
 rm -rf "$VENDOR"
