@@ -10,6 +10,7 @@ from servers.models import TOOL_NAME_RE, Tool
 from ..agent_fields import ToolAgentFields
 from .parts import PartForm
 from .structured import StructuredField
+from .tool_views import ToolViewFields
 
 DEFAULT_KIND = kinds.DEFAULT_KIND
 
@@ -44,7 +45,7 @@ ANNOTATION_HINTS = [
 ]
 
 
-class ToolForm(ToolAgentFields, PartForm):
+class ToolForm(ToolViewFields, ToolAgentFields, PartForm):
     list_key = "tools"
     wire = {
         "name": "name",
@@ -59,6 +60,7 @@ class ToolForm(ToolAgentFields, PartForm):
         "execution": "task_support",
         "pinned": "pinned",
         "outputBudget": "budget_max_chars",
+        "view": "view",
     }
     name = forms.RegexField(
         regex=TOOL_NAME_RE,
@@ -150,6 +152,7 @@ class ToolForm(ToolAgentFields, PartForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.init_view_fields(self.server, self.instance)
         if not self.is_bound:
             annotations = self.instance.annotations or {}
             for field, hint in self.HINT_FIELDS.items():
@@ -223,10 +226,15 @@ class ToolForm(ToolAgentFields, PartForm):
             "enabled": bool(data.get("enabled")),
             "pinned": bool(data.get("pinned")),
             "outputBudget": self.tool_budget(data),
+            "view": self.view_value(data),
         }
+
+    def companion_items(self, item):
+        return self.view_companions(item["view"])
 
     def save(self, commit=True):
         self.instance.output_budget = self.tool_budget(self.cleaned_data)
         self.instance.annotations = self.annotations(self.cleaned_data)
         self.instance.execution = self.execution(self.cleaned_data)
+        self.instance.view = self.view_value(self.cleaned_data)
         return super().save(commit)

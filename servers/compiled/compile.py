@@ -15,6 +15,8 @@ from servers.discovery.config import read as read_agent_settings
 from .. import kinds, prompts, resources
 from ..kinds import workflow
 from ..templating import TemplateCompileError, compile_value
+from ..views import expand_views
+from .features import APP_MIME_TYPE
 from .frozen import freeze, interned
 from .snapshot import (
     CAPABILITIES,
@@ -108,6 +110,9 @@ def _compile_resource(resource: dict, where: str, server: dict) -> CompiledResou
         raise DefinitionError(f"{where}: uri and name are required")
     wire = {"uri": uri, "name": name, **_optional(resource, _RESOURCE_WIRE)}
     contents = {"uri": uri, **_optional(resource, ("mimeType",))}
+    if uri.startswith("ui://") and resource.get("mimeType") == APP_MIME_TYPE:
+        # MCP Apps: hosts read a view's policy and permissions from the read's contents.
+        contents.update(_optional(resource, ("_meta",)))
     kind_name = resource.get("kind") or resources.STATIC
     try:
         kind = resources.runtime_kind(kind_name)
@@ -238,7 +243,8 @@ def compile_definition(
     owner_id: int | None = None,
 ) -> Snapshot:
     """Compile a definition dict (docs/architecture.md) into a Snapshot; DefinitionError if bad."""
-    definition = interned(definition)
+    # A tool's view becomes a ui:// resource and the tool's _meta.ui (servers.views).
+    definition = expand_views(interned(definition))
     # What kinds may need of the server itself (the http kind: its defaults and whose secrets).
     server = {
         "id": server_id,

@@ -3,6 +3,7 @@
 from mcp_protocol import uritemplate
 
 from ..models import Server
+from ..views.spec import view_problems
 from . import template_scope
 from .checks import (
     _Checker,
@@ -119,6 +120,9 @@ def _validate_sections(c: _Checker, data: dict) -> None:
 
 def _validate_tools(c: _Checker, tools) -> None:
     names: dict = {}
+    # A form view names another tool of the server.
+    listed = tools if isinstance(tools, list) else []
+    tool_names = {tool.get("name") for tool in listed if isinstance(tool, dict)}
     for _, path, tool in _items(c, "tools", tools):
         c.keys(path, tool, {k for k, _, _ in TOOL_FIELDS}, ["name", "description", "inputSchema"])
         if c.string(path, tool, "name"):
@@ -145,6 +149,8 @@ def _validate_tools(c: _Checker, tools) -> None:
 
             c.errors.extend(validate_tool_budget(tool["outputBudget"], f"{path}.outputBudget"))
         _validate_execution(c, path, tool.get("execution"))
+        if "view" in tool:
+            c.errors.extend(view_problems(tool["view"], f"{path}.view", tool_names))
         before = len(c.errors)
         _validate_kind(c, path, tool)
         if c.template_names and len(c.errors) == before:

@@ -11,10 +11,12 @@ A read that cannot be served raises McpError(-32603) with a message safe to show
 
 from types import ModuleType
 
+from ..views import kind as view
 from . import fetched, upstream
 
 STATIC = "static"
-KINDS: dict[str, ModuleType] = {"fetched": fetched, "upstream": upstream}
+# `view`: a tool's view as an MCP App (servers.views), made by the compiler from `tools[].view`.
+KINDS: dict[str, ModuleType] = {"fetched": fetched, "upstream": upstream, "view": view}
 
 
 def is_stored(name: str) -> bool:
