@@ -14,7 +14,7 @@ from accounts.models import ApiKey, Organization, User
 from infra.redis import sync_client
 from servers.models import Server
 
-from . import stream
+from . import copy_insert, stream
 from .models import CallLog
 
 log = logging.getLogger(__name__)
@@ -53,9 +53,12 @@ def _store(rows: list[dict]) -> int:
     rows = _attach_to_existing(rows)
     try:
         with transaction.atomic():
-            CallLog.objects.bulk_create(
-                [_call(row) for row in rows], batch_size=1000, ignore_conflicts=True
-            )
+            if copy_insert.usable():
+                copy_insert.insert(rows)
+            else:
+                CallLog.objects.bulk_create(
+                    [_call(row) for row in rows], batch_size=1000, ignore_conflicts=True
+                )
     except DataError:
         # Some row Postgres will not take: write the others one by one, drop that one.
         return _insert_one_by_one(rows)

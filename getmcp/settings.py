@@ -125,6 +125,13 @@ INSPECTOR_SOCKETS_PER_SESSION = int(os.environ.get("INSPECTOR_SOCKETS_PER_SESSIO
 # -- Outages: timeouts and health checks on every Postgres and Redis connection -----------------
 # A connection broken by a Postgres restart is noticed (one cheap ping after each idle period)
 # and replaced instead of failing requests until the process restarts.
+# Behind PgBouncer in transaction mode a connection is the server's only for one transaction:
+# no cursor may outlive it, so QuerySet.iterator() fetches in chunks on the client instead of
+# through a server-side (WITH HOLD) cursor. Prepared statements are never used (psycopg's
+# client-side binding, Django's default) and advisory locks are transaction-level.
+DATABASE_TRANSACTION_POOLING = env_bool("DATABASE_TRANSACTION_POOLING")
+if DATABASE_TRANSACTION_POOLING:
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     DATABASE_CONNECT_TIMEOUT_SECONDS = int(os.environ.get("DATABASE_CONNECT_TIMEOUT_SECONDS", "5"))
@@ -132,7 +139,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASE_STATEMENT_TIMEOUT_MS = int(os.environ.get("DATABASE_STATEMENT_TIMEOUT_MS", "30000"))
     _db_options = DATABASES["default"].setdefault("OPTIONS", {})
     _db_options.setdefault("connect_timeout", DATABASE_CONNECT_TIMEOUT_SECONDS)
-    if DATABASE_STATEMENT_TIMEOUT_MS:
+    # A pooler takes no startup `options`: behind one, set statement_timeout on the database
+    # role instead (docs/scaling.md, "PgBouncer").
+    if DATABASE_STATEMENT_TIMEOUT_MS and not DATABASE_TRANSACTION_POOLING:
         _db_options["options"] = (
             f"{_db_options.get('options', '')} -c statement_timeout={DATABASE_STATEMENT_TIMEOUT_MS}"
         ).strip()

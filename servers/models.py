@@ -98,6 +98,9 @@ class Tool(ServerPart):
     pinned = models.BooleanField(default=False)
     # {maxChars, maxTokens}: a smaller result budget than the server's (gateway/agents/).
     output_budget = models.JSONField(default=dict, blank=True)
+    # How hosts show the result: an MCP App generated from a template, or custom HTML
+    # (servers/views/; served as a ui:// resource the compiler adds).
+    view = models.JSONField(default=dict, blank=True)
 
     class Meta(ServerPart.Meta):
         constraints = [

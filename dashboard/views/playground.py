@@ -26,6 +26,7 @@ from vault.crypto import SecretUnreadable, decrypt, encrypt
 
 from ..scoping import server_or_404
 from .base import authorize, dashboard_view, page
+from .view_sandbox import view_host_installed
 
 PLAYGROUND_KEY_TTL = timedelta(hours=1)
 PLAYGROUND_PREFIX = "Playground · "
@@ -45,6 +46,7 @@ def playground(request, slug):
             "server": server,
             "endpoint": f"/mcp/{server.slug}",
             "needs_key": server.auth_mode != "none",
+            "view_host_installed": view_host_installed(),
             "discovery": _discovery(server, request.GET.get("discover", "").strip()),
         },
     )

@@ -12,6 +12,7 @@ from servers.discovery.config import AgentSettings
 from servers.discovery.hybrid import LazyIndex
 from servers.discovery.vectors import NO_VECTORS, ToolVectors
 
+from ..kinds.contract import ToolKind
 from .frozen import freeze
 
 CAPABILITIES = freeze(
@@ -35,7 +36,7 @@ class DefinitionError(ValueError):
 class CompiledTool:
     name: str
     wire: dict  # exactly what tools/list shows (a FrozenDict)
-    kind: str
+    kind: ToolKind  # what the tool's kind can do (servers/kinds/contract.py)
     compiled: Any
     input_validator: BoundedValidator
     output_validator: BoundedValidator | None

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('servers', '0011_upstream_pinning'),
+        ('servers', '0012_tool_view'),
     ]
 
     operations = [
