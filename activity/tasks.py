@@ -2,7 +2,6 @@ from celery import shared_task
 
 from . import drain, retention
 
-
 # Under beat's 5 s period, so runs never pile up behind each other.
 DRAIN_SECONDS = 4.0
 
