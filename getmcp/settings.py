@@ -216,6 +216,9 @@ MCP_CLIENT_REQUEST_TIMEOUT_SECONDS = ENV.MCP_CLIENT_REQUEST_TIMEOUT_SECONDS
 SNAPSHOT_CACHE_SIZE = ENV.SNAPSHOT_CACHE_SIZE
 VAULT_CACHE_SIZE = ENV.VAULT_CACHE_SIZE
 KEY_CACHE_SIZE = ENV.KEY_CACHE_SIZE
+# Discovery's tool search fuses BM25 with sentence embeddings (servers/discovery/embedding.py):
+# about 180 MB more in each process that loads the model. False: BM25 alone, no model loaded.
+DISCOVERY_SEMANTIC_SEARCH = ENV.DISCOVERY_SEMANTIC_SEARCH
 
 # Stateless era: cache hints on list/read results, and the sealed MRTR requestState.
 MCP_CACHE_TTL_MS = ENV.MCP_CACHE_TTL_MS

@@ -43,6 +43,12 @@ class EndpointVariables(Variables):
     KEY_CACHE_SIZE: int = var(
         100000, "API-key/token digests a process keeps, known and unknown ones each"
     )
+    DISCOVERY_SEMANTIC_SEARCH: bool = var(
+        True,
+        "discovery's tool search fuses BM25 with sentence embeddings (a local model, about "
+        "180 MB per process that loads it); `false`: BM25 alone "
+        "([bench/discovery/README.md](bench/discovery/README.md))",
+    )
     # Stateless era: cache hints on list/read results, and the sealed MRTR requestState.
     MCP_CACHE_TTL_MS: int = var(
         60000, "`ttlMs` cache hint on 2026-07-28 list, read and discover results"
