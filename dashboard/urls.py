@@ -20,7 +20,9 @@ from .views import (
     tasks,
     testrun,
     tokens,
+    tool_views,
     versions,
+    view_sandbox,
 )
 
 app_name = "dashboard"
@@ -37,6 +39,7 @@ urlpatterns = [
     path("servers/<slug:slug>/doctor/", doctor.doctor, name="doctor"),
     path("servers/<slug:slug>/playground/", playground.playground, name="playground"),
     path("servers/<slug:slug>/playground/key/", playground.playground_key, name="playground_key"),
+    path("views/sandbox/", view_sandbox.view_sandbox, name="view_sandbox"),
     path("servers/<slug:slug>/import/", imports.import_tools, name="import_tools"),
     path("servers/<slug:slug>/versions/", versions.version_list, name="version_list"),
     path(
@@ -52,6 +55,11 @@ urlpatterns = [
     ),
     path("servers/<slug:slug>/analytics/", calls.server_analytics, name="server_analytics"),
     path("servers/<slug:slug>/tools/bulk/", bulk.tools_bulk, name="tools_bulk"),
+    path(
+        "servers/<slug:slug>/tools/view/generate/",
+        tool_views.view_generate,
+        name="view_generate",
+    ),
     path("servers/<slug:slug>/tools/<int:pk>/toggle/", parts.tool_toggle, name="tool_toggle"),
     path("servers/<slug:slug>/tools/<int:pk>/test/", testrun.tool_test, name="tool_test"),
     path("servers/<slug:slug>/<str:part>/new/", parts.part_create, name="part_create"),

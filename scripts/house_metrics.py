@@ -26,7 +26,7 @@ from pathlib import Path
 
 # The modules whose job is to read the environment: the settings and the process launcher that
 # builds its children's environments.
-SETTINGS_MODULES = ("getmcp/settings.py", "getmcp/config.py", "getmcp/settings_table.py")
+SETTINGS_MODULES = ("getmcp/settings.py", "getmcp/environment/parsing.py")
 SLEEPS = {("time", "sleep"), ("asyncio", "sleep"), ("anyio", "sleep"), ("trio", "sleep")}
 SKIPS = {"skip", "skipif", "importorskip"}
 

@@ -11,20 +11,25 @@ each wrapped in the layers that apply to it (gateway/pipeline/dispatch.py): task
 discovery and long calls, output budgets; then add the era's own methods.
 """
 
+from functools import partial
+
 from servers import methods
 
 from ..agents import routing as agents
 from ..pipeline.dispatch import core, layered
-from . import session_methods, tasks
+from . import inner_calls, session_methods, tasks
 from .stateless.core import mrtr_layer, run_discover
 from .stateless.envelope import MRTR_METHODS
 
+# Discovery and long calls; a code-mode program's call_tool runs each tool as its caller's own
+# direct call (inner_calls.py).
+discovery = partial(agents.layer, tools_call=inner_calls.tools_call)
 # Every core method: discovery and kept results (tools/list, resources/read) answer first; a
 # tools/call result is held to its output budget.
-CORE = layered(core, agents.layer, agents.budget_layer)
+CORE = layered(core, discovery, agents.budget_layer)
 # The layers' order is part of the contract: in the session era a long call (agents) is offered
 # before a task is required; in the stateless era the tasks extension decides first (SEP-2663).
-SESSION_TOOLS_CALL = layered(core, agents.layer, tasks.session_layer, agents.budget_layer)
+SESSION_TOOLS_CALL = layered(core, discovery, tasks.session_layer, agents.budget_layer)
 STATELESS_TOOLS_CALL = layered(CORE, tasks.stateless_layer, mrtr_layer)
 
 SESSION = {

@@ -1,4 +1,4 @@
-"""The three agent settings of a server and the two of a tool: defaults, validation, reading.
+"""The four agent settings of a server and the two of a tool: defaults, validation, reading.
 
 Definition format (docs/architecture.md):
 
@@ -6,6 +6,7 @@ Definition format (docs/architecture.md):
       discovery: {mode: auto, threshold: 40}          # auto | on | off
       outputBudget: {maxChars: 0, maxTokens: 25000, ttlSeconds: 3600}   # 0: no limit
       longCalls: {waitSeconds: 50}                    # 0: clients without Tasks never wait
+      codeMode: {enabled: false, limits: {cpuSeconds: 5}}   # gateway/agents/codemode.py
     tools:
       - name: ...
         pinned: true                                  # listed directly even under discovery
@@ -14,6 +15,8 @@ Definition format (docs/architecture.md):
 
 import functools
 from dataclasses import dataclass
+
+from servers.kinds.code.limits import validate_limits
 
 DISCOVERY_MODES = ("auto", "on", "off")
 DEFAULT_THRESHOLD = 40
@@ -33,6 +36,7 @@ SERVER_KEYS = {
     "discovery": {"mode", "threshold"},
     "outputBudget": {"maxChars", "maxTokens", "ttlSeconds"},
     "longCalls": {"waitSeconds"},
+    "codeMode": {"enabled", "limits"},
 }
 TOOL_BUDGET_KEYS = {"maxChars", "maxTokens"}
 
@@ -45,6 +49,10 @@ class AgentSettings:
     max_tokens: int = DEFAULT_MAX_TOKENS
     ttl_seconds: int = DEFAULT_TTL_SECONDS
     wait_seconds: int = DEFAULT_WAIT_SECONDS
+    # The code-mode meta-tool (codemode.py): off unless the server turns it on; its limits as
+    # (key, value) pairs of a code tool's `limits` (hashable, so settings stay shared).
+    code_mode: bool = False
+    code_mode_limits: tuple[tuple[str, int | float], ...] = ()
 
 
 def _whole(value, low: int, high: int) -> bool:
@@ -87,6 +95,10 @@ def validate_server(value, path: str = "agents") -> list[str]:
         errors.append(
             f"{path}.longCalls.waitSeconds: must be a whole number from 0 to {MAX_WAIT_SECONDS}"
         )
+    code_mode = _mapping(value, "codeMode")
+    if "enabled" in code_mode and not isinstance(code_mode["enabled"], bool):
+        errors.append(f"{path}.codeMode.enabled: must be true or false")
+    errors += validate_limits(code_mode.get("limits"), f"{path}.codeMode.limits")
     return errors
 
 
@@ -113,6 +125,7 @@ def read(value) -> AgentSettings:
     discovery = value.get("discovery") or {}
     budget = value.get("outputBudget") or {}
     calls = value.get("longCalls") or {}
+    code_mode = value.get("codeMode") or {}
     return _shared(
         AgentSettings(
             discovery_mode=discovery.get("mode", "auto"),
@@ -121,6 +134,8 @@ def read(value) -> AgentSettings:
             max_tokens=int(budget.get("maxTokens", DEFAULT_MAX_TOKENS)),
             ttl_seconds=int(budget.get("ttlSeconds", DEFAULT_TTL_SECONDS)),
             wait_seconds=int(calls.get("waitSeconds", DEFAULT_WAIT_SECONDS)),
+            code_mode=code_mode.get("enabled") is True,
+            code_mode_limits=tuple(sorted((code_mode.get("limits") or {}).items())),
         )
     )
 
@@ -140,3 +155,14 @@ def char_limit(max_chars: int, max_tokens: int) -> int:
 
 def estimate_tokens(chars: int) -> int:
     return -(-chars // CHARS_PER_TOKEN)
+
+
+def discovery_active(snapshot) -> bool:
+    """Whether the snapshot lists meta-tools instead of its tools (mode `on`, or `auto` above
+    the threshold): what the gateway serves, and what decides whether a server is searched."""
+    settings = snapshot.agents
+    if settings.discovery_mode == "on":
+        return True
+    if settings.discovery_mode == "off":
+        return False
+    return len(snapshot.tools) > settings.discovery_threshold

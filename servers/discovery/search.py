@@ -1,5 +1,6 @@
-"""Tool search: BM25 (rank-bm25's Okapi variant) over each tool's name, title, description and
-argument names, built once per compiled snapshot and kept with it.
+"""Tool search by words: BM25 (rank-bm25's Okapi variant) over each tool's name, title,
+description and argument names. The lexical half of hybrid.py's index, built once per compiled
+snapshot and kept with it (hybrid.LazyIndex).
 
 Bounded: a tool contributes at most MAX_TOOL_TEXT characters, a query at most MAX_QUERY_CHARS
 and MAX_QUERY_TERMS terms, and an answer at most MAX_RESULTS tools; the index holds one short
@@ -7,7 +8,6 @@ token list per tool, so its size follows the (already bounded) definition.
 """
 
 import re
-import threading
 
 MAX_TOOL_TEXT = 4000
 MAX_QUERY_CHARS = 500
@@ -75,31 +75,11 @@ class ToolIndex:
         self.bm25 = BM25Okapi(corpus) if corpus else None
 
     def search(self, query: str, limit: int = 5) -> list[tuple[str, float]]:
-        """(tool name, score) of the best matches, best first; only tools the query touches."""
+        """(tool name, score) of the best `limit` matches, best first; only tools the query
+        touches. Equal scores go by name, never by the order tools were defined in."""
         words = terms(query[:MAX_QUERY_CHARS])[:MAX_QUERY_TERMS]
         if not words or self.bm25 is None:
             return []
         scores = self.bm25.get_scores(words)
-        limit = max(1, min(limit, MAX_RESULTS))
-        ranked = sorted(range(len(self.names)), key=lambda i: (-scores[i], i))[:limit]
-        return [(self.names[i], float(scores[i])) for i in ranked if scores[i] > 0]
-
-
-class LazyIndex:
-    """The index of one snapshot, built by the first search that needs it (a lock keeps two
-    threads from building it twice); a snapshot that is never searched never pays for it."""
-
-    __slots__ = ("_index", "_lock")
-
-    def __init__(self) -> None:
-        self._index: ToolIndex | None = None
-        self._lock = threading.Lock()
-
-    def get(self, tool_list) -> ToolIndex:
-        index = self._index
-        if index is None:
-            with self._lock:
-                if self._index is None:
-                    self._index = ToolIndex(tool_list)
-                index = self._index
-        return index
+        ranked = sorted(range(len(self.names)), key=lambda i: (-scores[i], self.names[i]))
+        return [(self.names[i], float(scores[i])) for i in ranked[: max(1, limit)] if scores[i] > 0]

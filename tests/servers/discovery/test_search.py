@@ -1,6 +1,7 @@
 """The tool index: words split from names, light stemming, and only tools a query touches."""
 
-from servers.discovery.search import LazyIndex, ToolIndex, terms
+from servers.discovery.hybrid import LazyIndex
+from servers.discovery.search import ToolIndex, terms
 
 TOOLS = [
     {"name": "listInvoices", "description": "Returns a page of invoices."},
