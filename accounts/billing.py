@@ -3,7 +3,7 @@
 Organizations cost nothing to make, so any share given per organization can be multiplied by
 making more of them. What must not be multiplied counts by the paying account instead
 (`Organization.billing_owner`): the code-tool sandbox's shares (servers/kinds/code/shares.py)
-and stored results (servers/agents/results.py). And ORGANIZATIONS_PER_PERSON (0: no cap) caps
+and stored results (gateway/agents/results.py). And ORGANIZATIONS_PER_PERSON (0: no cap) caps
 how many organizations one person pays for, checked wherever one is created (a new organization
 from the dashboard, a personal organization made again from the API, the dashboard or a command)
 and where one is passed to another person.

@@ -41,7 +41,7 @@ def request_for(target: str) -> tuple[dict, bytes]:
     """The ASGI scope and body of one stateless tools/call to a target (tenants.echo_call),
     with the extensions getmcp's HTTP protocol gives a request that arrived whole: marked as
     received, and a place for the app's disconnect callbacks (each call removes its own)."""
-    from servers.endpoint.http import BODY_RECEIVED, ON_DISCONNECT
+    from gateway.endpoint.http import BODY_RECEIVED, ON_DISCONNECT
 
     path, headers, body = tenants.echo_call(target)
     scope = {
@@ -142,10 +142,10 @@ async def measure_steps(targets: list[str], calls: int, rounds: int) -> None:
     """--steps: each step of a warm call timed alone, one server against every server, to show
     which of them the spread makes dearer (docs/scaling.md has a table of it)."""
     application, requests = await served_once(targets)  # Django is set up from here on
+    from gateway.endpoint import auth
+    from gateway.endpoint.mirror import mirror
+    from gateway.endpoint.stateless_context import StatelessContext
     from servers import methods
-    from servers.endpoint import auth
-    from servers.endpoint.mirror import mirror
-    from servers.endpoint.stateless_context import StatelessContext
     from servers.snapshot import get_snapshot
 
     await call(application, requests[0])  # its state was read before the mirror listened

@@ -1,10 +1,10 @@
-"""The agent settings (servers/agents/config.py) on the dashboard's server and tool forms: the
+"""The agent settings (gateway/agents/config.py) on the dashboard's server and tool forms: the
 fields, their starting values from the row, and the `agents` / `output_budget` they save.
 Only values that differ from the defaults are stored, so exports stay as short as before."""
 
 from django import forms
 
-from servers.agents import config
+from gateway.agents import config
 
 DISCOVERY_CHOICES = [
     ("auto", "Automatic: above the threshold"),

@@ -24,9 +24,9 @@ django_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402
 
+from gateway.endpoint.app import McpApp  # noqa: E402
 from getmcp.health import HealthApp  # noqa: E402
 from inspector.routing import websocket_application  # noqa: E402
-from servers.endpoint.app import McpApp  # noqa: E402
 
 mcp_app = McpApp(fallback=django_app)
 application = ProtocolTypeRouter(

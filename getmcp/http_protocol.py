@@ -5,7 +5,7 @@ takes to send a request's headers: a client trickling a header byte every few se
 connection for ever, and a few hundred of them held a process's connections. This protocol
 closes a connection that has not completed a request's headers HTTP_HEADER_TIMEOUT_SECONDS after
 it opened or after its previous response ended. Body reads are bounded in the ASGI app
-(servers/endpoint/http.py, getmcp/asgi.py).
+(gateway/endpoint/http.py, getmcp/asgi.py).
 
 On httptools it also writes a small answer in one syscall (CorkedHead), tells the app when a
 request's body has fully arrived (BODY_RECEIVED) and when its client went away (ON_DISCONNECT).
@@ -21,7 +21,7 @@ import logging
 from django.conf import settings
 from uvicorn_worker import UvicornWorker as _Worker
 
-from servers.endpoint.http import BODY_RECEIVED, ON_DISCONNECT
+from gateway.endpoint.http import BODY_RECEIVED, ON_DISCONNECT
 
 try:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as _Base

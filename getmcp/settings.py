@@ -151,7 +151,7 @@ SECURITY_RECHECK_SECONDS = float(os.environ.get("SECURITY_RECHECK_SECONDS", "2")
 # A warm request reads no Redis: each process mirrors the state it checks (generations, sessions,
 # inspector flags), told of changes by pub/sub at once and re-reading what it serves at least
 # this often, so a change Redis saw is enforced everywhere within this bound even when its
-# announcement was lost (servers/endpoint/mirror.py, docs/scaling.md). 0 turns the mirror off.
+# announcement was lost (gateway/endpoint/mirror.py, docs/scaling.md). 0 turns the mirror off.
 MCP_STATE_MAX_STALE_SECONDS = float(os.environ.get("MCP_STATE_MAX_STALE_SECONDS", "1"))
 # The mirror keeps re-reading (in the background, batched) every server and key used in this
 # window, so a call to any of them finds its state fresh however rarely each is called; at most
@@ -233,7 +233,7 @@ HTTP_BODY_TIMEOUT_SECONDS = float(os.environ.get("HTTP_BODY_TIMEOUT_SECONDS", "3
 
 # -- Bounded streams (issue 9): long-lived SSE streams (session GET streams, the old SSE
 # transport, subscriptions/listen) open at once; beyond a limit a stream is refused with 429
-# (per session, per key) or 503 (per process) and Retry-After. See servers/endpoint/stream_limits.py.
+# (per session, per key) or 503 (per process) and Retry-After. See gateway/endpoint/stream_limits.py.
 MCP_STREAMS_PER_SESSION = int(os.environ.get("MCP_STREAMS_PER_SESSION", "8"))
 MCP_STREAMS_PER_KEY = int(os.environ.get("MCP_STREAMS_PER_KEY", "100"))
 MCP_STREAMS_PER_PROCESS = int(os.environ.get("MCP_STREAMS_PER_PROCESS", "10000"))
@@ -281,7 +281,7 @@ OAUTH_CIMD_MAX_BYTES = int(os.environ.get("OAUTH_CIMD_MAX_BYTES", str(64 * 1024)
 # Tests only: client metadata documents served over http on loopback.
 OAUTH_CIMD_ALLOW_HTTP_LOOPBACK = env_bool("OAUTH_CIMD_ALLOW_HTTP_LOOPBACK", False)
 
-# Connector doctor (servers/doctor): it calls SITE_URL through the SSRF guard. A SITE_URL on
+# Connector doctor (integrations/doctor): it calls SITE_URL through the SSRF guard. A SITE_URL on
 # loopback (a local install) is called as it is; one on a private network only when this is set.
 DOCTOR_ALLOW_PRIVATE_SITE = env_bool("DOCTOR_ALLOW_PRIVATE_SITE", False)
 # How long the SSE check waits for a stream's first event before blaming a buffering proxy.
@@ -423,7 +423,7 @@ if not DEBUG:
     SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
     CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
 
-# Output budgets (servers/agents/results.py): the characters of whole results one organization
+# Output budgets (gateway/agents/results.py): the characters of whole results one organization
 # may keep in Redis at a time behind truncated answers; the oldest are evicted first.
 RESULT_STORE_MAX_CHARS_PER_ORG = int(os.environ.get("RESULT_STORE_MAX_CHARS_PER_ORG", "50000000"))
 # The same over all the organizations one person pays for (organizations are free to make).

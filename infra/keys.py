@@ -12,7 +12,7 @@ def key_generation(digest: str) -> str:
 def state_changes() -> str:
     """The pub/sub channel on which a change of hot-path state (a server's or key's generation,
     a session ended or changed, a server's inspector opened) is announced to every web process's
-    state mirror (servers/state_events.py, servers/endpoint/mirror.py)."""
+    state mirror (servers/state_events.py, gateway/endpoint/mirror.py)."""
     return "mcp:state"
 
 
@@ -146,7 +146,7 @@ def inspector_events(server_id: int) -> str:
 
 
 def stored_result(result_id: str) -> str:
-    """A whole tool result cut by an output budget, read in pages (servers/agents/results.py)."""
+    """A whole tool result cut by an output budget, read in pages (gateway/agents/results.py)."""
     return f"mcp:results:{result_id}"
 
 

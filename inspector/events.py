@@ -3,7 +3,7 @@
 An event describes one finished request to /mcp/<slug>: when, which client (name and version from
 `initialize`'s clientInfo, the session, or the stateless `_meta`; else the User-Agent), which
 transport and protocol revision, which method and tool/resource/prompt, the HTTP status, the
-latency, and for a refusal the reason the endpoint decided (`Refused.reason`, servers/endpoint/
+latency, and for a refusal the reason the endpoint decided (`Refused.reason`, gateway/endpoint/
 gate.py) or, for refusals answered as JSON-RPC errors, the reason read from the error.
 
 Hidden before the event leaves the process: tool and prompt arguments and the client's answers

@@ -2,7 +2,7 @@
 server's inspector channel once it is answered (a stream's event also when it opens).
 
 Cost when nobody watches: `gate.watched` comes from the gate's state mirror
-(servers/endpoint/mirror.py), so an unwatched request pays one attribute check per ASGI
+(gateway/endpoint/mirror.py), so an unwatched request pays one attribute check per ASGI
 message and nothing else. When watched, the event is built in a background task after
 the response went out (fire and forget: a failed send loses an event, never a request).
 

@@ -2,7 +2,7 @@
 
 An open inspector socket keeps `mcp:inspect:<slug>` alive (SET with a TTL, refreshed every
 REFRESH_SECONDS); the hot path takes it from its per-process state mirror
-(servers/endpoint/mirror.py, re-read at least every MCP_STATE_MAX_STALE_SECONDS) and publishes events only while it exists. The flag is keyed by
+(gateway/endpoint/mirror.py, re-read at least every MCP_STATE_MAX_STALE_SECONDS) and publishes events only while it exists. The flag is keyed by
 slug because the hot path knows the slug before it has the server; it is never deleted on
 disconnect (another tab may still watch), it just lapses, so at most TTL_SECONDS of events go
 to nobody after the last watcher leaves.

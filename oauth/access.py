@@ -1,4 +1,4 @@
-"""Loading an access token for the hot path's credential cache (servers/endpoint/auth.py).
+"""Loading an access token for the hot path's credential cache (gateway/endpoint/auth.py).
 
 Runs once per token per process (then the token's Redis generation guards the cached copy), so
 the membership is checked here too: a grant acts as its user inside the organization.

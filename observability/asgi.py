@@ -1,4 +1,4 @@
-"""The one wrapper around each request of the MCP endpoint (servers/endpoint/app.py).
+"""The one wrapper around each request of the MCP endpoint (gateway/endpoint/app.py).
 
 It reads what the response says (its status, and whether it is an event stream) as it is sent:
 the HTTP status class is counted when the request ends, an SSE stream is counted open from its

@@ -99,7 +99,7 @@ def _server_label(slug: str) -> str:
 
 
 def observe_call(slug: str, method: str, surface: str, status: str, seconds: float) -> None:
-    """One answered request (called by servers/endpoint/calllog.py for every call it logs)."""
+    """One answered request (called by gateway/endpoint/calllog.py for every call it logs)."""
     method = method if method in MCP_METHODS else "other"
     surface = surface if surface in SURFACES else "other"
     key = (_server_label(slug), method, surface, status)

@@ -18,7 +18,7 @@ the legacy HTTP+SSE transport, REST, Webtools) reads the same narrowed maps. A w
 answered exactly like a tool that does not exist: the principal cannot tell them apart.
 
 Cost on a warm call: the principal's limits are compiled once when its credential is loaded
-(servers/endpoint/auth.py, cached per process); the narrowed snapshot is built once per
+(gateway/endpoint/auth.py, cached per process); the narrowed snapshot is built once per
 (snapshot, limit) and cached; a request then costs two dict lookups and no SQL.
 """
 
@@ -27,8 +27,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from accounts.policy import RANK
-
-from .agents.search import LazyIndex
+from gateway.agents.search import LazyIndex
 
 KINDS = ("tools", "resources", "prompts")
 VIEW_CACHE_SIZE = 4096

@@ -2,7 +2,7 @@
 
 A key's or grant's access (or limits), a server's role limits, a member's role and an
 organization's quota are all compiled into something cached per process: the credential
-(servers/endpoint/auth.py) or the snapshot. Changing one bumps the generation that guards that
+(gateway/endpoint/auth.py) or the snapshot. Changing one bumps the generation that guards that
 cache (and writes the durable `Change` row, servers/invalidation.py), so the next request of any
 worker sees the new limits; when what a principal may *see* changed, the sessions of the
 servers concerned are told `list_changed` (servers.changes.notify_sessions), so clients list
@@ -127,7 +127,7 @@ def _role_changed(sender, instance, created, using: str = "default", **kwargs) -
 
 @receiver(post_delete, sender=Membership)
 def _member_removed(sender, instance, using: str = "default", **kwargs) -> None:
-    # Their keys are suspended from now on (servers/endpoint/auth.py: key_holder).
+    # Their keys are suspended from now on (gateway/endpoint/auth.py: key_holder).
     _reload_credentials_of(org_id=instance.organization_id, user_id=instance.user_id, using=using)
 
 

@@ -2,7 +2,7 @@
 changes reach every process within SECURITY_RECHECK_SECONDS, whether or not Redis saw them.
 
 The fast path is unchanged: a change bumps a generation in Redis after commit and announces it,
-and every process's state mirror (servers/endpoint/mirror.py) sees it at once or within its bound. That bump fails while Redis is down,
+and every process's state mirror (gateway/endpoint/mirror.py) sees it at once or within its bound. That bump fails while Redis is down,
 and a Redis that returns with old (append-only) data brings old generations back, under which a
 process's cached key or snapshot looks current again. So each change is also written to
 Postgres, as a `Change` row in the very transaction that made it (`record`), and every process
@@ -93,7 +93,7 @@ def still_current(seen_epoch: int) -> bool:
 def watch(kind: str, *, drop: Callable[[str], None], clear: Callable[[], None]) -> None:
     """Subscribe a per-process cache: `drop(subject)` on a change of `kind` (a Change kind),
     `clear()` when every cached entry must go. Each cache subscribes where it is defined
-    (servers.snapshot, servers.endpoint.auth, vault.resolve), so this module imports none of
+    (servers.snapshot, gateway.endpoint.auth, vault.resolve), so this module imports none of
     them; a cache whose module was never imported holds nothing to drop."""
     _watched[kind] = (drop, clear)
 

@@ -38,7 +38,7 @@ class Server(models.Model):
     http = models.JSONField(default=dict, blank=True)
     # Settings every code tool of the server shares: {"limits": {...}} under the platform maximums.
     code = models.JSONField(default=dict, blank=True)
-    # Progressive discovery, output budgets, long calls (servers/agents/config.py).
+    # Progressive discovery, output budgets, long calls (gateway/agents/config.py).
     agents = models.JSONField(default=dict, blank=True)
     # What members of a role may use through their keys and grants (servers/access.py):
     # {"member": {"tools": [...], "resources": [...], "prompts": [...]}}; a role left out is free.
@@ -96,7 +96,7 @@ class Tool(ServerPart):
     enabled = models.BooleanField(default=True)
     # Listed directly even when the server lists meta-tools instead of its tools.
     pinned = models.BooleanField(default=False)
-    # {maxChars, maxTokens}: a smaller result budget than the server's (servers/agents/).
+    # {maxChars, maxTokens}: a smaller result budget than the server's (gateway/agents/).
     output_budget = models.JSONField(default=dict, blank=True)
 
     class Meta(ServerPart.Meta):

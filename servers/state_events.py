@@ -1,7 +1,7 @@
 """Announcing a change of the state each web process mirrors for the hot path.
 
 A warm request to /mcp/<slug> reads no Redis: the server's generation and inspector flag, the
-key's generation and the session live in a per-process mirror (servers/endpoint/mirror.py),
+key's generation and the session live in a per-process mirror (gateway/endpoint/mirror.py),
 trusted for at most MCP_STATE_MAX_STALE_SECONDS. Whoever changes one of them in Redis announces
 it here, right after the change: a PUBLISH on `keys.state_changes()`, which every process's one
 subscriber (infra/hub.py) hands to its mirror, and a drop in this very process's mirrors, so a
@@ -27,7 +27,7 @@ KEY = "k"
 SESSION = "x"
 KINDS = (SERVER, KEY, SESSION)
 
-# The mirrors of this process (registered by servers.endpoint.mirror): forget(kind, subject).
+# The mirrors of this process (registered by gateway.endpoint.mirror): forget(kind, subject).
 _local: list[Callable[[str, str], None]] = []
 
 

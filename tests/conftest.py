@@ -88,7 +88,7 @@ def _fresh_redis():
 def _fresh_process_caches():
     """Rolled-back test transactions never bump generations, so per-process caches must not
     carry a compiled server or a key from one test into the next."""
-    from servers.endpoint import auth
+    from gateway.endpoint import auth
     from servers.snapshot import clear_cache
 
     clear_cache()

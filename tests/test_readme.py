@@ -80,7 +80,7 @@ def test_createuser_reads_the_password_from_standard_input(fresh_site):
 
 
 def test_the_readme_documents_the_legacy_sse_endpoint_as_the_server_routes_it():
-    from servers.endpoint.app import ROUTES
+    from gateway.endpoint.app import ROUTES
 
     assert "/sse" in ROUTES and "/messages/" in ROUTES
     assert "`/mcp/<slug>/sse`" in README and "/mcp/<slug>/messages/?session_id=" in README

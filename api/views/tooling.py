@@ -6,7 +6,7 @@ from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from servers.importers import (
+from integrations.importers import (
     ImportFailed,
     ImportPreview,
     apply_import,
@@ -14,7 +14,7 @@ from servers.importers import (
     parse_postman,
     plan_import,
 )
-from servers.importers.preview import validate_operations
+from integrations.importers.preview import validate_operations
 from servers.snapshot import DefinitionError
 from servers.testrun import UnknownTool, test_run_sync
 

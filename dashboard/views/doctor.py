@@ -1,10 +1,10 @@
 """The server's Doctor tab: a form (an optional key and Origin to test) and the report
-(servers/doctor does the work)."""
+(integrations/doctor does the work)."""
 
 from django.views.decorators.http import require_http_methods
 
 from accounts.policy import Action
-from servers.doctor.service import diagnose
+from integrations.doctor.service import diagnose
 
 from ..scoping import server_or_404
 from .base import DashboardRequest, authorize, dashboard_view, page
@@ -27,7 +27,7 @@ def doctor(request: DashboardRequest, slug: str):
         )
     response = page(
         request,
-        "dashboard/servers/doctor.html",
+        "dashboard/integrations/doctor.html",
         {"server": server, "report": report, "origin": request.POST.get("origin", "")},
     )
     response["Cache-Control"] = "no-store"

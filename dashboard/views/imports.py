@@ -10,7 +10,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
 from accounts.policy import Action
-from servers.importers import (
+from integrations.importers import (
     ImportFailed,
     ImportPlan,
     apply_import,
@@ -18,7 +18,7 @@ from servers.importers import (
     parse_postman,
     plan_import,
 )
-from servers.importers.sources import MAX_DOCUMENT_BYTES, load
+from integrations.importers.sources import MAX_DOCUMENT_BYTES, load
 
 from ..scoping import server_or_404
 from .base import authorize, dashboard_view, page

@@ -5,7 +5,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from accounts import policy
 from accounts.models import User
-from servers.doctor.service import diagnose
+from integrations.doctor.service import diagnose
 
 from .owners import authorize
 from .publish import find_server

@@ -8,9 +8,9 @@ import orjson
 from django.core.management.base import CommandError, CommandParser
 
 from accounts.policy import Action
+from integrations.importers import ImportFailed, apply_import, parse_openapi, plan_import
+from integrations.importers.sources import is_url
 from servers.destination_checks import tool_warnings
-from servers.importers import ImportFailed, apply_import, parse_openapi, plan_import
-from servers.importers.sources import is_url
 from servers.models import Server
 
 from .owners import authorize, resolve_owner

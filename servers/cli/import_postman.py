@@ -4,8 +4,8 @@ from pathlib import Path
 
 from django.core.management.base import CommandError, CommandParser
 
-from servers.importers import ImportFailed, parse_postman
-from servers.importers.sources import read_file
+from integrations.importers import ImportFailed, parse_postman
+from integrations.importers.sources import read_file
 
 from .import_openapi import add_common_arguments, run
 

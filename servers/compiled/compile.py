@@ -6,13 +6,13 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
+from gateway.agents.config import char_limit
+from gateway.agents.config import read as read_agent_settings
 from mcp_protocol import uritemplate
 from mcp_protocol.param_headers import header_parameters
 from mcp_protocol.schemas import BoundedValidator, external_refs, schema_problems, validator_for
 
 from .. import kinds, prompts, resources
-from ..agents.config import char_limit
-from ..agents.config import read as read_agent_settings
 from ..kinds import workflow
 from ..templating import TemplateCompileError, compile_value
 from .frozen import freeze, interned
@@ -304,7 +304,7 @@ def compile_definition(
         agents=read_agent_settings(definition.get("agents")),
     )
     # Extensions are advertised only when the server uses them (MCP Apps, tasks).
-    from ..surfaces.features import extensions
+    from gateway.surfaces.features import extensions
 
     used = extensions(snapshot)
     if used:

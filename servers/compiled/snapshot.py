@@ -5,12 +5,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from gateway.agents.config import AgentSettings
+from gateway.agents.search import LazyIndex
 from mcp_protocol import uritemplate
 from mcp_protocol.param_headers import HeaderParameters
 from mcp_protocol.schemas import BoundedValidator
 
-from ..agents.config import AgentSettings
-from ..agents.search import LazyIndex
 from .frozen import freeze
 
 CAPABILITIES = freeze(
@@ -39,9 +39,9 @@ class CompiledTool:
     input_validator: BoundedValidator
     output_validator: BoundedValidator | None
     task_support: str = "forbidden"
-    # Listed even when the server lists meta-tools (servers/agents/discovery.py).
+    # Listed even when the server lists meta-tools (gateway/agents/discovery.py).
     pinned: bool = False
-    # The tool's own result budget in characters (0: the server's); servers/agents/budgets.py.
+    # The tool's own result budget in characters (0: the server's); gateway/agents/budgets.py.
     budget_chars: int = 0
     # Arguments a 2026-07-28 client also sends as Mcp-Param-* headers (mcp_protocol/
     # param_headers.py), read from the input schema once here rather than on every call.
@@ -112,7 +112,7 @@ class Snapshot:
     )
     rate_limit_per_minute: int = 0
     log_arguments: bool = False
-    # Discovery, output budgets and long calls (servers/agents/config.py).
+    # Discovery, output budgets and long calls (gateway/agents/config.py).
     agents: AgentSettings = field(default_factory=AgentSettings)
     # The tool-search index, built on first use and kept as long as the snapshot.
     search_index: LazyIndex = field(default_factory=LazyIndex)

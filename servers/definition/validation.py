@@ -110,7 +110,7 @@ def _validate_sections(c: _Checker, data: dict) -> None:
 
         c.errors.extend(validate_server_settings(data["http"], "http"))
     if "agents" in data:
-        from ..agents.config import validate_server as validate_agent_settings
+        from gateway.agents.config import validate_server as validate_agent_settings
 
         c.errors.extend(validate_agent_settings(data["agents"], "agents"))
     if "code" in data:
@@ -143,7 +143,7 @@ def _validate_tools(c: _Checker, tools) -> None:
         if "pinned" in tool:
             c.kind_of(f"{path}.pinned", tool["pinned"], bool, "true or false")
         if "outputBudget" in tool:
-            from ..agents.config import validate_tool_budget
+            from gateway.agents.config import validate_tool_budget
 
             c.errors.extend(validate_tool_budget(tool["outputBudget"], f"{path}.outputBudget"))
         _validate_execution(c, path, tool.get("execution"))

@@ -6,7 +6,7 @@ from playwright.sync_api import expect
 
 from accounts.models import User
 from servers.definition import import_definition
-from tests.servers.endpoint.conftest import server_definition
+from tests.gateway.endpoint.conftest import server_definition
 
 from .conftest import track_errors
 from .test_dashboard_flow import sign_up

@@ -20,7 +20,7 @@ from playwright.sync_api import expect
 from accounts.models import ApiKey, User
 from oauth.metadata import resource_uri
 from servers.definition import import_definition
-from tests.servers.endpoint.conftest import server_definition
+from tests.gateway.endpoint.conftest import server_definition
 
 from .test_dashboard_flow import sign_up
 

@@ -12,7 +12,7 @@ import httpx2
 import pytest
 
 from tests.conftest import free_port
-from tests.servers.endpoint.conftest import tenant  # noqa: F401 (a fixture)
+from tests.gateway.endpoint.conftest import tenant  # noqa: F401 (a fixture)
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]

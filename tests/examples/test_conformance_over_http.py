@@ -13,9 +13,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from accounts.models import User
-from servers.agents import longcalls
+from gateway.agents import longcalls
 from servers.definition import import_definition, load_file
-from tests.servers.endpoint.mcp_http import RawMcp
+from tests.gateway.endpoint.mcp_http import RawMcp
 
 
 @pytest.fixture
@@ -42,7 +42,7 @@ def result_of(client, method, params=None):
 def test_tools_list_passes_the_suites_name_and_schema_checks(conformance):
     client, data = conformance
     tools = result_of(client, "tools/list")["tools"]
-    # This client declares no tasks, so the platform adds the long-call tools (servers/agents/)
+    # This client declares no tasks, so the platform adds the long-call tools (gateway/agents/)
     # beside the server's task tools; they pass the same checks.
     assert {t["name"] for t in tools} == {t["name"] for t in data["tools"]} | longcalls.NAMES
     for tool in tools:

@@ -4,7 +4,7 @@ import pytest
 
 from accounts.models import ApiKey, User
 from servers.definition import import_definition, load_file
-from tests.servers.endpoint.mcp_http import RawMcp
+from tests.gateway.endpoint.mcp_http import RawMcp
 
 
 @pytest.fixture

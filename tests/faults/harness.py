@@ -40,7 +40,7 @@ from tests.conftest import LiveServer, free_port
 from tests.waiting import wait_until  # noqa: F401 (the fault tests import it from here)
 
 # The status of an API key that is no longer usable (revoked, expired, suspended): 403, never an
-# OAuth 401 challenge for a key (servers.endpoint.gate.bad_api_key).
+# OAuth 401 challenge for a key (gateway.endpoint.gate.bad_api_key).
 REVOKED_KEY = 403
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""A warm call reads no Redis (servers/endpoint/mirror.py), yet what Redis holds reaches every
+"""A warm call reads no Redis (gateway/endpoint/mirror.py), yet what Redis holds reaches every
 web process within MCP_STATE_MAX_STALE_SECONDS: two live processes on one private Redis and
 database, with each change announced (pub/sub), with its announcement lost (the change made in
 Redis behind the platform's back), and with the subscriber down (every request reads Redis)."""

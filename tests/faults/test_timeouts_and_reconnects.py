@@ -11,7 +11,7 @@ import httpx2
 from .harness import answer_of, mcp_call, wait_until
 
 REDIS_TIMEOUT = 1.0  # REDIS_SOCKET_TIMEOUT_SECONDS for these servers (default 3)
-MIRROR_BOUND = 1.0  # MCP_STATE_MAX_STALE_SECONDS (servers/endpoint/mirror.py)
+MIRROR_BOUND = 1.0  # MCP_STATE_MAX_STALE_SECONDS (gateway/endpoint/mirror.py)
 SESSION_VERSION = "2025-11-25"
 
 

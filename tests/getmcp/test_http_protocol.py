@@ -11,8 +11,8 @@ import time
 import pytest
 import uvicorn
 
+from gateway.endpoint.http import BODY_RECEIVED, ON_DISCONNECT, HttpRequest
 from getmcp.http_protocol import HttpProtocol
-from servers.endpoint.http import BODY_RECEIVED, ON_DISCONNECT, HttpRequest
 from tests.waiting import stays, wait_until
 
 BODY = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'

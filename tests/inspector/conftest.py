@@ -7,7 +7,7 @@ import pytest
 import websockets
 from django.test import Client
 
-from tests.servers.endpoint.conftest import outsider_tenant, tenant  # noqa: F401
+from tests.gateway.endpoint.conftest import outsider_tenant, tenant  # noqa: F401
 
 
 class Watch:

@@ -18,7 +18,7 @@ from inspector.consumers import CLOSE_REFUSED
 from inspector.publish import message_of
 from inspector.watch import REFRESH_SECONDS, events_channel, flag_key
 from servers.definition import import_definition
-from tests.servers.endpoint.conftest import server_definition
+from tests.gateway.endpoint.conftest import server_definition
 from tests.waiting import wait_until_async
 
 ROLES = ["owner", "admin", "member", "viewer"]

@@ -21,7 +21,7 @@ from infra.redis import async_client
 from inspector.watch import events_channel
 from servers.definition import import_definition
 from tests.conftest import LiveServer
-from tests.servers.endpoint.conftest import server_definition
+from tests.gateway.endpoint.conftest import server_definition
 from tests.waiting import wait_until_async
 
 from .conftest import watching

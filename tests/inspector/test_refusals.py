@@ -10,7 +10,7 @@ import pytest
 
 from accounts.models import ApiKey, Membership, User
 from servers.definition import import_definition
-from tests.servers.endpoint.conftest import server_definition
+from tests.gateway.endpoint.conftest import server_definition
 
 from .conftest import watching
 
@@ -113,7 +113,7 @@ async def tool_access_refused(http, url, case):
 # reason -> (the request, the HTTP status it gets, the server it is sent to)
 CASES = {
     "missing_key": (missing_key, 401, "main"),
-    # Key-shaped: 403 "Invalid API key", no OAuth challenge (servers.endpoint.gate.bad_api_key).
+    # Key-shaped: 403 "Invalid API key", no OAuth challenge (gateway.endpoint.gate.bad_api_key).
     "unknown_key": (unknown_key, 403, "main"),
     "revoked_key": (revoked_key, 403, "main"),
     "suspended_key": (suspended_key, 403, "main"),

@@ -4,8 +4,8 @@ names its task, then the task's progress and its end arrive on the same socket a
 
 import asyncio
 
-from tests.servers.endpoint.mcp_http import RawMcp
-from tests.servers.endpoint.test_tasks import (  # noqa: F401
+from tests.gateway.endpoint.mcp_http import RawMcp
+from tests.gateway.endpoint.test_tasks import (  # noqa: F401
     shared_worker,
     tasks_tenant,
     worker,

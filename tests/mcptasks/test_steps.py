@@ -2,7 +2,7 @@
 
 import pytest
 
-from servers.endpoint.stateless_context import StatelessContext
+from gateway.endpoint.stateless_context import StatelessContext
 from servers.kinds import workflow
 from servers.kinds.workflow import StartTask
 

@@ -15,7 +15,7 @@ from accounts.models import User
 from oauth import metadata
 from servers.definition import import_definition
 from tests.conftest import LiveServer
-from tests.servers.endpoint.conftest import server_definition
+from tests.gateway.endpoint.conftest import server_definition
 
 CALLBACK = "https://claude.ai/api/mcp/auth_callback"
 

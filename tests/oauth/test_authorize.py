@@ -9,8 +9,8 @@ from accounts.models import User
 from oauth import metadata
 from oauth.models import Grant
 from servers.definition import import_definition
+from tests.gateway.endpoint.conftest import server_definition
 from tests.oauth.conftest import CALLBACK, consent_post, query_of
-from tests.servers.endpoint.conftest import server_definition
 
 
 def get(client, params):

@@ -80,7 +80,7 @@ def test_the_connect_page_of_an_oauth_server_explains_the_oauth_clients(
 
 def test_the_connect_page_of_a_key_server_does_not_mention_oauth(client, owner):
     from servers.definition import import_definition
-    from tests.servers.endpoint.conftest import server_definition
+    from tests.gateway.endpoint.conftest import server_definition
 
     server = import_definition(server_definition("keyed"), owner.personal_organization())
     client.force_login(owner)

@@ -16,8 +16,8 @@ from oauth.metadata import resource_uri
 from oauth.tokens import tokens_issue
 from servers.definition import import_definition
 from tests.conftest import LiveServer
-from tests.servers.endpoint.conftest import server_definition
-from tests.servers.endpoint.mcp_http import RawMcp
+from tests.gateway.endpoint.conftest import server_definition
+from tests.gateway.endpoint.mcp_http import RawMcp
 from tests.waiting import wait_until
 
 CALLBACK = "https://claude.ai/api/mcp/auth_callback"
@@ -226,7 +226,7 @@ async def test_a_warm_call_with_an_access_token_runs_no_sql(world, django_db_blo
     import httpx2
 
     from getmcp.asgi import application
-    from tests.servers.endpoint.test_hot_path import CALL, INIT, count_queries
+    from tests.gateway.endpoint.test_hot_path import CALL, INIT, count_queries
 
     headers = {
         "content-type": "application/json",
@@ -251,7 +251,7 @@ async def test_a_warm_call_with_an_access_token_runs_no_sql(world, django_db_blo
             assert executed == []
 
             # The counter does see the token being loaded again once its cache is gone.
-            from servers.endpoint import auth
+            from gateway.endpoint import auth
 
             auth.cache.clear()
             with count_queries() as executed:

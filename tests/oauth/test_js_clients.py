@@ -193,7 +193,7 @@ async def _mcp_remote_flow(oauth_live, person, node_clients, tmp_path, browser_s
 def keys_or_oauth(committed, unique):
     """A server that takes API keys or OAuth (`api_key+oauth`)."""
     from servers.definition import import_definition
-    from tests.servers.endpoint.conftest import server_definition
+    from tests.gateway.endpoint.conftest import server_definition
 
     def make():
         user = User.objects.create_user(f"key-{unique}@example.com", PASSWORD)

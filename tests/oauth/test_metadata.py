@@ -1,7 +1,7 @@
 """Discovery: protected resource metadata per OAuth server, authorization server metadata."""
 
 from servers.definition import import_definition
-from tests.servers.endpoint.conftest import server_definition
+from tests.gateway.endpoint.conftest import server_definition
 
 
 def test_an_oauth_server_publishes_its_protected_resource_metadata(client, oauth_server, settings):

@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 
 from tests.conftest import LiveServer
-from tests.servers.endpoint.conftest import server_definition
+from tests.gateway.endpoint.conftest import server_definition
 
 TIMES = 20
 

@@ -21,7 +21,7 @@ from infra.redis import sync_client
 from mcptasks.models import Task
 from servers.definition import import_definition
 from tests.conftest import LiveServer
-from tests.servers.endpoint.mcp_http import ACCEPT_BOTH, RawMcp
+from tests.gateway.endpoint.mcp_http import ACCEPT_BOTH, RawMcp
 from tests.servers.upstream.fixtures import free_port
 from tests.waiting import wait_until
 

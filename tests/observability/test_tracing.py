@@ -20,8 +20,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from accounts.models import ApiKey, User
 from servers.definition import import_definition
 from tests.conftest import LiveServer
-from tests.servers.endpoint.mcp_http import RawMcp
-from tests.servers.endpoint.test_stateless import Modern
+from tests.gateway.endpoint.mcp_http import RawMcp
+from tests.gateway.endpoint.test_stateless import Modern
 from tests.servers.upstream.fixtures import free_port
 from tests.waiting import listening, stays, wait_until
 

@@ -25,8 +25,8 @@ from servers.definition import import_definition
 from servers.models import Tool
 from tests.celery_workers import running_workers, wait_until
 from tests.conftest import LiveServer, free_port
-from tests.servers.endpoint.conftest import server_definition
-from tests.servers.endpoint.mcp_http import RawMcp, parse_sse
+from tests.gateway.endpoint.conftest import server_definition
+from tests.gateway.endpoint.mcp_http import RawMcp, parse_sse
 
 PROCESSES = 3
 QUICK_TASK = {

@@ -28,9 +28,9 @@ from oauth.models import Grant
 from oauth.tokens import tokens_issue
 from servers.definition import import_definition
 from servers.models import Server
-from tests.servers.endpoint.conftest import server_definition
-from tests.servers.endpoint.mcp_http import RawMcp
-from tests.servers.endpoint.test_tasks import Modern
+from tests.gateway.endpoint.conftest import server_definition
+from tests.gateway.endpoint.mcp_http import RawMcp
+from tests.gateway.endpoint.test_tasks import Modern
 from tests.waiting import wait_until_async
 
 MODERN = "2026-07-28"

@@ -1,5 +1,5 @@
 """A change of role or membership never widens what a person's keys and grants reach
-(servers/access.py, servers/access_changes.py, servers/endpoint/auth.py), proven live: a real
+(servers/access.py, servers/access_changes.py, gateway/endpoint/auth.py), proven live: a real
 server on loopback, the person's API key and OAuth grant, and the owner demoting, removing and
 deleting them between calls. After every change, nothing answers that did not answer before it.
 """
@@ -15,7 +15,7 @@ from oauth.models import Grant
 from oauth.tokens import tokens_issue
 from servers.access import compile_role_access
 from servers.definition import import_definition
-from tests.servers.endpoint.conftest import server_definition
+from tests.gateway.endpoint.conftest import server_definition
 
 SECRET_TOOL = "admin_report"
 TOOLS = [

@@ -9,8 +9,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import ApiKey, User
+from gateway.endpoint import auth
 from servers import invalidation
-from servers.endpoint import auth
 from servers.models import Change
 
 pytestmark = pytest.mark.skipif(

@@ -629,8 +629,8 @@ ASKING_PROMPT = {
 
 
 async def test_a_prompt_with_steps_asks_before_it_renders():
+    from gateway.endpoint.stateless_context import StatelessContext
     from mcp_protocol.errors import InputRequired
-    from servers.endpoint.stateless_context import StatelessContext
 
     snapshot = compile_definition(ASKING_PROMPT, server_id=1, organization_id=1, generation="1")
     params = {"name": "test_input_required_result_prompt"}

@@ -9,9 +9,9 @@ import pytest
 
 from accounts.models import ApiKey, Organization
 from tests.conftest import LiveServer
-from tests.servers.endpoint.mcp_http import RawMcp
-from tests.servers.endpoint.test_legacy_sse import StreamReader
-from tests.servers.endpoint.test_tasks import Modern
+from tests.gateway.endpoint.mcp_http import RawMcp
+from tests.gateway.endpoint.test_legacy_sse import StreamReader
+from tests.gateway.endpoint.test_tasks import Modern
 
 
 @pytest.fixture(scope="module")

@@ -211,7 +211,7 @@ async def _run_notify(step: Step, variables: dict[str, Any], ctx: RequestContext
 
 
 class StartTask(Exception):
-    """Raised by the `task` step when the endpoint asked to be told (see servers.endpoint.tasks);
+    """Raised by the `task` step when the endpoint asked to be told (see gateway.endpoint.tasks);
     `answers` are the client's answers the steps before it used."""
 
     def __init__(self, answers: dict[str, Any]) -> None:

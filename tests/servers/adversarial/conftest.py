@@ -16,8 +16,8 @@ import pytest
 
 from accounts.models import ApiKey, User
 from servers.definition import import_definition
-from tests.servers.endpoint.conftest import server_definition
-from tests.servers.endpoint.mcp_http import RawMcp
+from tests.gateway.endpoint.conftest import server_definition
+from tests.gateway.endpoint.mcp_http import RawMcp
 from tests.waiting import wait_until
 
 PING_BOUND_MS = 100

@@ -6,7 +6,7 @@ import httpx2
 import pytest
 
 from servers.models import Server
-from tests.servers.endpoint.conftest import server_definition
+from tests.gateway.endpoint.conftest import server_definition
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 INITIALIZE = {

@@ -5,8 +5,8 @@ import json
 
 from activity.drain import drain_call_log
 from activity.models import CallLog
-from tests.servers.endpoint.conftest import server_definition
-from tests.servers.endpoint.mcp_http import RawMcp
+from tests.gateway.endpoint.conftest import server_definition
+from tests.gateway.endpoint.mcp_http import RawMcp
 from tests.waiting import becomes
 
 

@@ -1236,7 +1236,7 @@ def test_an_end_users_header_travels_from_the_mcp_client_to_the_api_and_no_furth
 ):
     from accounts.models import ApiKey, User
     from servers.definition import import_definition
-    from tests.servers.endpoint.mcp_http import RawMcp
+    from tests.gateway.endpoint.mcp_http import RawMcp
 
     def make():
         user = User.objects.create_user(f"http-{unique}@example.com", "long enough password 3")

@@ -8,7 +8,7 @@ from accounts.models import ApiKey, User
 from servers.definition import import_definition
 from servers.outbound import BlockedDestination, guarded_request
 from tests.conftest import LiveServer
-from tests.servers.endpoint.mcp_http import RawMcp
+from tests.gateway.endpoint.mcp_http import RawMcp
 
 
 async def test_a_refused_loopback_address_says_how_the_operator_allows_it(

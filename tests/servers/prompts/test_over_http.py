@@ -7,7 +7,7 @@ import pytest
 from accounts.models import ApiKey, User
 from servers.definition import import_definition
 from tests.conftest import LiveServer
-from tests.servers.endpoint.mcp_http import RawMcp
+from tests.gateway.endpoint.mcp_http import RawMcp
 from tests.servers.upstream.fixtures import free_port
 
 

@@ -3,8 +3,8 @@
 import httpx2
 
 from getmcp.asgi import application
-from tests.servers.endpoint.mcp_http import messages_of
-from tests.servers.endpoint.test_hot_path import INIT, count_queries
+from tests.gateway.endpoint.mcp_http import messages_of
+from tests.gateway.endpoint.test_hot_path import INIT, count_queries
 
 from .live import code_tool_def, make_tenant
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tests.conftest import LiveServer
-from tests.servers.endpoint.mcp_http import RawMcp
+from tests.gateway.endpoint.mcp_http import RawMcp
 from tests.waiting import wait_until
 
 from .live import code_tool_def

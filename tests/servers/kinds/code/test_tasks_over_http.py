@@ -4,7 +4,7 @@ run by the worker's own sandbox pool, and cancelling the task stops the code."""
 import pytest
 
 from tests.celery_workers import running_workers, wait_until
-from tests.servers.endpoint.mcp_http import RawMcp
+from tests.gateway.endpoint.mcp_http import RawMcp
 
 from .live import code_tool_def, make_tenant
 from .sandbox_processes import monty_workers

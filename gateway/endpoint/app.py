@@ -1,0 +1,312 @@
+"""The ASGI entry of the hot path: /mcp/... is served here, everything else goes to Django."""
+
+import asyncio
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import unquote
+
+from django.conf import settings
+
+from activity import recorder
+from infra.redis import is_embedded
+from inspector import publish as inspector
+from mcp_protocol import errors
+from observability.asgi import observed
+from servers.outages import RETRY_AFTER_SECONDS, outage_message, outage_of
+from servers.slugs import SLUG_PATTERN
+
+from . import legacy_sse, streamable, surfaces
+from .gate import CORS_ALLOW_HEADERS, Gate, Refused
+from .http import (
+    BodyTimeout,
+    HttpRequest,
+    Receive,
+    Scope,
+    Send,
+    respond,
+    respond_json,
+    rpc_error,
+)
+
+log = logging.getLogger(__name__)
+
+# What the rest of the site goes to: Django's ASGIHandler (whose send takes any Mapping).
+ASGIApp = Callable[..., Awaitable[None]]
+# A handler of one path under /mcp/<slug> (ROUTES), and of a surface's document (get_only).
+Route = Callable[["McpApp", Gate, HttpRequest, Send], Awaitable[None]]
+Surface = Callable[[Gate, Send], Awaitable[None]]
+
+MCP_PATH = re.compile(
+    rf"^/mcp/(?P<slug>{SLUG_PATTERN})(?:@(?P<version>\d+\.\d+\.\d+))?(?P<rest>/.*)?$"
+)
+WEBTOOLS_PATH = re.compile(rf"^/webtools/(?P<slug>{SLUG_PATTERN})/(?P<version>[^/]+)?$")
+TOOL_REST = "/tools/"
+# Protected resource metadata appended to the server's path (clients that do not insert it):
+# served by Django (oauth/urls.py) like the path-inserted form.
+OAUTH_METADATA_REST = "/.well-known/oauth-protected-resource"
+WEBTOOL_CODES = {
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "WEBTOOL_NOT_FOUND",
+    429: "RATE_LIMIT",
+}
+
+
+def bounded_body(receive: Receive, timeout: float) -> Receive:
+    """`receive` for Django: the request body must arrive within `timeout` seconds, else Django
+    is told the client went away (it drops the request, uvicorn closes the connection). Later
+    receives (waiting for a disconnect) are not bounded."""
+    deadline: float | None = None
+    done = False
+
+    async def bounded() -> dict[str, Any]:
+        nonlocal deadline, done
+        if done:
+            return await receive()
+        loop = asyncio.get_running_loop()
+        if deadline is None:
+            deadline = loop.time() + timeout
+        try:
+            message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0))
+        except TimeoutError:
+            done = True
+            return {"type": "http.disconnect"}
+        if message["type"] != "http.request" or not message.get("more_body"):
+            done = True
+        return message
+
+    return bounded
+
+
+class McpApp:
+    def __init__(self, fallback: ASGIApp) -> None:
+        self.fallback = fallback
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.lifespan(receive, send)
+            return
+        if scope["type"] == "http" and scope["path"].startswith("/mcp/"):
+            await observed(self.mcp, scope, receive, send, "mcp")
+            return
+        if scope["type"] == "http" and scope["path"].startswith("/webtools/"):
+            await observed(self.webtools, scope, receive, send, "webtools")
+            return
+        if scope["type"] == "http":
+            receive = bounded_body(receive, settings.HTTP_BODY_TIMEOUT_SECONDS)
+        await self.fallback(scope, receive, send)
+
+    async def lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                from getmcp import embedded_beat, gc_policy
+
+                embedded_beat.start()
+                # Last: what start-up built is frozen out of every later collection.
+                gc_policy.apply()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def shutdown(self) -> None:
+        """An orderly stop (SIGTERM) loses no call-log row: the buffer goes to Redis first.
+        In embedded mode that "Redis" lives in this process, so its rows are stored now."""
+        timeout = float(getattr(settings, "CALL_LOG_SHUTDOWN_FLUSH_SECONDS", 10.0))
+        await asyncio.to_thread(recorder.flush_before_exit, timeout)
+        if is_embedded():
+            await asyncio.to_thread(_store_call_log_now)
+
+    async def mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        match = MCP_PATH.match(scope["path"])
+        rest = (match["rest"] or "/") if match else None
+        route: Route | None = ROUTES.get(rest) if rest is not None else None
+        if rest and rest.startswith(TOOL_REST) and len(rest) > len(TOOL_REST):
+            route = McpApp.rest_tool
+        if route is None:
+            if rest == OAUTH_METADATA_REST:
+                await self.fallback(scope, receive, send)
+                return
+            await respond_json(send, 404, {"error": "Not found"})
+            return
+        assert match is not None and rest is not None  # a route was found for the path's rest
+        req = HttpRequest(scope, receive)
+        gate = Gate(req, match["slug"], match["version"])
+        capture = inspector.Capture()
+        # Keeps the answer only while watched, and notes whether a response started.
+        send = capture.wrap(send, gate, rest)
+        refusal: Refused | None = None
+        try:
+            await route(self, gate, req, send)
+        except Refused as refused:
+            refusal = refused
+            await refused.send(send, gate.cors_headers() if gate.origin_ok else ())
+        except BodyTimeout:
+            if not capture.responded:
+                await respond_json(
+                    send,
+                    408,
+                    rpc_error(errors.INVALID_REQUEST, "Request body not received in time"),
+                )
+        except Exception as exc:
+            service = outage_of(exc)
+            if service is not None:
+                # Redis or Postgres down, hung or restarting: a clean, retryable answer.
+                log.warning("%s %s: %s unavailable: %r", req.method, req.path, service, exc)
+                if not capture.responded:
+                    await respond_json(
+                        send,
+                        503,
+                        rpc_error(errors.INTERNAL_ERROR, outage_message(service)),
+                        [("retry-after", str(RETRY_AFTER_SECONDS))],
+                    )
+                return
+            log.exception("Unhandled error on %s %s", req.method, req.path)
+            if not capture.responded:
+                await respond_json(
+                    send,
+                    500,
+                    {
+                        "jsonrpc": "2.0",
+                        "id": None,
+                        "error": {"code": errors.INTERNAL_ERROR, "message": "Internal error"},
+                    },
+                )
+        finally:
+            inspector.finished(gate, capture, rest, refusal)
+
+    async def legacy_stream(self, gate: Gate, req: HttpRequest, send: Send) -> None:
+        if req.method != "GET":
+            await respond(send, 405, headers=[("allow", "GET")])
+            return
+        await gate.admit()
+        await legacy_sse.handle_stream(gate, send)
+
+    async def legacy_message(self, gate: Gate, req: HttpRequest, send: Send) -> None:
+        if req.method != "POST":
+            await respond(send, 405, headers=[("allow", "POST")])
+            return
+        session_ids = req.query.get("session_id")
+        gate.session_id = session_ids[0] if session_ids else None
+        await gate.admit()
+        await legacy_sse.handle_message(gate, send)
+
+    async def rest_tool(self, gate: Gate, req: HttpRequest, send: Send) -> None:
+        if req.method != "POST":
+            await respond(send, 405, headers=[("allow", "POST")])
+            return
+        await gate.admit()
+        await surfaces.call_tool(gate, send, unquote(req.path.split(TOOL_REST, 1)[1]))
+
+    async def openapi(self, gate: Gate, req: HttpRequest, send: Send) -> None:
+        await self.get_only(gate, req, send, surfaces.openapi_document)
+
+    async def discovery(self, gate: Gate, req: HttpRequest, send: Send) -> None:
+        await self.get_only(gate, req, send, surfaces.discovery_document)
+
+    async def get_only(self, gate: Gate, req: HttpRequest, send: Send, handler: Surface) -> None:
+        if req.method != "GET":
+            await respond(send, 405, headers=[("allow", "GET")])
+            return
+        await gate.admit()
+        await handler(gate, send)
+
+    async def webtools(self, scope: Scope, receive: Receive, send: Send) -> None:
+        match = WEBTOOLS_PATH.match(scope["path"])
+        if not match:
+            await respond_json(
+                send,
+                404,
+                {
+                    "status": "error",
+                    "error": {"code": "WEBTOOL_NOT_FOUND", "message": "No webtool at this path"},
+                },
+            )
+            return
+        req = HttpRequest(scope, receive)
+        version = match["version"]
+        gate = Gate(req, match["slug"], version)
+        try:
+            await gate.admit()
+            if req.method == "GET":
+                await surfaces.webtools_metadata(gate, send)
+            elif req.method == "POST" and version is None:
+                await surfaces.webtools_call(gate, send)
+            else:
+                await respond(send, 405, headers=[("allow", "GET" if version else "GET, POST")])
+        except Refused as refused:
+            code = WEBTOOL_CODES.get(refused.status, "INTERNAL_ERROR")
+            message = refused.error.message
+            if refused.status == 404 and version:
+                message = f"No webtool {match['slug']} at version {version}"
+            body = {"status": "error", "error": {"code": code, "message": message}}
+            await respond_json(send, refused.status, body, refused.headers)
+        except Exception as exc:
+            service = outage_of(exc)
+            if service is not None:
+                log.warning("%s %s: %s unavailable: %r", req.method, req.path, service, exc)
+                body = {
+                    "status": "error",
+                    "error": {"code": "UNAVAILABLE", "message": outage_message(service)},
+                }
+                await respond_json(send, 503, body, [("retry-after", str(RETRY_AFTER_SECONDS))])
+                return
+            log.exception("Unhandled error on %s %s", req.method, req.path)
+            body = {
+                "status": "error",
+                "error": {"code": "INTERNAL_ERROR", "message": "Internal error"},
+            }
+            await respond_json(send, 500, body)
+
+    async def streamable(self, gate: Gate, req: HttpRequest, send: Send) -> None:
+        if req.method == "OPTIONS":
+            await gate.admit(preflight=True)
+            headers = [
+                *gate.cors_headers(),
+                ("access-control-allow-methods", "GET, POST, DELETE, OPTIONS"),
+                ("access-control-allow-headers", CORS_ALLOW_HEADERS),
+                ("access-control-max-age", "86400"),
+            ]
+            await respond(send, 204, headers=headers)
+            return
+        if req.method not in ("GET", "POST", "DELETE"):
+            await respond(send, 405, headers=[("allow", "GET, POST, DELETE, OPTIONS")])
+            return
+        await gate.admit()
+        if req.method != "POST":
+            gate.check_protocol_version_header()
+        if req.method == "POST":
+            await streamable.handle_post(gate, send)
+        elif req.method == "GET" and "text/event-stream" not in req.header("accept", ""):
+            await surfaces.server_info(gate, send)
+        elif req.method == "GET":
+            await streamable.handle_get(gate, send)
+        else:
+            await streamable.handle_delete(gate, send)
+
+
+def _store_call_log_now() -> None:
+    from django.db import close_old_connections
+
+    from activity.drain import drain_everything
+
+    try:
+        drain_everything()
+    except Exception:
+        log.exception("call log: could not store the queued rows at shutdown")
+    finally:
+        close_old_connections()
+
+
+ROUTES: dict[str, Route] = {
+    "/": McpApp.streamable,
+    "/openapi.json": McpApp.openapi,
+    "/.well-known/mcp.json": McpApp.discovery,
+    "/sse": McpApp.legacy_stream,
+    "/messages/": McpApp.legacy_message,
+    "/messages": McpApp.legacy_message,
+}

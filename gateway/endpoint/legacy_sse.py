@@ -1,0 +1,161 @@
+"""The HTTP+SSE transport of 2024-11-05: GET /mcp/<slug>/sse opens the stream and names the
+endpoint for POSTs; every answer goes out on that session's stream (and, as the seed documents
+show, in the POST's own body too)."""
+
+from typing import Any
+
+import orjson
+from redis.typing import EncodableT
+
+from gateway.endpoint.http import Send
+from mcp_protocol import errors, sse
+from mcp_protocol.errors import McpError
+from mcp_protocol.jsonrpc import (
+    Notification,
+    Request,
+    Response,
+    error_message,
+    parse_body,
+    result_message,
+)
+from observability import tracing
+
+from ..agents import routing as agents_routing
+from . import sessions, stream_limits, streamable, streams
+from .gate import Gate, Refused, start_background
+from .http import BodyTooLarge, respond, respond_json
+
+LEGACY_VERSION = "2024-11-05"
+
+
+async def handle_stream(gate: Gate, send: Send) -> None:
+    if not gate.request.accepts("text/event-stream"):
+        await respond_json(send, 406, {"error": "Accept: text/event-stream is required"})
+        return
+    async with stream_limits.open_stream(gate) as slot:
+        await _serve_stream(gate, send, slot)
+
+
+async def _serve_stream(gate: Gate, send: Send, slot: stream_limits.Slot) -> None:
+    assert gate.snapshot is not None  # admitted
+    session = await sessions.create(
+        gate.redis,
+        server_id=gate.snapshot.server_id,
+        credential=gate.credential.ident,
+        protocol_version=LEGACY_VERSION,
+        capabilities={},
+        client_info=None,
+    )
+    endpoint = f"/mcp/{gate.slug}/messages/?session_id={session.sid}"
+    if agents_routing.FULL_LIST_QUERY[1] in (gate.request.query.get("tools") or []):
+        endpoint += "&tools=all"  # the stream's URL asked for every tool; so do its POSTs
+    prelude = sse.event(endpoint.encode(), event_type="endpoint")
+
+    try:
+        await streams.serve_get_stream(
+            send,
+            gate.request.receive,
+            gate.redis,
+            session.sid,
+            streams.GET_STREAM,
+            "0-0",
+            gate.cors_headers(),
+            session_alive=streams.session_alive_check(session.sid),
+            prelude=prelude,
+            event_type="message",
+            tick=slot.renew_if_due,
+        )
+    finally:
+        # On this transport the session lives exactly as long as its stream.
+        await sessions.end(gate.redis, session)
+
+
+async def handle_message(gate: Gate, send: Send) -> None:
+    from django.conf import settings
+
+    if gate.session is None:
+        status = 404 if gate.session_id else 400
+        await respond_json(send, status, {"error": "Unknown or missing session_id"})
+        return
+    try:
+        body = await gate.request.read_body(settings.MCP_MAX_BODY_BYTES)
+        message = parse_body(body)
+    except BodyTooLarge:
+        await respond_json(send, 413, {"error": "Request body too large"})
+        return
+    except McpError as exc:
+        await respond_json(send, 400, streamable.error_body(exc))
+        return
+    gate.require_scope(streamable.requested_methods(message))
+    message = agents_routing.route(gate, message)
+    tracing.begin(gate, message)
+    await charge_on_stream(gate, message)
+    if isinstance(message, list):
+        await respond_json(
+            send,
+            400,
+            streamable.error_body(McpError(errors.INVALID_REQUEST, "Batches are not supported")),
+        )
+        return
+    if isinstance(message, Notification):
+        await streamable.handle_notification(gate, message)
+        await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
+        return
+    if isinstance(message, Response):
+        await streamable.deliver_client_response(gate, message)
+        await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
+        return
+    writer = streams.StreamWriter(gate.redis, gate.session.sid, streams.GET_STREAM)
+    assert gate.snapshot is not None  # admitted
+    if streamable.may_talk_to_client(gate.snapshot, message):
+        # The call may need the client's answer, which arrives in a later POST: accept this one
+        # now (old clients send one POST at a time) and let the result travel on the stream.
+        start_background(reply_on_stream(gate, message, writer))
+        await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
+        return
+    reply = await reply_on_stream(gate, message, writer)
+    if reply is None:
+        await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
+        return
+    await respond_json(send, 200, reply, gate.cors_headers())
+
+
+async def charge_on_stream(gate: Gate, message: Any) -> None:
+    """Over a quota, the POST gets its 429 and the client, which waits for the answer on the
+    stream, gets it there too as the call's JSON-RPC error."""
+    try:
+        await gate.charge(message)
+    except Refused as refused:
+        assert gate.session is not None  # a legacy POST names its stream's session
+        writer = streams.StreamWriter(gate.redis, gate.session.sid, streams.GET_STREAM)
+        await writer.emit(error_message(refused.request_id, refused.error))
+        raise
+
+
+async def reply_on_stream(
+    gate: Gate, message: Request, writer: streams.StreamWriter
+) -> dict[str, Any] | None:
+    reply = await answer(gate, message, writer)
+    if reply is not None:
+        await writer.emit(reply)
+    return reply
+
+
+async def answer(
+    gate: Gate, request: Request, writer: streams.StreamWriter
+) -> dict[str, Any] | None:
+    if request.method == "initialize":
+        return await initialize(gate, request)
+    return await streamable.answer(gate, request, gate.context(request, writer=writer))
+
+
+async def initialize(gate: Gate, request: Request) -> dict[str, Any]:
+    """The session was made when the stream opened; initialize fills in what the client said."""
+    version, capabilities, client_info = streamable.read_initialize(request.params)
+    mapping: dict[EncodableT, EncodableT] = {"v": version, "caps": orjson.dumps(capabilities)}
+    if client_info:
+        mapping["ci"] = orjson.dumps(client_info)
+    assert gate.session is not None  # a legacy POST names its stream's session
+    await sessions.update(gate.redis, gate.session.sid, mapping)
+    assert gate.snapshot is not None  # admitted
+    return result_message(request.id, streamable.initialize_result(gate.snapshot, version))
