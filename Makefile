@@ -19,7 +19,7 @@ TEST_DATABASE_URL := postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL := redis://127.0.0.1:6379/0
 
 .DEFAULT_GOAL := help
-.PHONY: help run doctor test lint format lock check-install conformance bench worker worker-platform worker-mcp beat migrate demo services chromium haproxy caddy install install-dev assets
+.PHONY: help run doctor test lint format settings-table lock check-install conformance bench worker worker-platform worker-mcp beat migrate demo services chromium haproxy caddy install install-dev assets
 
 help:
 	@echo "make run            serve getmcp on http://$(HOST):$(PORT) (SQLite + in-process Redis unless DATABASE_URL/REDIS_URL are set)"
@@ -29,6 +29,7 @@ help:
 	@echo "                    pytest-xdist workers (TEST_WORKERS=0 runs it serially; PYTEST_ARGS=... to narrow)"
 	@echo "make lint           ruff check, ruff format --check, mypy (pyproject [tool.mypy]) and the import contracts"
 	@echo "make format         ruff check --fix and ruff format (what make lint checks)"
+	@echo "make settings-table rewrite README.md's settings table from getmcp/environment/ (the declarations)"
 	@echo "make lock           regenerate requirements.lock and requirements-dev.lock from pyproject.toml"
 	@echo "make check-install  install without extras into a fresh venv, import everything, call an upstream tool"
 	@echo "make conformance    run the MCP conformance suite against a local server"
@@ -133,6 +134,10 @@ lint: install-dev
 format: install-dev
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+# README.md's settings table is generated from the variables' declarations (tests check it).
+settings-table: install
+	$(PY) scripts/settings_table.py
 
 # After any change to [project.dependencies] or the dev extra (takes a few minutes).
 lock:

@@ -183,6 +183,32 @@ def digest_key(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
+class ServiceAccount(models.Model):
+    """An organization's machine identity: an explicit role, created by admins. Its keys act as
+    it, so a CI job or a backend keeps working when the person who set it up leaves
+    (docs/roles.md, "Service accounts")."""
+
+    ROLES = [("member", "Member"), ("admin", "Admin")]
+
+    organization = models.ForeignKey(Organization, models.CASCADE, related_name="service_accounts")
+    name = models.CharField(max_length=100)
+    role = models.CharField(max_length=10, choices=ROLES, default="member")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    # A disabled account's keys are suspended (refused, not revoked): enabling it lifts that.
+    disabled_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "name"], name="service_account_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} (service account of {self.organization})"
+
+
 class ApiKey(models.Model):
     organization = models.ForeignKey(Organization, models.CASCADE, related_name="api_keys")
     name = models.CharField(max_length=100)
@@ -191,6 +217,11 @@ class ApiKey(models.Model):
     servers = models.ManyToManyField("servers.Server", blank=True, related_name="api_keys")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # The principal a key acts as: its service account when set, otherwise its creator (a
+    # personal key). gateway/endpoint/auth.py:key_holder judges it by that principal's role.
+    service_account = models.ForeignKey(
+        ServiceAccount, models.SET_NULL, null=True, blank=True, related_name="api_keys"
     )
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(null=True, blank=True)
@@ -206,7 +237,9 @@ class ApiKey(models.Model):
         return f"{self.name} ({self.prefix}…)"
 
     @classmethod
-    def issue(cls, organization, name, servers=(), expires_at=None, created_by=None):
+    def issue(
+        cls, organization, name, servers=(), expires_at=None, created_by=None, service_account=None
+    ):
         """Create a key; returns (key, raw). The raw key is never stored and cannot be shown again."""
         raw = KEY_PREFIX + secrets.token_urlsafe(32)
         with transaction.atomic():
@@ -217,10 +250,18 @@ class ApiKey(models.Model):
                 digest=digest_key(raw),
                 expires_at=expires_at,
                 created_by=created_by,
+                service_account=service_account,
             )
             if servers:
                 key.servers.set(servers)
         return key, raw
+
+    @property
+    def principal_label(self) -> str:
+        """Who the key acts as, for lists and logs."""
+        if self.service_account_id:
+            return f"service account {self.service_account.name}"
+        return self.created_by.email if self.created_by else "nobody (revoked)"
 
     def revoke(self) -> None:
         self.revoked_at = timezone.now()

@@ -43,6 +43,7 @@ class Action(StrEnum):
     SERVER_STATUS = "server.status"  # pause and resume
     SERVER_DELETE = "server.delete"
     AUDIT_VIEW = "audit.view"  # read the audit log (who changed what, from where)
+    SERVICE_ACCOUNTS = "service_accounts.manage"  # machine identities, their keys, transfers
 
 
 # The least role allowed each action.
@@ -62,6 +63,7 @@ LEAST_ROLE = {
     Action.SERVER_STATUS: ADMIN,
     Action.SERVER_DELETE: ADMIN,
     Action.AUDIT_VIEW: ADMIN,
+    Action.SERVICE_ACCOUNTS: ADMIN,
 }
 
 # Actions a lower role may still take on objects it created: (least role, attribute naming the
@@ -154,4 +156,5 @@ DESCRIPTIONS = {
     Action.SERVER_STATUS: "pausing or resuming servers",
     Action.SERVER_DELETE: "deleting servers",
     Action.AUDIT_VIEW: "reading the audit log",
+    Action.SERVICE_ACCOUNTS: "managing service accounts and moving keys to them",
 }

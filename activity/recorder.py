@@ -314,7 +314,7 @@ def flush_before_exit(timeout: float = 5.0) -> int:
 
 
 def flush_seconds() -> float:
-    return float(getattr(settings, "CALL_LOG_FLUSH_SECONDS", 1.0))
+    return settings.CALL_LOG_FLUSH_SECONDS
 
 
 def pending() -> int:

@@ -1,6 +1,5 @@
 """How long call logs are kept, and the purge that enforces it."""
 
-import os
 from datetime import timedelta
 
 from django.conf import settings
@@ -12,11 +11,7 @@ from .models import CallLog, RetentionOverride
 
 
 def default_retention_days() -> int:
-    return int(
-        getattr(settings, "CALL_LOG_RETENTION_DAYS", None)
-        or os.environ.get("CALL_LOG_RETENTION_DAYS")
-        or 30
-    )
+    return settings.CALL_LOG_RETENTION_DAYS
 
 
 def retention_days(organization) -> int:

@@ -34,7 +34,7 @@ FIELD = b"r"
 
 
 def max_rows() -> int:
-    return int(getattr(settings, "CALL_LOG_STREAM_MAX_ROWS", 1_000_000))
+    return settings.CALL_LOG_STREAM_MAX_ROWS
 
 
 # One entry per row (field FIELD, b"r"), as XADD ... MAXLEN ~ cap * r <row> would add it. A script takes a chunk

@@ -1,7 +1,9 @@
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import timezone
 from rest_framework import serializers
 
-from accounts.models import ApiKey, Membership
+from accounts.models import ApiKey, Membership, ServiceAccount
+from accounts.service_accounts import key_transfer, service_account_key_issue
 from activity.models import CallLog
 from activity.retention import retention_days, set_retention_days
 from servers.access import problems as access_problems
@@ -118,6 +120,14 @@ class LimitsField(serializers.JSONField):
         return data or {}
 
 
+def _django_checked(call, *args, **kwargs):
+    """A service's ValidationError (Django's) answered as the API's 400."""
+    try:
+        return call(*args, **kwargs)
+    except DjangoValidationError as error:
+        raise serializers.ValidationError({"detail": error.messages}) from None
+
+
 class ServerSlugsField(serializers.ListField):
     def to_representation(self, servers):
         return sorted(s.slug for s in servers.all())
@@ -143,6 +153,22 @@ class ApiKeySerializer(serializers.ModelSerializer):
         ),
     )
     limits = LimitsField(required=False)
+    serviceAccount = serializers.PrimaryKeyRelatedField(
+        source="service_account",
+        queryset=ServiceAccount.objects.all(),
+        required=False,
+        allow_null=True,
+        # One answer for another organization's account and a missing one: ids don't leak.
+        error_messages={"does_not_exist": "no such service account in this organization"},
+        help_text=(
+            "The service account the key acts as; null: a personal key, acting as its creator. "
+            "Changing it moves the key (admins)."
+        ),
+    )
+    principal = serializers.SerializerMethodField(
+        help_text='Who the key acts as: {"type": "person", "email"} or '
+        '{"type": "service_account", "id", "name"}.'
+    )
 
     class Meta:
         model = ApiKey
@@ -159,8 +185,18 @@ class ApiKeySerializer(serializers.ModelSerializer):
             "revokedAt",
             "lastUsedAt",
             "active",
+            "serviceAccount",
+            "principal",
         ]
         read_only_fields = ["prefix"]
+
+    def get_principal(self, key) -> dict:
+        if key.service_account_id:
+            account = key.service_account
+            return {"type": "service_account", "id": account.pk, "name": account.name}
+        if key.created_by_id:
+            return {"type": "person", "email": key.created_by.email}
+        return {"type": "none"}
 
     def validate_expiresAt(self, value):
         if value is not None and value <= timezone.now():
@@ -184,16 +220,33 @@ class ApiKeySerializer(serializers.ModelSerializer):
             attrs["servers"] = [found[slug] for slug in slugs]
         if "access" in attrs:
             attrs["access"] = access_by_server_id(organization, attrs["access"])
+        account = attrs.get("service_account")
+        if account is not None and account.organization_id != organization.pk:
+            raise serializers.ValidationError(
+                {"serviceAccount": ["no such service account in this organization"]}
+            )
         return attrs
 
     def create(self, validated_data):
-        key, raw = ApiKey.issue(
-            validated_data["organization"],
-            validated_data["name"],
-            validated_data.get("servers", ()),
-            expires_at=validated_data.get("expires_at"),
-            created_by=self.context["request"].user,
-        )
+        actor = self.context["request"].user
+        account = validated_data.get("service_account")
+        if account is not None:
+            key, raw = _django_checked(
+                service_account_key_issue,
+                actor=actor,
+                account=account,
+                name=validated_data["name"],
+                servers=validated_data.get("servers", ()),
+                expires_at=validated_data.get("expires_at"),
+            )
+        else:
+            key, raw = ApiKey.issue(
+                validated_data["organization"],
+                validated_data["name"],
+                validated_data.get("servers", ()),
+                expires_at=validated_data.get("expires_at"),
+                created_by=actor,
+            )
         if validated_data.get("access") or validated_data.get("limits"):
             key.access = validated_data.get("access") or {}
             key.limits = validated_data.get("limits") or {}
@@ -202,6 +255,11 @@ class ApiKeySerializer(serializers.ModelSerializer):
         return key
 
     def update(self, key, validated_data):
+        if "service_account" in validated_data:
+            account = validated_data["service_account"]
+            if account != key.service_account:
+                actor = self.context["request"].user
+                _django_checked(key_transfer, actor=actor, key=key, account=account)
         for attr in ("name", "expires_at", "access", "limits"):
             if attr in validated_data:
                 setattr(key, attr, validated_data[attr])

@@ -61,6 +61,19 @@ def member_removed(membership, *, left: bool) -> None:
     )
 
 
+def service_account_changed(account, action: str, *, before=None, after=None) -> None:
+    """service_account.create / .update / .disable / .enable / .delete / .key_transfer"""
+    audit_record(
+        action=f"service_account.{action}",
+        organization_id=account.organization_id,
+        target_type="service_account",
+        target_id=account.pk,
+        target_label=account.name,
+        before=before,
+        after=after,
+    )
+
+
 def retention_set(organization, days) -> None:
     from activity.models import RetentionOverride
 

@@ -56,11 +56,13 @@ def run(command: list[str], env: dict) -> None:
     )
 
 
-def prepare_getmcp(env: dict) -> dict:
-    """A database of its own for the benchmark server, recreated each run."""
+def prepare_getmcp(env: dict, database_url: str = "") -> dict:
+    """A database of its own for the benchmark server, recreated each run (`database_url`: an
+    empty database made by the caller, such as the whole-system side's own Postgres)."""
     env = dict(env)
-    if os.environ.get("BENCH_DATABASE_URL"):
-        env["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
+    given = database_url or os.environ.get("BENCH_DATABASE_URL")
+    if given:
+        env["DATABASE_URL"] = given
     else:
         subprocess.run(
             [
@@ -108,7 +110,7 @@ def prepare_getmcp(env: dict) -> dict:
 
 def bearer_for(name: str) -> str:
     """The Authorization header value of a side ('' for the sides without credentials)."""
-    if name == "getmcp-key":
+    if name in ("getmcp-key", "system-key"):
         return f"Bearer {CREDENTIALS['key']}"
     if name == "getmcp-oauth":
         return f"Bearer {CREDENTIALS['token']}"

@@ -16,11 +16,13 @@ import signal
 import socket
 import subprocess
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import httpx2
 import peers
+import system_report
+import system_side
 from getmcp_side import (
     BENCH,
     GETMCP_SIDES,
@@ -34,7 +36,7 @@ from getmcp_side import (
 )
 
 PROTOCOL_VERSION = "2025-11-25"
-SIDES = (*GETMCP_SIDES, *peers.PEERS)
+SIDES = (*GETMCP_SIDES, *system_side.SYSTEM_SIDES, *peers.PEERS)
 DEFAULT_SIDES = "getmcp-key,ts-sdk,fastmcp,python-sdk"
 
 
@@ -50,6 +52,13 @@ class Result:
     p95_ms: float
     p99_ms: float
     mean_ms: float
+    # CPU ms per call of each process counted: "server" for one process; web, worker, beat,
+    # supervisor, redis and postgres on a whole-system side (bench/system_side.py).
+    cpu_parts: dict[str, float] = field(default_factory=dict)
+    # Whole-system sides: seconds after wrk stopped until the round's calls were in Postgres,
+    # and the commands Redis ran per call in that window (INFO commandstats).
+    settle_s: float = 0.0
+    redis_per_call: float = 0.0
 
     @property
     def rps(self) -> float:
@@ -88,8 +97,11 @@ def parse_args() -> argparse.Namespace:
     args.sides = [side for side in args.sides.split(",") if side]
     if not set(args.sides) <= set(SIDES):
         parser.error(f"--sides: choose among {', '.join(SIDES)}")
-    if "getmcp-baseline" in args.sides + [args.only] and not args.baseline:
-        parser.error("getmcp-baseline needs --baseline DIR (e.g. git archive main | tar -x -C DIR)")
+    baselines = {"getmcp-baseline", "system-baseline"} & {*args.sides, args.only}
+    if baselines and not args.baseline:
+        parser.error(
+            f"{min(baselines)} needs --baseline DIR (e.g. git archive main | tar -x -C DIR)"
+        )
     if not re.fullmatch(r"[A-Za-z0-9 .,_-]{1,200}", args.text):
         parser.error("--text: use up to 200 letters, digits, spaces and .,_- (it is put in JSON)")
     return args
@@ -145,6 +157,15 @@ class Server:
             except OSError:
                 time.sleep(0.2)
         raise SystemExit(f"{self.name} did not start within {seconds}s; see {self.log}")
+
+    def cpu(self) -> dict[str, float]:
+        return {"server": cpu_seconds(self.process.pid)}
+
+    def before_round(self) -> None:
+        """Nothing: a one-process side has no work left over from earlier calls."""
+
+    def after_round(self, requests: int) -> dict[str, float]:
+        return {}
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -240,13 +261,21 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measure(name: str, server: Server, session: str, args: argparse.Namespace) -> Result:
-    before = cpu_seconds(server.process.pid)
+def measure(name: str, server, session: str, args: argparse.Namespace) -> Result:
+    """One round on a side: a Server, or a whole-system side (system_side.PlatformSide), whose
+    CPU window stays open until the round's calls are stored."""
+    server.before_round()
+    before = server.cpu()
     raw = wrk(server.url, session, args, args.duration, bearer_for(name))
-    cpu = cpu_seconds(server.process.pid) - before
+    extra = server.after_round(raw["requests"])
+    after = server.cpu()
+    calls = raw["requests"]
+    parts = {k: (after[k] - before[k]) * 1000 / calls if calls else 0.0 for k in after}
     return Result(
         name=name,
-        cpu_ms_per_call=cpu * 1000 / raw["requests"] if raw["requests"] else 0.0,
+        cpu_ms_per_call=sum(parts.values()),
+        cpu_parts=parts,
+        **extra,
         requests=raw["requests"],
         seconds=raw["duration_us"] / 1e6,
         errors=raw["bad_responses"] + raw["socket_errors"],
@@ -310,6 +339,7 @@ def print_table(
             f"p50 latency {watched.p50_ms / ours.p50_ms:.3f}x, "
             f"CPU per call {cpu['getmcp-watched'] / cpu['getmcp']:.3f}x (median of rounds)"
         )
+    system_report.print_system(rounds)
     ours = by_name.get("getmcp-key") or by_name.get("getmcp")
     for other in peers.PEERS:
         theirs = by_name.get(other)
@@ -322,11 +352,20 @@ def print_table(
             )
 
 
-def start_servers(env: dict, args: argparse.Namespace) -> dict[str, Server]:
-    servers = {}
+def start_servers(env: dict, args: argparse.Namespace, servers: dict) -> None:
+    """Starts the sides into `servers` (filled as they start: a failure stops those started)."""
     getmcp_env = None
     for name in SIDES:
         if (args.only and args.only != name) or (not args.only and name not in args.sides):
+            continue
+        if name in system_side.SYSTEM_SIDES:
+            # One platform for the sides of this tree, another for system-baseline's tree.
+            kind = "system-baseline" if name == "system-baseline" else "system"
+            if kind not in PLATFORM:
+                tree = args.baseline if kind == "system-baseline" else ROOT
+                print(f"{kind}: starting Redis, Postgres and {tree}/scripts/run.py", flush=True)
+                PLATFORM[kind] = system_side.Platform(env, args.server_cpu, tree, kind)
+            servers[name] = system_side.PlatformSide(name, PLATFORM[kind])
             continue
         if name in GETMCP_SIDES:
             if getmcp_env is None:
@@ -337,7 +376,10 @@ def start_servers(env: dict, args: argparse.Namespace) -> dict[str, Server]:
         else:
             path, server_env, tree = "/mcp", env, ROOT
         servers[name] = Server(name, path, server_env, args.server_cpu, tree=tree)
-    return servers
+
+
+# The whole-system sides' platforms (bench/system_side.py), stopped after every side.
+PLATFORM: dict[str, system_side.Platform] = {}
 
 
 def start_watcher(server: Server) -> subprocess.Popen:
@@ -361,9 +403,10 @@ def main() -> None:
     if not shutil.which("wrk"):
         raise SystemExit("wrk is missing: apt-get install wrk (make bench does it when root)")
     env = os.environ | {"PYTHONPATH": str(ROOT)}
-    servers = start_servers(env, args)
     watcher = socket_host = None
+    servers: dict = {}
     try:
+        start_servers(env, args, servers)
         sessions = {}
         for name, server in servers.items():
             server.wait()
@@ -391,6 +434,8 @@ def main() -> None:
             print("watcher received:", watcher.communicate(timeout=10)[0].strip().splitlines()[-1])
         for server in [*servers.values(), *([socket_host] if socket_host else [])]:
             server.stop()
+        while PLATFORM:
+            PLATFORM.popitem()[1].stop()
     results = [median_round(found) for found in rounds.values()]
     print_table(results, rounds, args)
     if args.json:

@@ -1,10 +1,10 @@
-"""The agent settings (gateway/agents/config.py) on the dashboard's server and tool forms: the
+"""The agent settings (servers/discovery/config.py) on the dashboard's server and tool forms: the
 fields, their starting values from the row, and the `agents` / `output_budget` they save.
 Only values that differ from the defaults are stored, so exports stay as short as before."""
 
 from django import forms
 
-from gateway.agents import config
+from servers.discovery import config
 
 DISCOVERY_CHOICES = [
     ("auto", "Automatic: above the threshold"),
@@ -73,6 +73,14 @@ class AgentSettingsFields(forms.Form):
         config.DEFAULT_WAIT_SECONDS,
     )
 
+    code_mode = forms.BooleanField(
+        label="Code mode",
+        required=False,
+        help_text="Under discovery, also list getmcp_run_code: the agent sends a short Python "
+        "program that calls this server's tools, run in the code sandbox (each call counts, "
+        "is checked and logged as a direct call), so a job of several steps is one call.",
+    )
+
     def initial_agent_settings(self, agents) -> None:
         settings = config.read(agents)
         self.initial.update(
@@ -82,11 +90,13 @@ class AgentSettingsFields(forms.Form):
             budget_max_tokens=settings.max_tokens,
             budget_ttl_seconds=settings.ttl_seconds,
             long_wait_seconds=settings.wait_seconds,
+            code_mode=settings.code_mode,
         )
 
     def agent_settings(self, data, current) -> dict:
         """The `agents` mapping to save; a field left out keeps its `current` value."""
         now = config.read(current)
+        code_mode_on = data.get("code_mode", now.code_mode)
         data = {
             "discovery_mode": data.get("discovery_mode") or now.discovery_mode,
             **{
@@ -119,6 +129,14 @@ class AgentSettingsFields(forms.Form):
         for (group, key), (value, default) in wanted.items():
             if value is not None and value != default:
                 agents.setdefault(group, {})[key] = value
+        # A checkbox left unticked posts nothing: the box is what the page showed, so it wins;
+        # the program limits have no field and are kept as they are.
+        code_mode = dict((current or {}).get("codeMode") or {})
+        code_mode.pop("enabled", None)
+        if code_mode_on:
+            code_mode["enabled"] = True
+        if code_mode:
+            agents["codeMode"] = code_mode
         return agents
 
 

@@ -16,10 +16,13 @@ from .views import (
     search,
     secrets,
     servers,
+    service_accounts,
     tasks,
     testrun,
     tokens,
+    tool_views,
     versions,
+    view_sandbox,
 )
 
 app_name = "dashboard"
@@ -36,6 +39,7 @@ urlpatterns = [
     path("servers/<slug:slug>/doctor/", doctor.doctor, name="doctor"),
     path("servers/<slug:slug>/playground/", playground.playground, name="playground"),
     path("servers/<slug:slug>/playground/key/", playground.playground_key, name="playground_key"),
+    path("views/sandbox/", view_sandbox.view_sandbox, name="view_sandbox"),
     path("servers/<slug:slug>/import/", imports.import_tools, name="import_tools"),
     path("servers/<slug:slug>/versions/", versions.version_list, name="version_list"),
     path(
@@ -51,6 +55,11 @@ urlpatterns = [
     ),
     path("servers/<slug:slug>/analytics/", calls.server_analytics, name="server_analytics"),
     path("servers/<slug:slug>/tools/bulk/", bulk.tools_bulk, name="tools_bulk"),
+    path(
+        "servers/<slug:slug>/tools/view/generate/",
+        tool_views.view_generate,
+        name="view_generate",
+    ),
     path("servers/<slug:slug>/tools/<int:pk>/toggle/", parts.tool_toggle, name="tool_toggle"),
     path("servers/<slug:slug>/tools/<int:pk>/test/", testrun.tool_test, name="tool_test"),
     path("servers/<slug:slug>/<str:part>/new/", parts.part_create, name="part_create"),
@@ -62,6 +71,39 @@ urlpatterns = [
     path("keys/", keys.key_list, name="key_list"),
     path("keys/new/", keys.key_create, name="key_create"),
     path("keys/<int:pk>/revoke/", keys.key_revoke, name="key_revoke"),
+    path("keys/<int:pk>/transfer/", service_accounts.key_transfer, name="key_transfer"),
+    path(
+        "service-accounts/",
+        service_accounts.service_account_list,
+        name="service_account_list",
+    ),
+    path(
+        "service-accounts/<int:pk>/",
+        service_accounts.service_account_update,
+        name="service_account_update",
+    ),
+    path(
+        "service-accounts/<int:pk>/disable/",
+        service_accounts.service_account_disable,
+        {"disabled": True},
+        name="service_account_disable",
+    ),
+    path(
+        "service-accounts/<int:pk>/enable/",
+        service_accounts.service_account_disable,
+        {"disabled": False},
+        name="service_account_enable",
+    ),
+    path(
+        "service-accounts/<int:pk>/delete/",
+        service_accounts.service_account_delete,
+        name="service_account_delete",
+    ),
+    path(
+        "service-accounts/<int:pk>/keys/new/",
+        service_accounts.service_account_key_create,
+        name="service_account_key_create",
+    ),
     path("keys/<int:pk>/access/", governance.key_access, name="key_access"),
     path("usage/", governance.usage_page, name="usage"),
     path("tokens/", tokens.token_list, name="token_list"),

@@ -13,16 +13,12 @@ def on_starting(server) -> None:
 
 
 def child_exit(server, worker) -> None:
-    import os
-
-    if os.environ.get(multiproc.ENV):
+    if multiproc.directory():
         from prometheus_client import multiprocess
 
         multiprocess.mark_process_dead(worker.pid)
 
 
 def on_exit(server) -> None:
-    import os
-
     # Only a directory prepare() made itself (a temporary one) is removed.
-    multiproc.cleanup(os.environ.get(multiproc.ENV))
+    multiproc.cleanup(multiproc.directory())

@@ -225,6 +225,36 @@ def finished(gate, capture: Capture, path_rest: str, refused=None) -> None:
     )
 
 
+def inner_call(gate, *, request: dict, reply: dict, status: int, started: float, extra: dict):
+    """The event of a call made inside an answered request (a code-mode program's call_tool,
+    gateway/endpoint/inner_calls.py): shown like the direct call it stands for, with `extra`
+    naming what made it. Only while watched, within the same events budget."""
+    if gate.snapshot is None or not gate.watched:
+        return
+    skipped = budget.take(gate.snapshot.server_id, settings.INSPECTOR_EVENTS_PER_SECOND)
+    if skipped is None:
+        return
+    finished = time.perf_counter()
+    # When it started, read now: the event is built later (after the masker is read), and the
+    # calls of one program must show in the order they ran.
+    at = time.time() - (finished - started)
+    _background(
+        _publish(
+            gate,
+            "/",
+            status=status,
+            response_raw=orjson.dumps(reply, default=str),
+            response_type="application/json",
+            refused=None,
+            started=started,
+            finished_at=finished,
+            skipped=skipped,
+            extra={**extra, "at": at},
+            request_raw=orjson.dumps(request, default=str),
+        )
+    )
+
+
 async def _publish(
     gate,
     path_rest: str,
@@ -237,13 +267,14 @@ async def _publish(
     finished_at: float,
     skipped: int,
     extra: dict,
+    request_raw: bytes | None = None,
 ) -> None:
     try:
         event = events.build(
             gate=gate,
             path_rest=path_rest,
             status=status,
-            request_raw=gate.request.body,
+            request_raw=gate.request.body if request_raw is None else request_raw,
             response_raw=response_raw,
             response_type=response_type,
             started=started,

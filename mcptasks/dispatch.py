@@ -32,7 +32,7 @@ _lock = threading.Lock()
 
 
 def in_process() -> bool:
-    return bool(getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False))
+    return settings.CELERY_TASK_ALWAYS_EAGER
 
 
 def run(task_id: str, delivery_id: str = "") -> str | None:
@@ -53,7 +53,7 @@ def _work() -> None:
 
 
 def _ensure_threads() -> None:
-    size = int(getattr(settings, "MCP_TASK_EMBEDDED_THREADS", 4))
+    size = settings.MCP_TASK_EMBEDDED_THREADS
     with _lock:
         while len(_threads) < size:
             thread = threading.Thread(target=_work, name=f"mcp-task-{len(_threads)}", daemon=True)

@@ -38,7 +38,7 @@ def per_org_cap(organization_id: int | None = None) -> int:
         from servers.quotas import task_concurrency
 
         return max(1, task_concurrency(organization_id))
-    return max(1, int(getattr(settings, "MCP_TASKS_PER_ORG_CONCURRENCY", 4)))
+    return max(1, settings.MCP_TASKS_PER_ORG_CONCURRENCY)
 
 
 def lock_organization(organization_id: int) -> None:

@@ -28,12 +28,8 @@ MIN_TTL_MS = 10 * 1000
 LIST_PAGE_SIZE = 50
 
 
-def _setting(name: str, default):
-    return getattr(settings, name, default)
-
-
 def poll_interval_ms() -> int:
-    return int(_setting("MCP_TASK_POLL_INTERVAL_MS", 500))
+    return settings.MCP_TASK_POLL_INTERVAL_MS
 
 
 def _not_found() -> McpError:

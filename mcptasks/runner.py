@@ -34,21 +34,21 @@ ACTIVE = (Task.WORKING, Task.INPUT_REQUIRED)
 
 
 def heartbeat_seconds() -> float:
-    return float(getattr(settings, "MCP_TASK_HEARTBEAT_SECONDS", 5.0))
+    return settings.MCP_TASK_HEARTBEAT_SECONDS
 
 
 def stale_after_seconds() -> float:
     """A run whose heartbeat is older than this is taken for dead."""
-    return float(getattr(settings, "MCP_TASK_STALE_SECONDS", 30.0))
+    return settings.MCP_TASK_STALE_SECONDS
 
 
 def queue_patience_seconds() -> float:
     """A dispatched task no run has claimed after this long is dispatched again."""
-    return float(getattr(settings, "MCP_TASK_QUEUE_PATIENCE_SECONDS", 300.0))
+    return settings.MCP_TASK_QUEUE_PATIENCE_SECONDS
 
 
 def max_attempts() -> int:
-    return int(getattr(settings, "MCP_TASK_MAX_ATTEMPTS", 2))
+    return settings.MCP_TASK_MAX_ATTEMPTS
 
 
 # Poll the row this often for cancellation and answers when no Redis wake-up arrives.

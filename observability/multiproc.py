@@ -20,11 +20,20 @@ import tempfile
 ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
+def directory() -> str | None:
+    """The shared directory when this process counts in files, else None.
+
+    Read from the environment, not from settings: prometheus_client itself reads the variable
+    when first imported, and prepare() sets it at run time (after settings are loaded) for the
+    workers a parent is about to fork. It is the library's process contract, not a setting."""
+    return os.environ.get(ENV) or None
+
+
 def prepare(workers: int) -> str | None:
     """Set up the directory for `workers` processes (none for one); returns it."""
-    if workers <= 1 and not os.environ.get(ENV):
+    if workers <= 1 and not directory():
         return None
-    path = os.environ.get(ENV) or tempfile.mkdtemp(prefix="getmcp-metrics-")
+    path = directory() or tempfile.mkdtemp(prefix="getmcp-metrics-")
     # Values of an earlier run would be summed with this one's: start empty.
     if os.path.isdir(path):
         for name in os.listdir(path):
@@ -45,7 +54,7 @@ def exposition_registry():
     """What one scrape reads: every process's in-process metrics and the platform gauges."""
     from .scrape import PlatformCollector
 
-    if os.environ.get(ENV):
+    if directory():
         from prometheus_client import CollectorRegistry, multiprocess
 
         registry = CollectorRegistry()

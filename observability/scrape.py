@@ -60,7 +60,7 @@ def _queues():
     from getmcp import heartbeat
 
     client = _redis()
-    queues = sorted(getattr(settings, "CELERY_TASK_QUEUES", None) or {"celery": {}})
+    queues = sorted(settings.CELERY_TASK_QUEUES)
     pipe = client.pipeline(transaction=False)
     pipe.xlen(stream.STREAM_KEY)
     pipe.zrange(heartbeat.WORKERS_KEY, 0, -1, withscores=True)

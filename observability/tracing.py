@@ -16,7 +16,6 @@ the call runs, so outbound spans are its children, and calls to upstreams carry 
 import contextlib
 import contextvars
 import logging
-import os
 import random
 
 from django.conf import settings
@@ -36,10 +35,10 @@ _root_ratio: float | None = None
 
 
 def traces_endpoint() -> str:
-    explicit = getattr(settings, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+    explicit = settings.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
     if explicit:
         return explicit
-    base = getattr(settings, "OTEL_EXPORTER_OTLP_ENDPOINT", "")
+    base = settings.OTEL_EXPORTER_OTLP_ENDPOINT
     return f"{base.rstrip('/')}/v1/traces" if base else ""
 
 
@@ -59,7 +58,7 @@ def configure() -> bool:
 
     resource = Resource.create({"service.name": settings.OTEL_SERVICE_NAME or "getmcp"})
     sampler = None  # None: the SDK follows OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG
-    if not os.environ.get("OTEL_TRACES_SAMPLER"):
+    if not settings.OTEL_TRACES_SAMPLER:
         # A call whose caller sends a sampled traceparent is always traced; of the others, this
         # share. A recorded span costs a quarter of a warm call's CPU (docs/observability.md).
         # The ratio is applied before a root span is built (begin, _left_out): the SDK then
@@ -67,9 +66,7 @@ def configure() -> bool:
         _root_ratio = float(settings.TRACES_SAMPLE_RATIO)
         sampler = ParentBased(ALWAYS_ON)
     provider = TracerProvider(resource=resource, sampler=sampler)
-    exporter = OtlpHttpSpanExporter(
-        endpoint, parse_headers(getattr(settings, "OTEL_EXPORTER_OTLP_HEADERS", ""))
-    )
+    exporter = OtlpHttpSpanExporter(endpoint, parse_headers(settings.OTEL_EXPORTER_OTLP_HEADERS))
     provider.add_span_processor(BatchSpanProcessor(exporter))
     _tracer = provider.get_tracer("getmcp")
     _propagator = TraceContextTextMapPropagator()

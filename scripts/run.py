@@ -84,16 +84,27 @@ def local_development(host: str, environ) -> str | None:
 UVICORN_HTTP = ["--http", "getmcp.http_protocol:HttpProtocol"]
 
 
+def environment():
+    """The platform's variables as the processes started here will read them, typed and with
+    their defaults (getmcp/environment/); read afresh, since this script changes some."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from getmcp.environment import Environment
+
+    return Environment()
+
+
 def commands(host: str, port: int, workers: int, schedule: Path) -> dict[str, list[str]]:
     python = sys.executable
+    variables = environment()
     web = [python, "-m", "uvicorn", "getmcp.asgi:application", *UVICORN_HTTP, "--host", host]
     web += ["--port", str(port)]
     if workers > 1:
         web += ["--workers", str(workers)]
-    if not os.environ.get("REDIS_URL"):
+    if not variables.REDIS_URL:
         return {"web": web}
     celery = [python, "-m", "celery", "-A", "getmcp.celery:app"]
-    level = f"--loglevel={os.environ.get('LOG_LEVEL', 'INFO')}"
+    level = f"--loglevel={variables.LOG_LEVEL}"
     return {
         "web": web,
         "worker": [*celery, "worker", level],
@@ -282,7 +293,8 @@ def main(argv=None) -> int:
         return 0
     if args.workers < 1:
         parser.error("--workers must be at least 1")
-    embedded = not os.environ.get("REDIS_URL")
+    variables = environment()
+    embedded = not variables.REDIS_URL
     if embedded and args.workers > 1:
         print(
             "getmcp: WORKERS>1 needs REDIS_URL (and DATABASE_URL): embedded mode keeps Redis and "
@@ -298,7 +310,7 @@ def main(argv=None) -> int:
     if embedded:
         os.chdir(ROOT)
         os.execv(processes["web"][0], processes["web"])
-    if not os.environ.get("DATABASE_URL"):
+    if not variables.DATABASE_URL:
         print(
             "getmcp: REDIS_URL without DATABASE_URL: the web server, worker and beat share "
             "SQLite (var/db.sqlite3); set DATABASE_URL to a Postgres database for real use.",
@@ -309,7 +321,7 @@ def main(argv=None) -> int:
     from observability import multiproc
 
     metrics_dir = multiproc.prepare(args.workers)
-    supervisor = Supervisor(processes, RestartNotes(os.environ["REDIS_URL"]))
+    supervisor = Supervisor(processes, RestartNotes(variables.REDIS_URL))
     signal.signal(signal.SIGINT, supervisor.request_stop)
     signal.signal(signal.SIGTERM, supervisor.request_stop)
     supervisor.start()

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from accounts.policy import RANK
-from gateway.agents.search import LazyIndex
+from servers.discovery.hybrid import LazyIndex
 
 KINDS = ("tools", "resources", "prompts")
 VIEW_CACHE_SIZE = 4096

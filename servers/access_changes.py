@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save, pre_delete, pre_save
 from django.dispatch import receiver
 
-from accounts.models import ApiKey, Membership, Organization, User
+from accounts.models import ApiKey, Membership, Organization, ServiceAccount, User
 from oauth.models import AccessToken, Grant
 
 from . import changes, invalidation
@@ -26,6 +26,7 @@ _REMEMBERED = {
     Grant: ("access", "limits"),
     Server: ("role_access",),
     Membership: ("role",),
+    ServiceAccount: ("role", "disabled_at"),
     Organization: ("monthly_call_quota", "task_concurrency"),
 }
 
@@ -123,6 +124,19 @@ def _role_changed(sender, instance, created, using: str = "default", **kwargs) -
     limited = Server.objects.filter(organization_id=org_id).exclude(role_access={})
     server_ids = list(limited.values_list("pk", flat=True))
     transaction.on_commit(lambda: _notify(server_ids))
+
+
+@receiver(post_save, sender=ServiceAccount)
+def _service_account_changed(sender, instance, created, using: str = "default", **kwargs) -> None:
+    # Its keys act as it: a new role or a disabled account is judged on their next request.
+    if created or not (_changed(instance, "role") or _changed(instance, "disabled_at")):
+        return
+    keys = ApiKey.objects.filter(service_account_id=instance.pk)
+    _bump_digests(list(keys.values_list("digest", flat=True)), using)
+    if _changed(instance, "role"):
+        limited = Server.objects.filter(organization_id=instance.organization_id)
+        server_ids = list(limited.exclude(role_access={}).values_list("pk", flat=True))
+        transaction.on_commit(lambda: _notify(server_ids))
 
 
 @receiver(post_delete, sender=Membership)

@@ -5,4 +5,4 @@ class ServersConfig(AppConfig):
     name = "servers"
 
     def ready(self) -> None:
-        from . import access_changes, changes  # noqa: F401  (connects the signal handlers)
+        from . import access_changes, changes, embedding_jobs  # noqa: F401  (signal handlers)

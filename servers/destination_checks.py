@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from . import kinds
 from .outbound import resolver
 from .outbound.addresses import (
     IPAddress,
@@ -35,14 +36,11 @@ def _urls(tool: dict[str, Any], server_http: dict[str, Any]) -> Iterator[tuple[s
     config = tool.get("config")
     if not isinstance(config, dict):
         return
-    kind = tool.get("kind", "static")
-    if kind in ("http", "upstream"):
-        yield "config.url", _absolute(config.get("url"), server_http)
-    elif kind == "workflow":
-        for index, step in enumerate(config.get("steps") or []):
-            if isinstance(step, dict) and isinstance(step.get("http"), dict):
-                url = _absolute(step["http"].get("url"), server_http)
-                yield f"config.steps[{index}].http.url", url
+    kind = kinds.find_kind(tool.get("kind", kinds.DEFAULT_KIND))
+    if kind is None:
+        return
+    for path, url in kind.destinations(config):
+        yield path, _absolute(url, server_http)
 
 
 def _absolute(url: Any, server_http: dict[str, Any]) -> str:
@@ -100,7 +98,8 @@ def tool_warnings(
 ) -> list[str]:
     """refusal_warnings for a tool of a saved server, with its allow-lists as they are now
     (`networks` when the caller has read them already)."""
-    if tool.get("kind") not in ("http", "upstream", "workflow"):
+    kind = kinds.find_kind(tool.get("kind"))
+    if kind is None or not kind.has_destinations:
         return []
     if networks is None:
         networks = allowed_networks(server.organization_id)

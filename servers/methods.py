@@ -17,7 +17,7 @@ from mcp_protocol.errors import (
 )
 from mcp_protocol.pagination import paginate
 
-from . import kinds, prompts, resources
+from . import prompts, resources
 from .kinds import calling
 from .kinds.static import normalize_content
 from .kinds.workflow import run_steps
@@ -88,7 +88,7 @@ async def tools_call(snapshot, params, ctx: RequestContext) -> dict:
     # Code tools call the other tools of this server through it.
     token = calling.current.set(calling.Calling(snapshot, tools_call))
     try:
-        result = await kinds.get_kind(tool.kind).call(tool.compiled, arguments, ctx)
+        result = await tool.kind.call(tool.compiled, arguments, ctx)
     except ToolError as exc:
         return tool_error_result(exc.message, exc.structured_content)
     finally:

@@ -38,7 +38,7 @@ class Server(models.Model):
     http = models.JSONField(default=dict, blank=True)
     # Settings every code tool of the server shares: {"limits": {...}} under the platform maximums.
     code = models.JSONField(default=dict, blank=True)
-    # Progressive discovery, output budgets, long calls (gateway/agents/config.py).
+    # Progressive discovery, output budgets, long calls (servers/discovery/config.py).
     agents = models.JSONField(default=dict, blank=True)
     # What members of a role may use through their keys and grants (servers/access.py):
     # {"member": {"tools": [...], "resources": [...], "prompts": [...]}}; a role left out is free.
@@ -98,6 +98,9 @@ class Tool(ServerPart):
     pinned = models.BooleanField(default=False)
     # {maxChars, maxTokens}: a smaller result budget than the server's (gateway/agents/).
     output_budget = models.JSONField(default=dict, blank=True)
+    # How hosts show the result: an MCP App generated from a template, or custom HTML
+    # (servers/views/; served as a ui:// resource the compiler adds).
+    view = models.JSONField(default=dict, blank=True)
 
     class Meta(ServerPart.Meta):
         constraints = [
@@ -247,3 +250,14 @@ class Change(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}:{self.subject}"
+
+
+class ToolEmbedding(models.Model):
+    """One tool text's embedding (servers/discovery/embedding.py), keyed by the digest of the model
+    and the text (servers/discovery/vectors.tool_text): every version and server whose tool reads
+    the same shares the row, and a changed tool gets a new one. Computed at publish
+    (servers/embeddings.py), read when a snapshot is loaded."""
+
+    digest = models.CharField(max_length=64, primary_key=True)
+    vector = models.BinaryField()  # little-endian float32, embedding.DIMENSIONS of them
+    created_at = models.DateTimeField(auto_now_add=True)

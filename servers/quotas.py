@@ -26,10 +26,10 @@ from django.conf import settings
 
 from activity.recorder import flush as flush_call_log
 from activity.usage_counts import count as count_usage
-from gateway.agents.discovery import CALL as META_CALL
 from infra import keys
 from infra.redis import is_embedded
 from mcp_protocol.jsonrpc import Request
+from servers.discovery.names import CALL as META_CALL
 
 MONTH_TTL = 40 * 24 * 3600
 MINUTE_TTL = 120

@@ -58,12 +58,14 @@ def _load(slug: str, generation: str, version: str | None = None) -> Snapshot | 
         owner_id=server.organization.billing_owner_id,
     )
     from .access import compile_role_access
+    from .embeddings import vectors_for
     from .quotas import monthly_quota
 
     return replace(
         snapshot,
         role_scopes=compile_role_access(server.role_access),
         monthly_call_quota=monthly_quota(server.organization),
+        tool_vectors=vectors_for(snapshot),
     )
 
 

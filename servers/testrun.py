@@ -16,7 +16,7 @@ from django.db.models import Q
 from mcp_protocol.context import NullContext
 from mcp_protocol.errors import McpError
 
-from . import methods
+from . import kinds, methods
 from .definition import export_definition
 from .snapshot import DefinitionError, compile_definition
 
@@ -97,7 +97,11 @@ async def test_run(server, tool_name: str, arguments: dict, *, client_headers=No
     ctx = TestRunContext(client_headers)
     masker = await _masker(server)
     started = time.perf_counter()
-    report: dict = {"tool": tool_name, "kind": tool.get("kind", "static"), "arguments": arguments}
+    report: dict = {
+        "tool": tool_name,
+        "kind": tool.get("kind", kinds.DEFAULT_KIND),
+        "arguments": arguments,
+    }
     try:
         report["result"] = await methods.tools_call(
             snapshot, {"name": tool_name, "arguments": arguments}, ctx
@@ -118,7 +122,8 @@ async def test_run(server, tool_name: str, arguments: dict, *, client_headers=No
     report["secrets"] = await sync_to_async(_secrets_used)(server, tool)
     report["logs"] = ctx.logs
     report["progress"] = ctx.progress_events
-    if report["kind"] == "code":
+    kind = kinds.find_kind(report["kind"])
+    if kind is not None and kind.reports_host_calls:
         report["hostCalls"] = ctx.host_calls
         report["printed"] = ctx.printed
     return masker.mask_data(report)

@@ -96,3 +96,15 @@ def test_every_setting_of_the_settings_module_is_in_the_readmes_table():
     }
     missing = settings_read_from_the_environment() - documented
     assert not missing, sorted(missing)
+
+
+def test_the_readmes_settings_table_is_the_one_generated_from_the_declarations():
+    from getmcp.environment import table_rows
+    from scripts import settings_table
+
+    assert settings_table.with_table(README, table_rows()) == README, "run make settings-table"
+    assert settings_table.main(["--check"]) == 0
+    # One row per variable, each once.
+    table = README.split(settings_table.BEGIN, 1)[1].split(settings_table.END, 1)[0]
+    names = re.findall(r"^\| `([A-Z][A-Z0-9_]+)` \|", table, flags=re.M)
+    assert len(names) == len(set(names)) == len(table_rows()) - 2

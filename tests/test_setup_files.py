@@ -116,24 +116,11 @@ def test_compose_runs_every_service_with_a_health_check_and_configures_apps_by_e
 
 
 def settings_read_from_the_environment() -> set[str]:
-    """Every variable getmcp/settings.py reads: env_bool/env_list/os.environ.get("X") calls and
-    os.environ["X"] subscripts, found in its syntax tree."""
-    import ast
+    """Every variable getmcp reads: those declared in getmcp/environment/ (no other module reads
+    the environment: tests/getmcp/test_environment.py)."""
+    from getmcp.environment import Environment
 
-    tree = ast.parse((ROOT / "getmcp" / "settings.py").read_text())
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
-            function = ast.unparse(node.func)
-            if function in ("env_bool", "env_list", "os.environ.get", "os.getenv"):
-                names.add(node.args[0].value)
-        if (
-            isinstance(node, ast.Subscript)
-            and ast.unparse(node.value) == "os.environ"
-            and isinstance(node.slice, ast.Constant)
-        ):
-            names.add(node.slice.value)
-    return names
+    return set(Environment.declared())
 
 
 # Read by the test runner only, never by a deployed container.
@@ -143,7 +130,10 @@ NOT_FOR_CONTAINERS = {"TEST_DB_NAME"}
 def test_every_setting_of_the_settings_module_reaches_the_app_containers():
     text = (ROOT / "docker-compose.yml").read_text()
     services = yaml.safe_load(text)["services"]
-    expected = settings_read_from_the_environment() - NOT_FOR_CONTAINERS
+    from getmcp.environment import deployed_names
+
+    expected = deployed_names()
+    assert expected == settings_read_from_the_environment() - NOT_FOR_CONTAINERS
     assert len(expected) > 80 and {"METRICS_TOKEN", "OAUTH_ISSUER", "CODE_MAX_CPU_SECONDS"} <= (
         expected
     )

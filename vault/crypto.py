@@ -11,7 +11,6 @@ then makes stored secrets unreadable: production deployments should set SECRETS_
 """
 
 import base64
-import os
 from functools import lru_cache
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
@@ -26,12 +25,9 @@ class SecretUnreadable(Exception):
 
 
 def configured_keys() -> tuple[str, ...]:
-    keys = getattr(settings, "SECRETS_KEYS", None)
-    if keys is None:
-        keys = os.environ.get("SECRETS_KEYS", "")
-    if isinstance(keys, str):
-        keys = keys.split(",")
-    keys = tuple(k.strip() for k in keys if k and k.strip())
+    configured: list[str] | str = settings.SECRETS_KEYS
+    entries = configured.split(",") if isinstance(configured, str) else configured
+    keys = tuple(k.strip() for k in entries if k and k.strip())
     return keys or (derived_key(settings.SECRET_KEY),)
 
 

@@ -4,6 +4,7 @@ from django import forms
 from django.utils import timezone
 
 from accounts.models import ApiKey
+from accounts.service_accounts import service_account_key_issue
 from servers.models import Server
 
 from ..access_forms import AccessForm, access_from
@@ -38,15 +39,26 @@ class ApiKeyForm(forms.Form):
             raise forms.ValidationError("Pick a time in the future.")
         return expires
 
-    def issue(self, user):
+    def issue(self, user, *, service_account=None):
+        """A personal key of `user`, or with `service_account` a key acting as that account
+        (accounts/service_accounts.py checks the policy)."""
         data = self.cleaned_data
-        key, raw = ApiKey.issue(
-            self.organization,
-            data["name"],
-            servers=list(data["servers"]),
-            expires_at=data["expires_at"],
-            created_by=user,
-        )
+        if service_account is not None:
+            key, raw = service_account_key_issue(
+                actor=user,
+                account=service_account,
+                name=data["name"],
+                servers=list(data["servers"]),
+                expires_at=data["expires_at"],
+            )
+        else:
+            key, raw = ApiKey.issue(
+                self.organization,
+                data["name"],
+                servers=list(data["servers"]),
+                expires_at=data["expires_at"],
+                created_by=user,
+            )
         key.access = access_from(data.get("items") or [])
         key.limits = {"perMinute": data["per_minute"]} if data.get("per_minute") else {}
         key.save(update_fields=["access", "limits"])

@@ -38,12 +38,18 @@ class PartForm(forms.ModelForm):
     def as_definition_item(self, data: dict) -> dict:
         raise NotImplementedError
 
+    def companion_items(self, item: dict) -> list[dict]:
+        """Other parts of the server the item refers to, checked along with it (a tool's form
+        view names another tool)."""
+        return []
+
     def clean(self):
         data = super().clean()
         if self.errors:
             return data
         item = self.as_definition_item(data)
-        document = {"slug": "check", "name": "check", self.list_key: [item]}
+        items = [item, *self.companion_items(item)]
+        document = {"slug": "check", "name": "check", self.list_key: items}
         prefix = f"{self.list_key}[0]"
         try:
             problems = validate_definition(document)

@@ -10,23 +10,20 @@ from servers.models import TOOL_NAME_RE, Tool
 from ..agent_fields import ToolAgentFields
 from .parts import PartForm
 from .structured import StructuredField
+from .tool_views import ToolViewFields
 
-# How each kind is named in the dashboard, in the order a new user should meet them (static
-# first, as the empty state suggests); a kind missing here is listed after them, capitalised.
-KIND_LABELS = {
-    "static": "Static",
-    "workflow": "Workflow",
-    "http": "HTTP",
-    "upstream": "Upstream MCP server",
-    "code": "Code (Python)",
-}
-DEFAULT_KIND = "static"
+DEFAULT_KIND = kinds.DEFAULT_KIND
 
 
 def kind_choices():
-    known = [name for name in KIND_LABELS if name in kinds.KINDS]
-    others = sorted(name for name in kinds.KINDS if name not in KIND_LABELS)
-    return [(name, KIND_LABELS.get(name, name.capitalize())) for name in known + others]
+    """Each kind by its label, in the registry's order (the order a new user should meet them)."""
+    return [(kind.name, kind.label) for kind in kinds.KINDS.values()]
+
+
+def source_key(kind_name) -> str | None:
+    """The config key the kind edits in the source field (kind: code's program), if any."""
+    kind = kinds.find_kind(kind_name)
+    return kind.form_source_key if kind is not None else None
 
 
 TASK_SUPPORT_CHOICES = [
@@ -48,7 +45,7 @@ ANNOTATION_HINTS = [
 ]
 
 
-class ToolForm(ToolAgentFields, PartForm):
+class ToolForm(ToolViewFields, ToolAgentFields, PartForm):
     list_key = "tools"
     wire = {
         "name": "name",
@@ -63,6 +60,7 @@ class ToolForm(ToolAgentFields, PartForm):
         "execution": "task_support",
         "pinned": "pinned",
         "outputBudget": "budget_max_chars",
+        "view": "view",
     }
     name = forms.RegexField(
         regex=TOOL_NAME_RE,
@@ -107,7 +105,7 @@ class ToolForm(ToolAgentFields, PartForm):
         empty={},
         help_text="The kind's configuration, in JSON or YAML. Strings may use {{ argument }}.",
     )
-    # kind: code keeps its program in config.source; it is edited here, not inside the JSON.
+    # A kind with a form_source_key (code: config.source) has it edited here, not in the JSON.
     source = forms.CharField(
         required=False,
         strip=False,
@@ -154,6 +152,7 @@ class ToolForm(ToolAgentFields, PartForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.init_view_fields(self.server, self.instance)
         if not self.is_bound:
             annotations = self.instance.annotations or {}
             for field, hint in self.HINT_FIELDS.items():
@@ -166,16 +165,18 @@ class ToolForm(ToolAgentFields, PartForm):
                     "input_schema", {"type": "object", "properties": {}, "required": []}
                 )
                 # Without it the browser picks the first kind in the list.
-                self.initial.setdefault("kind", "static")
+                self.initial.setdefault("kind", DEFAULT_KIND)
             config = self.instance.config
-            if self.instance.kind == "code" and isinstance(config, dict) and "source" in config:
-                self.initial["source"] = config["source"]
-                self.initial["config"] = {k: v for k, v in config.items() if k != "source"}
+            key = source_key(self.instance.kind)
+            if key and isinstance(config, dict) and key in config:
+                self.initial["source"] = config[key]
+                self.initial["config"] = {k: v for k, v in config.items() if k != key}
 
     def clean(self):
         data = self.cleaned_data
-        if data.get("kind") == "code" and isinstance(data.get("config"), dict):
-            data["config"] = {**data["config"], "source": data.get("source") or ""}
+        key = source_key(data.get("kind"))
+        if key and isinstance(data.get("config"), dict):
+            data["config"] = {**data["config"], key: data.get("source") or ""}
         return super().clean()
 
     def add_error(self, field, error):
@@ -225,10 +226,15 @@ class ToolForm(ToolAgentFields, PartForm):
             "enabled": bool(data.get("enabled")),
             "pinned": bool(data.get("pinned")),
             "outputBudget": self.tool_budget(data),
+            "view": self.view_value(data),
         }
+
+    def companion_items(self, item):
+        return self.view_companions(item["view"])
 
     def save(self, commit=True):
         self.instance.output_budget = self.tool_budget(self.cleaned_data)
         self.instance.annotations = self.annotations(self.cleaned_data)
         self.instance.execution = self.execution(self.cleaned_data)
+        self.instance.view = self.view_value(self.cleaned_data)
         return super().save(commit)

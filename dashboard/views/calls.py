@@ -32,7 +32,9 @@ def _filters(request: DashboardRequest):
 @dashboard_view
 def call_log(request: DashboardRequest):
     filters, error = _filters(request)
-    calls = filters.apply(queries.calls_for_organization(request.org)).select_related("server")
+    calls = filters.apply(queries.calls_for_organization(request.org)).select_related(
+        "server", "user", "api_key__service_account"
+    )
     paginator = Paginator(calls, PAGE_SIZE)
     page_obj = paginator.get_page(request.GET.get("page"))
     query = request.GET.copy()

@@ -27,7 +27,7 @@ def doctor(request: DashboardRequest, slug: str):
         )
     response = page(
         request,
-        "dashboard/integrations/doctor.html",
+        "dashboard/servers/doctor.html",
         {"server": server, "report": report, "origin": request.POST.get("origin", "")},
     )
     response["Cache-Control"] = "no-store"

@@ -15,10 +15,16 @@ KEY_SNIPPETS = ["curl", "claude-code", "cursor"]
 
 @dashboard_view
 def key_list(request: DashboardRequest):
-    keys = request.org.api_keys.select_related("created_by").prefetch_related("servers")
+    keys = request.org.api_keys.select_related("created_by", "service_account")
+    keys = keys.prefetch_related("servers")
     active = [k for k in keys.filter(revoked_at=None).order_by("-created_at")]
     revoked = keys.exclude(revoked_at=None).order_by("-revoked_at")[:20]
-    return page(request, "dashboard/keys/list.html", {"active": active, "revoked": revoked})
+    accounts = list(request.org.service_accounts.order_by("name"))
+    return page(
+        request,
+        "dashboard/keys/list.html",
+        {"active": active, "revoked": revoked, "service_accounts": accounts},
+    )
 
 
 @dashboard_view

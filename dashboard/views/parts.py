@@ -18,42 +18,6 @@ from ..forms.tools import ToolForm
 from ..scoping import server_or_404
 from .base import authorize, dashboard_view, page
 
-# A starting config per kind, put in the editor when the kind changes and the config is empty.
-KIND_EXAMPLES = {
-    "static": {"content": [{"type": "text", "text": "You said: {{ message }}"}]},
-    "workflow": {
-        "steps": [
-            {"log": {"level": "info", "message": "Started with {{ message }}"}},
-            {
-                "elicit": {
-                    "message": "Send “{{ message }}”?",
-                    "requestedSchema": {
-                        "type": "object",
-                        "properties": {"confirm": {"type": "boolean", "title": "Confirm"}},
-                        "required": ["confirm"],
-                    },
-                    "into": "answer",
-                }
-            },
-            {"return": {"content": [{"type": "text", "text": "You chose: {{ answer.action }}"}]}},
-        ]
-    },
-    "http": {
-        "method": "GET",
-        "url": "https://api.example.com/search",
-        "parameters": {"message": {"in": "query", "name": "q"}},
-        "response": {"select": "results[0]"},
-        "timeoutSeconds": 30,
-    },
-    "code": {"language": "python", "limits": {"wallSeconds": 30, "cpuSeconds": 5}},
-}
-# What the source editor starts with for a new code tool.
-CODE_EXAMPLE = """async def main(args, ctx):
-    # Host functions: fetch, secrets["NAME"], log, progress, elicit, sample, call_tool.
-    log("info", f"called with {args}")
-    return {"echo": args}
-"""
-
 
 @dataclass(frozen=True)
 class PartType:
@@ -116,9 +80,10 @@ def _editor(request, server, part, part_type, form, row=None):
         "part": part,
         "part_type": part_type,
         "row": row,
-        "kinds": sorted(kinds.KINDS),
-        "kind_examples": {k: KIND_EXAMPLES.get(k, {}) for k in kinds.KINDS},
-        "code_example": CODE_EXAMPLE,
+        # Each kind's starting config, put in the editor when the kind changes and the config
+        # is empty; and the kinds with fields of their own, whose templates the form includes.
+        "kind_examples": {kind.name: dict(kind.config_example) for kind in kinds.KINDS.values()},
+        "kind_forms": [kind for kind in kinds.KINDS.values() if kind.form_template],
     }
     template = "dashboard/parts/tool_form.html" if part == "tools" else "dashboard/parts/form.html"
     status = 400 if form.is_bound and form.errors else 200

@@ -11,6 +11,7 @@ tasks reachable across visits. The user may paste any key instead.
 """
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.http import JsonResponse
 from django.utils import timezone
@@ -18,10 +19,14 @@ from django.views.decorators.http import require_POST
 
 from accounts.models import ApiKey
 from accounts.policy import Action
+from gateway.agents import explain
+from servers.discovery.search import MAX_QUERY_CHARS
+from servers.snapshot import DefinitionError, load_snapshot
 from vault.crypto import SecretUnreadable, decrypt, encrypt
 
 from ..scoping import server_or_404
 from .base import authorize, dashboard_view, page
+from .view_sandbox import view_host_installed
 
 PLAYGROUND_KEY_TTL = timedelta(hours=1)
 PLAYGROUND_PREFIX = "Playground · "
@@ -41,8 +46,26 @@ def playground(request, slug):
             "server": server,
             "endpoint": f"/mcp/{server.slug}",
             "needs_key": server.auth_mode != "none",
+            "view_host_installed": view_host_installed(),
+            "discovery": _discovery(server, request.GET.get("discover", "").strip()),
         },
     )
+
+
+def _discovery(server, query: str) -> dict | None:
+    """What an agent sees in discovery mode, and how a search ranks (None: discovery is off
+    for this server, or it cannot be served)."""
+    try:
+        snapshot = load_snapshot(server.slug)
+    except DefinitionError:
+        return None
+    if snapshot is None or not explain.listing(snapshot=snapshot)["active"]:
+        return None
+    query = query[:MAX_QUERY_CHARS]
+    view: dict[str, Any] = {"listing": explain.listing(snapshot=snapshot), "query": query}
+    if query:
+        view["search"] = explain.ranked(snapshot=snapshot, query=query)
+    return view
 
 
 def _remembered_key(request, server, user) -> tuple[ApiKey, str] | None:

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_http_methods
 
 from accounts.policy import Action
+from servers import kinds
 from servers.testrun import DefinitionError, UnknownTool, test_run_sync
 
 from ..scoping import server_or_404
@@ -21,7 +22,9 @@ def tool_test(request: DashboardRequest, slug: str, pk: int):
     server = server_or_404(request, slug)
     tool = get_object_or_404(server.tools, pk=pk)
     if request.method == "GET":
-        return page(request, "dashboard/parts/test.html", {"server": server, "tool": tool})
+        # What the kind reports (kind.reports_host_calls) decides the cards the page shows.
+        context = {"server": server, "tool": tool, "kind": kinds.find_kind(tool.kind)}
+        return page(request, "dashboard/parts/test.html", context)
     authorize(request, Action.SERVER_EDIT, org=server.organization)
     try:
         body = json.loads(request.body or b"{}")

@@ -6,7 +6,10 @@
   and kept in Redis for a while, readable in pages through resources/read.
 - longcalls.py: task-capable tools for clients without Tasks; the call waits (with progress)
   up to a limit, then hands back a handle and provided tools to follow it.
+- codemode.py: under discovery, when the server turns it on, getmcp_run_code runs the agent's
+  Python program in the code tools' sandbox; each call_tool in it is an inner tools/call of
+  the caller (gateway/endpoint/inner_calls.py).
 - routing.py: the few hooks the endpoint calls (one per era), so every meta-call goes back
   through the ordinary tools/call dispatch.
-- config.py: the settings, their defaults and their validation (the definition format).
+- the settings, their defaults and their validation live in servers/discovery/config.py.
 """

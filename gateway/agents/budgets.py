@@ -13,7 +13,8 @@ structuredContent, which would carry the whole result again.
 
 import orjson
 
-from .config import char_limit, estimate_tokens
+from servers.discovery.config import char_limit, estimate_tokens
+
 from .results import URI_PREFIX, page_uri, store
 
 CLIENT_LIMIT_KEYS = ("getmcp/maxResultChars", "anthropic/maxResultSizeChars")

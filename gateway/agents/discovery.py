@@ -7,14 +7,18 @@ every tool. `getmcp_call_tool` never runs a tool itself: routing.py turns it int
 tools/call of the named tool before the endpoint dispatches it.
 """
 
+from typing import Any
+
 import orjson
 
 from mcp_protocol.errors import ToolError
+from servers.discovery.config import discovery_active
+from servers.discovery.names import CALL, DESCRIBE, SEARCH
+from servers.discovery.search import MAX_RESULTS
 
-from .search import MAX_RESULTS
+from . import retrieval
 
 FULL_LIST_META = "getmcp/fullList"
-SEARCH, DESCRIBE, CALL = "getmcp_search_tools", "getmcp_describe_tool", "getmcp_call_tool"
 SNIPPET_CHARS = 200
 
 META_TOOLS = tuple(
@@ -72,12 +76,7 @@ META_NAMES = frozenset(tool["name"] for tool in META_TOOLS)
 
 
 def active(snapshot) -> bool:
-    settings = snapshot.agents
-    if settings.discovery_mode == "on":
-        return True
-    if settings.discovery_mode == "off":
-        return False
-    return len(snapshot.tools) > settings.discovery_threshold
+    return discovery_active(snapshot)
 
 
 def wants_full_list(params: dict) -> bool:
@@ -105,21 +104,24 @@ def _text_result(text: str, structured: dict) -> dict:
     return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
 
 
-def search(snapshot, arguments: dict) -> dict:
+async def search(snapshot, arguments: dict) -> dict:
     query = arguments.get("query")
     limit = arguments.get("limit", 5)
     if not isinstance(query, str) or not query.strip():
         raise ToolError(f"{SEARCH} needs a query: what the tool should do, in plain words.")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RESULTS:
         raise ToolError(f"limit must be a whole number from 1 to {MAX_RESULTS}")
-    index = snapshot.search_index.get(snapshot.tool_list)
+    result = await retrieval.search(snapshot, query, limit)
     found = []
-    for name, score in index.search(query, limit):
-        wire = snapshot.tools[name].wire
-        entry = {"name": name, "description": _snippet(wire.get("description") or "")}
+    for candidate in result.candidates:
+        wire = snapshot.tools[candidate.name].wire
+        entry: dict[str, Any] = {
+            "name": candidate.name,
+            "description": _snippet(wire.get("description") or ""),
+        }
         if wire.get("title"):
             entry["title"] = wire["title"]
-        entry["score"] = round(score, 3)
+        entry["score"] = round(candidate.score, 4)
         found.append(entry)
     if not found:
         text = f"No tool matches {query!r}. Try other words."
@@ -130,7 +132,7 @@ def search(snapshot, arguments: dict) -> dict:
             + "\n".join(lines)
             + f"\n\n{DESCRIBE} shows a tool's arguments; {CALL} calls it."
         )
-    return _text_result(text, {"tools": found})
+    return _text_result(text, {"tools": found, "ranking": result.ranking})
 
 
 def _snippet(description: str) -> str:

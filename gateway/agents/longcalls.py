@@ -82,9 +82,7 @@ def client_has_tasks(ctx, params: dict) -> bool:
 
 def _has_task_step(tool) -> bool:
     """A workflow with a `task` step asks its questions first, then becomes a task itself."""
-    if tool.kind != "workflow" or not isinstance(tool.compiled, tuple):
-        return False
-    return any(getattr(step, "kind", None) == "task" for step in tool.compiled)
+    return tool.kind.asks_before_task(tool.compiled)
 
 
 def eligible(snapshot, tool) -> bool:

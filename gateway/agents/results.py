@@ -32,11 +32,11 @@ def _org_key(org_id: int) -> str:
 
 
 def org_cap() -> int:
-    return int(getattr(settings, "RESULT_STORE_MAX_CHARS_PER_ORG", 50_000_000))
+    return settings.RESULT_STORE_MAX_CHARS_PER_ORG
 
 
 def owner_cap() -> int:
-    return int(getattr(settings, "RESULT_STORE_MAX_CHARS_PER_OWNER", 100_000_000))
+    return settings.RESULT_STORE_MAX_CHARS_PER_OWNER
 
 
 def _chars(member: bytes) -> int:

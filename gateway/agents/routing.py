@@ -8,6 +8,9 @@
   tools), long calls, and resources/read of kept results; None for everything else.
 - `after(gate, request, result)`: the output budget of a tools/call result.
 - tools/list (in `before`): the meta-tools instead of every tool on a big server.
+
+`before` takes `inner`, the endpoint's hook for a call made inside a request (a code-mode
+program's call_tool: codemode.py); a caller that passes none offers no code mode.
 """
 
 from dataclasses import replace
@@ -17,7 +20,7 @@ from mcp_protocol.errors import INVALID_PARAMS, McpError, ToolError
 from mcp_protocol.jsonrpc import Request
 from servers import methods
 
-from . import budgets, discovery, longcalls, results
+from . import budgets, codemode, discovery, longcalls, results
 
 FULL_LIST_QUERY = ("tools", "all")
 
@@ -57,13 +60,14 @@ def _url_asks_full_list(gate) -> bool:
 
 def list_tools(snapshot, params: dict, ctx: RequestContext) -> list:
     extra = longcalls.TOOLS if longcalls.offered(snapshot, ctx, params) else ()
-    return discovery.listed_tools(snapshot, params, extra)
+    return discovery.listed_tools(snapshot, params, (*codemode.listed(snapshot, params), *extra))
 
 
 def provided(snapshot, name) -> bool:
     """A platform tool (meta or long-call) that this server does not define itself."""
     return isinstance(name, str) and (
-        (name in discovery.META_NAMES or name in longcalls.NAMES) and name not in snapshot.tools
+        ((name in discovery.META_NAMES or name in longcalls.NAMES) and name not in snapshot.tools)
+        or codemode.is_call(snapshot, name)
     )
 
 
@@ -73,12 +77,12 @@ def talks_to_client(snapshot, request) -> bool:
         return False
     name = request.params.get("name")
     if provided(snapshot, name):
-        return name == longcalls.RESULT
+        return name in (longcalls.RESULT, codemode.RUN)
     tool = snapshot.tools.get(name) if isinstance(name, str) else None
     return longcalls.eligible(snapshot, tool)
 
 
-async def before(gate, request, ctx: RequestContext) -> dict | None:
+async def before(gate, request, ctx: RequestContext, inner=None) -> dict | None:
     params = request.params
     if request.method == "tools/list":
         return methods.page(list_tools(gate.snapshot, params, ctx), params, "tools")
@@ -99,7 +103,7 @@ async def before(gate, request, ctx: RequestContext) -> dict | None:
     if provided(snapshot, name):
         arguments = params.get("arguments") or {}
         try:
-            result = await _provided_call(gate, snapshot, name, arguments, ctx)
+            result = await _provided_call(gate, snapshot, name, arguments, ctx, inner)
         except ToolError as exc:
             return {"content": [{"type": "text", "text": exc.message}], "isError": True}
         return await after(gate, request, result, tool=None)
@@ -109,11 +113,15 @@ async def before(gate, request, ctx: RequestContext) -> dict | None:
     return await after(gate, request, long_result)
 
 
-async def _provided_call(gate, snapshot, name: str, arguments, ctx: RequestContext) -> dict:
+async def _provided_call(
+    gate, snapshot, name: str, arguments, ctx: RequestContext, inner=None
+) -> dict:
     if not isinstance(arguments, dict):
         raise ToolError("Tool arguments must be an object")
+    if name == codemode.RUN:
+        return await codemode.run(gate, arguments, ctx, inner)
     if name == discovery.SEARCH:
-        return discovery.search(snapshot, arguments)
+        return await discovery.search(snapshot, arguments)
     if name == discovery.DESCRIBE:
         return discovery.describe(snapshot, arguments)
     if name == discovery.CALL:

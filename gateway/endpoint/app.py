@@ -116,7 +116,7 @@ class McpApp:
     async def shutdown(self) -> None:
         """An orderly stop (SIGTERM) loses no call-log row: the buffer goes to Redis first.
         In embedded mode that "Redis" lives in this process, so its rows are stored now."""
-        timeout = float(getattr(settings, "CALL_LOG_SHUTDOWN_FLUSH_SECONDS", 10.0))
+        timeout = settings.CALL_LOG_SHUTDOWN_FLUSH_SECONDS
         await asyncio.to_thread(recorder.flush_before_exit, timeout)
         if is_embedded():
             await asyncio.to_thread(_store_call_log_now)

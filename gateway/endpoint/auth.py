@@ -54,7 +54,10 @@ class Credential:
     generation: str
     # OAuth access tokens: the grant they were issued under, who it acts as, for which server.
     grant_id: int | None = None
+    # The principal: the person a grant or a personal key acts as, or the service account a
+    # service account's key acts as (accounts.ServiceAccount).
     user_id: int | None = None
+    service_account_id: int | None = None
     client_name: str = ""
     audience_server_id: int | None = None
     scopes: frozenset[str] = frozenset()
@@ -153,7 +156,9 @@ def _load(digest: str, generation: str) -> Credential | None:
             digest[len(OAUTH_DIGEST_MARK) :], generation, Credential
         )
         return token
-    key = ApiKey.objects.select_related("created_by").filter(digest=digest).first()
+    key = (
+        ApiKey.objects.select_related("created_by", "service_account").filter(digest=digest).first()
+    )
     if key is None:
         return None
     role, suspended = key_holder(key)
@@ -169,18 +174,27 @@ def _load(digest: str, generation: str) -> Credential | None:
         role=role,
         limits=limits_of(key.limits),
         suspended=suspended,
+        user_id=None if key.service_account_id else key.created_by_id,
+        service_account_id=key.service_account_id,
     )
 
 
 def key_holder(key: ApiKey) -> tuple[str, str]:
-    """(the role a key is judged by, why it is suspended or ""): a key acts as the person who
-    created it, with their current role, so it never reaches more than they may.
+    """(the role a key is judged by, why it is suspended or ""): a key acts as its principal, a
+    service account or else the person who created it, with that principal's current role, so
+    it never reaches more than they may.
 
-    A key whose creator left the organization (or was deactivated), or whose role may not hold
-    keys (viewers, docs/roles.md), is suspended. A key with no known creator (made before keys
-    recorded one, or whose creator's account was deleted) is judged as the least role that may
-    hold keys: never wider than any member's."""
+    A service account's key follows the account's role and is suspended while the account is
+    disabled. A personal key whose creator left the organization (or was deactivated), or whose
+    role may not hold keys (viewers, docs/roles.md), is suspended. A key with neither (made
+    outside every surface; the migration moved older ones to a service account) is judged as
+    the least role that may hold keys: never wider than any member's."""
     least = LEAST_ROLE[Action.KEY_CREATE]
+    account = key.service_account
+    if account is not None:
+        if account.disabled_at is not None:
+            return account.role, f"its service account ({account.name}) is disabled"
+        return account.role, ""
     creator = key.created_by
     if creator is None:
         return least, ""

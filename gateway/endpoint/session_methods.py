@@ -10,7 +10,7 @@ from mcp_protocol.jsonrpc import Request
 from servers import methods
 
 from ..agents import routing as agents_routing
-from . import sessions, tasks
+from . import inner_calls, sessions, tasks
 from .context import SessionContext
 from .gate import Gate
 
@@ -61,7 +61,7 @@ async def core(gate: Gate, request: Request, ctx: SessionContext) -> dict[str, A
 async def tools_call(gate: Gate, request: Request, ctx: SessionContext) -> dict[str, Any]:
     """The platform's own tools and long calls (gateway/agents/) first; then a task-augmented
     call becomes a task; any other runs the ordinary way."""
-    result = await agents_routing.before(gate, request, ctx)
+    result = await agents_routing.before(gate, request, ctx, inner=inner_calls.tools_call)
     if result is not None:
         return result
     result = await tasks.session_call(gate, request, ctx)

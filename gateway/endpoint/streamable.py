@@ -239,8 +239,8 @@ async def deliver_client_response(gate: Gate, response: Response) -> None:
 
 
 def may_talk_to_client(snapshot: Snapshot, request: Request) -> bool:
-    """Whether a call may send notifications or ask the client before it answers: every
-    tool that is not static."""
+    """Whether a call may send notifications or ask the client before it answers: a tool
+    whose kind says it streams progress."""
     if request.method == "prompts/get":
         name = request.params.get("name")
         prompt = snapshot.prompts.get(name) if isinstance(name, str) else None
@@ -251,7 +251,7 @@ def may_talk_to_client(snapshot: Snapshot, request: Request) -> bool:
         return True
     name = request.params.get("name")
     tool = snapshot.tools.get(name) if isinstance(name, str) else None
-    return tool is not None and tool.kind != "static"
+    return tool is not None and tool.kind.streams_progress
 
 
 def wants_stream(gate: Gate, request: Request) -> bool:

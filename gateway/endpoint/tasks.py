@@ -336,9 +336,7 @@ async def stateless_tools_call(call: StatelessCall) -> dict[str, Any]:
 
 
 def _has_task_step(tool: CompiledTool) -> bool:
-    if tool.kind != "workflow" or not isinstance(tool.compiled, tuple):
-        return False
-    return any(getattr(step, "kind", None) == "task" for step in tool.compiled)
+    return tool.kind.asks_before_task(tool.compiled)
 
 
 async def stateless_get(call: StatelessCall) -> dict[str, Any]:

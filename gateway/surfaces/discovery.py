@@ -1,8 +1,7 @@
 """`GET /mcp/<slug>/.well-known/mcp.json`: the discovery document of seed 000."""
 
 from mcp_protocol.versions import STATELESS, SUPPORTED
-
-from .features import extensions
+from servers.compiled.features import extensions
 
 
 def discovery_document(snapshot, mount: str | None = None) -> dict:

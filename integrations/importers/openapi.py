@@ -200,9 +200,9 @@ class _Parser:
         return name
 
     def _auth_setting(self, name: str, scheme: dict) -> dict | None:
-        kind = str(scheme.get("type", "")).lower()
+        scheme_type = str(scheme.get("type", "")).lower()
         where = f"securitySchemes.{name}"
-        if kind == "apikey":
+        if scheme_type == "apikey":
             location = scheme.get("in")
             if location == "cookie":
                 self.problems.append(f"{where}: API keys in cookies are not supported; not sent")
@@ -217,20 +217,20 @@ class _Parser:
                 "value": secret_placeholder(self._secret(name)),
             }
         http_scheme = str(scheme.get("scheme", "")).lower()
-        if kind == "basic" or (kind == "http" and http_scheme == "basic"):
+        if scheme_type == "basic" or (scheme_type == "http" and http_scheme == "basic"):
             return {
                 "type": "basic",
                 "username": secret_placeholder(self._secret(name, "username")),
                 "password": secret_placeholder(self._secret(name, "password")),
             }
-        if kind == "http" and http_scheme == "bearer":
+        if scheme_type == "http" and http_scheme == "bearer":
             return {"type": "bearer", "token": secret_placeholder(self._secret(name, "token"))}
         flows = scheme.get("flows") if isinstance(scheme.get("flows"), dict) else {}
         client_credentials = flows.get("clientCredentials") or (
-            scheme if kind == "oauth2" and scheme.get("flow") == "application" else None
+            scheme if scheme_type == "oauth2" and scheme.get("flow") == "application" else None
         )
         if (
-            kind == "oauth2"
+            scheme_type == "oauth2"
             and isinstance(client_credentials, dict)
             and client_credentials.get("tokenUrl")
         ):
@@ -244,7 +244,7 @@ class _Parser:
             if isinstance(scopes, dict) and scopes:
                 setting["scope"] = " ".join(scopes)
             return setting
-        if kind in ("oauth2", "openidconnect"):
+        if scheme_type in ("oauth2", "openidconnect"):
             self.problems.append(
                 f"{where}: {scheme.get('type')} flows are not run by the importer; "
                 "the tools send a bearer access token you store as a secret"

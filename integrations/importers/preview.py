@@ -238,15 +238,15 @@ def validate_operations(preview: ImportPreview) -> None:
     """Add a problem to each operation whose config the `http` kind would refuse, or whose
     templates read a name its arguments do not provide."""
     try:
-        from servers.kinds import http
+        from servers.kinds.http.kind import KIND as HTTP
     except ImportError:  # the http kind is not installed in this build
         return
     from servers.definition.template_scope import tool_problems
 
     for op in preview.operations:
-        problems = http.validate_config(op.config)
+        problems = HTTP.validate_config(op.config)
         if not problems:
-            tool = {"kind": "http", "inputSchema": op.input_schema, "config": op.config}
+            tool = {"kind": HTTP.name, "inputSchema": op.input_schema, "config": op.config}
             problems = [p.removeprefix("tool.config.") for p in tool_problems("tool", tool)]
         for message in problems:
             op.problems.append(f"http config: {message}")

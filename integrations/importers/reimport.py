@@ -23,6 +23,7 @@ from typing import Any
 from django.db import transaction
 
 from servers import parts
+from servers.kinds.http.kind import KIND as HTTP
 from servers.models import TOOL_NAME_RE, Tool
 
 from .preview import ImportedOperation, ImportFailed, ImportPreview, unique
@@ -117,7 +118,7 @@ def plan_import(server, preview: ImportPreview, selected: list[str] | None = Non
     """What importing `selected` (all when None) of `preview` into `server` would do."""
     chosen = chosen_operations(preview, selected)
     existing = list(server.tools.order_by("position", "id"))
-    http_tools = [tool for tool in existing if tool.kind == "http"]
+    http_tools = [tool for tool in existing if tool.kind == HTTP.name]
     by_name = {tool.name: tool for tool in http_tools}
     by_endpoint: dict[tuple[str, str], Tool] = {}
     for tool in http_tools:
@@ -176,7 +177,7 @@ def apply_import(
                     Tool.objects.create(
                         server=server,
                         name=change.name,
-                        kind="http",
+                        kind=HTTP.name,
                         enabled=False,
                         position=next(positions),
                         **values,

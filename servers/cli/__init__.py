@@ -10,9 +10,9 @@ SUBCOMMANDS = [
     "servers.cli.versions",
     "servers.cli.diff",
     "servers.cli.rollback",
-    "servers.cli.import_openapi",
-    "servers.cli.import_postman",
-    "servers.cli.doctor",
+    "integrations.cli.import_openapi",
+    "integrations.cli.import_postman",
+    "integrations.cli.doctor",
 ]
 
 

@@ -6,15 +6,17 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
-from gateway.agents.config import char_limit
-from gateway.agents.config import read as read_agent_settings
 from mcp_protocol import uritemplate
 from mcp_protocol.param_headers import header_parameters
 from mcp_protocol.schemas import BoundedValidator, external_refs, schema_problems, validator_for
+from servers.discovery.config import char_limit
+from servers.discovery.config import read as read_agent_settings
 
 from .. import kinds, prompts, resources
 from ..kinds import workflow
 from ..templating import TemplateCompileError, compile_value
+from ..views import expand_views
+from .features import APP_MIME_TYPE
 from .frozen import freeze, interned
 from .snapshot import (
     CAPABILITIES,
@@ -52,9 +54,8 @@ def _compile_tool(tool: dict, where: str, server: dict) -> CompiledTool:
     name = tool.get("name")
     if not isinstance(name, str) or not name:
         raise DefinitionError(f"{where}.name: required")
-    kind_name = tool.get("kind", "static")
     try:
-        kind = kinds.get_kind(kind_name)
+        kind = kinds.get_kind(tool.get("kind", kinds.DEFAULT_KIND))
     except ValueError as exc:
         raise DefinitionError(f"{where}.kind: {exc}") from None
     config = tool.get("config") or {}
@@ -67,6 +68,10 @@ def _compile_tool(tool: dict, where: str, server: dict) -> CompiledTool:
     task_support = execution.get("taskSupport", "forbidden")
     if task_support not in TASK_SUPPORT:
         raise DefinitionError(f"{where}.execution.taskSupport: must be one of {TASK_SUPPORT}")
+    if task_support != "forbidden" and not kind.runs_as_task:
+        raise DefinitionError(
+            f"{where}.execution.taskSupport: a {kind.name} tool cannot run as a task"
+        )
     wire: dict[str, Any] = {"name": name}
     wire.update(_optional(tool, ("title",)))
     wire["description"] = tool.get("description") or ""
@@ -80,7 +85,7 @@ def _compile_tool(tool: dict, where: str, server: dict) -> CompiledTool:
     return CompiledTool(
         name=name,
         wire=wire,
-        kind=kind_name,
+        kind=kind,
         compiled=compiled,
         input_validator=_validator(wire["inputSchema"], f"{where}.inputSchema"),
         output_validator=(
@@ -105,12 +110,15 @@ def _compile_resource(resource: dict, where: str, server: dict) -> CompiledResou
         raise DefinitionError(f"{where}: uri and name are required")
     wire = {"uri": uri, "name": name, **_optional(resource, _RESOURCE_WIRE)}
     contents = {"uri": uri, **_optional(resource, ("mimeType",))}
-    kind_name = resource.get("kind") or "static"
-    if kind_name != "static":
-        try:
-            kind = resources.get_kind(kind_name)
-        except ValueError as exc:
-            raise DefinitionError(f"{where}.kind: {exc}") from None
+    if uri.startswith("ui://") and resource.get("mimeType") == APP_MIME_TYPE:
+        # MCP Apps: hosts read a view's policy and permissions from the read's contents.
+        contents.update(_optional(resource, ("_meta",)))
+    kind_name = resource.get("kind") or resources.STATIC
+    try:
+        kind = resources.runtime_kind(kind_name)
+    except ValueError as exc:
+        raise DefinitionError(f"{where}.kind: {exc}") from None
+    if kind is not None:
         config = resource.get("config") or {}
         problems = kind.validate_config(config)
         if problems:
@@ -191,8 +199,8 @@ def _compile_prompt(prompt: dict, where: str, server: dict | None = None) -> Com
     wire = {"name": name, **_optional(prompt, ("title", "description", "icons", "_meta"))}
     if arguments:
         wire["arguments"] = arguments
-    kind_name = prompt.get("kind") or "static"
-    if kind_name != "static":
+    kind_name = prompt.get("kind") or prompts.STATIC
+    if not prompts.is_stored(kind_name):
         return CompiledPrompt(
             name=name,
             wire=freeze(wire),
@@ -235,14 +243,18 @@ def compile_definition(
     owner_id: int | None = None,
 ) -> Snapshot:
     """Compile a definition dict (docs/architecture.md) into a Snapshot; DefinitionError if bad."""
-    definition = interned(definition)
+    # A tool's view becomes a ui:// resource and the tool's _meta.ui (servers.views).
+    definition = expand_views(interned(definition))
     # What kinds may need of the server itself (the http kind: its defaults and whose secrets).
     server = {
         "id": server_id,
         "organizationId": organization_id,
         "ownerId": owner_id,
-        "http": definition.get("http") or {},
-        "code": definition.get("code") or {},
+        **{
+            kind.server_settings: definition.get(kind.server_settings) or {}
+            for kind in kinds.KINDS.values()
+            if kind.server_settings
+        },
     }
     tools: dict[str, CompiledTool] = {}
     tool_list = []
@@ -304,7 +316,7 @@ def compile_definition(
         agents=read_agent_settings(definition.get("agents")),
     )
     # Extensions are advertised only when the server uses them (MCP Apps, tasks).
-    from gateway.surfaces.features import extensions
+    from servers.compiled.features import extensions
 
     used = extensions(snapshot)
     if used:

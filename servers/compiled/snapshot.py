@@ -5,12 +5,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from gateway.agents.config import AgentSettings
-from gateway.agents.search import LazyIndex
 from mcp_protocol import uritemplate
 from mcp_protocol.param_headers import HeaderParameters
 from mcp_protocol.schemas import BoundedValidator
+from servers.discovery.config import AgentSettings
+from servers.discovery.hybrid import LazyIndex
+from servers.discovery.vectors import NO_VECTORS, ToolVectors
 
+from ..kinds.contract import ToolKind
 from .frozen import freeze
 
 CAPABILITIES = freeze(
@@ -34,7 +36,7 @@ class DefinitionError(ValueError):
 class CompiledTool:
     name: str
     wire: dict  # exactly what tools/list shows (a FrozenDict)
-    kind: str
+    kind: ToolKind  # what the tool's kind can do (servers/kinds/contract.py)
     compiled: Any
     input_validator: BoundedValidator
     output_validator: BoundedValidator | None
@@ -112,10 +114,13 @@ class Snapshot:
     )
     rate_limit_per_minute: int = 0
     log_arguments: bool = False
-    # Discovery, output budgets and long calls (gateway/agents/config.py).
+    # Discovery, output budgets and long calls (servers/discovery/config.py).
     agents: AgentSettings = field(default_factory=AgentSettings)
     # The tool-search index, built on first use and kept as long as the snapshot.
     search_index: LazyIndex = field(default_factory=LazyIndex)
+    # The tools' embeddings, computed at publish and read when the snapshot is loaded
+    # (servers/embeddings.py); tools missing here are searched by their words alone.
+    tool_vectors: ToolVectors = NO_VECTORS
     # Governance, from the live rows (never the published definition): what each role may use
     # (servers/access.py) and the organization's monthly call quota, 0 for none (quotas.py).
     role_scopes: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))

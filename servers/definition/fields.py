@@ -42,6 +42,7 @@ TOOL_FIELDS = [
     ("enabled", "enabled", True),
     ("pinned", "pinned", False),
     ("outputBudget", "output_budget", {}),
+    ("view", "view", {}),
     ("kind", "kind", "static"),
     ("config", "config", {}),
 ]

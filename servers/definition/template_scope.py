@@ -18,6 +18,8 @@ before the check existed.
 
 from typing import Any
 
+from .. import kinds, prompts
+from ..kinds import TemplateScope
 from ..template_names import unknown_name_problems
 
 RESPONSE_NAMES = frozenset({"response", "status", "headers", "args"})
@@ -108,12 +110,13 @@ def tool_problems(path: str, tool: dict) -> list[str]:
     config = tool.get("config")
     if arguments is None or not isinstance(config, dict):
         return []
-    kind = tool.get("kind", "static")
-    if kind == "static":
+    kind = kinds.find_kind(tool.get("kind", kinds.DEFAULT_KIND))
+    scope = kind.template_scope if kind is not None else TemplateScope.NONE
+    if scope is TemplateScope.RESULT:
         return unknown_name_problems(config, f"{path}.config", arguments)
-    if kind == "http":
+    if scope is TemplateScope.REQUEST:
         return _http_problems(config, f"{path}.config", arguments)
-    if kind == "workflow":
+    if scope is TemplateScope.STEPS:
         steps = config.get("steps")
         return _step_problems(steps, f"{path}.config.steps", arguments | _intos(steps))
     # code tools are Python, not templates; upstream tools pass calls on.
@@ -125,7 +128,7 @@ def prompt_problems(path: str, prompt: dict, arguments: set[str]) -> list[str]:
     steps = config.get("steps") if isinstance(config, dict) else None
     known = arguments | _intos(steps)
     problems = _step_problems(steps, f"{path}.config.steps", known) if steps else []
-    if prompt.get("kind", "static") == "static":
+    if prompts.is_stored(prompt.get("kind", prompts.STATIC)):
         problems += unknown_name_problems(prompt.get("messages"), f"{path}.messages", known)
     return problems
 

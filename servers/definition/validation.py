@@ -3,6 +3,7 @@
 from mcp_protocol import uritemplate
 
 from ..models import Server
+from ..views.spec import view_problems
 from . import template_scope
 from .checks import (
     _Checker,
@@ -105,22 +106,23 @@ def _validate_sections(c: _Checker, data: dict) -> None:
         from ..access import role_access_problems
 
         c.errors.extend(role_access_problems(data["roleAccess"]))
-    if "http" in data:
-        from ..kinds.http import validate_server_settings
+    from .. import kinds
 
-        c.errors.extend(validate_server_settings(data["http"], "http"))
+    for kind in kinds.KINDS.values():
+        if kind.server_settings and kind.server_settings in data:
+            key = kind.server_settings
+            c.errors.extend(kind.validate_server_settings(data[key], key))
     if "agents" in data:
-        from gateway.agents.config import validate_server as validate_agent_settings
+        from servers.discovery.config import validate_server as validate_agent_settings
 
         c.errors.extend(validate_agent_settings(data["agents"], "agents"))
-    if "code" in data:
-        from ..kinds.code.limits import validate_server_settings as validate_code_settings
-
-        c.errors.extend(validate_code_settings(data["code"], "code"))
 
 
 def _validate_tools(c: _Checker, tools) -> None:
     names: dict = {}
+    # A form view names another tool of the server.
+    listed = tools if isinstance(tools, list) else []
+    tool_names = {tool.get("name") for tool in listed if isinstance(tool, dict)}
     for _, path, tool in _items(c, "tools", tools):
         c.keys(path, tool, {k for k, _, _ in TOOL_FIELDS}, ["name", "description", "inputSchema"])
         if c.string(path, tool, "name"):
@@ -143,10 +145,12 @@ def _validate_tools(c: _Checker, tools) -> None:
         if "pinned" in tool:
             c.kind_of(f"{path}.pinned", tool["pinned"], bool, "true or false")
         if "outputBudget" in tool:
-            from gateway.agents.config import validate_tool_budget
+            from servers.discovery.config import validate_tool_budget
 
             c.errors.extend(validate_tool_budget(tool["outputBudget"], f"{path}.outputBudget"))
         _validate_execution(c, path, tool.get("execution"))
+        if "view" in tool:
+            c.errors.extend(view_problems(tool["view"], f"{path}.view", tool_names))
         before = len(c.errors)
         _validate_kind(c, path, tool)
         if c.template_names and len(c.errors) == before:
@@ -166,25 +170,27 @@ def _validate_execution(c: _Checker, path: str, execution) -> None:
 
 
 def _validate_kind(c: _Checker, path: str, tool: dict) -> None:
-    kind = tool.get("kind", "static")
+    from .. import kinds  # b2's package; imported late so this module loads without it
+
+    kind = tool.get("kind", kinds.DEFAULT_KIND)
     if not isinstance(kind, str):
         c.add(f"{path}.kind", f"must be a string, not {_type_name(kind)}")
         return
     config = tool.get("config", {})
     if not c.kind_of(f"{path}.config", config, dict, "a mapping"):
         return
-    from .. import kinds  # b2's package; imported late so this module loads without it
-
-    try:
-        module = kinds.get_kind(kind)
-    except (KeyError, LookupError, ValueError):
+    contract = kinds.find_kind(kind)
+    if contract is None:
         c.add(f"{path}.kind", f"unknown kind {kind!r}")
         return
-    problems = module.validate_config(config)
-    on_save = getattr(module, "validate_on_save", None)
-    if not problems and on_save is not None:
+    execution = tool.get("execution")
+    support = execution.get("taskSupport") if isinstance(execution, dict) else None
+    if support in ("optional", "required") and not contract.runs_as_task:
+        c.add(f"{path}.execution.taskSupport", f"a {kind} tool cannot run as a task")
+    problems = contract.validate_config(config)
+    if not problems:
         # Checks too costly for every snapshot compile (a code tool's parse), run on save.
-        problems = on_save(config)
+        problems = contract.validate_on_save(config)
     for message in problems:
         # Kinds name their fields from `config` on; anything else is placed under it.
         where = "" if message.startswith("config") else "config."
@@ -216,17 +222,17 @@ def _validate_resources(c: _Checker, resources) -> None:
 
 def _validate_resource_kind(c: _Checker, path: str, res: dict) -> bool:
     """Checks `kind` and `config`; True when the resource keeps its content in the definition."""
-    kind = res.get("kind", "static")
+    from .. import resources
+
+    kind = res.get("kind", resources.STATIC)
     if not isinstance(kind, str):
         c.add(f"{path}.kind", f"must be a string, not {_type_name(kind)}")
         return True
     config = res.get("config", {})
-    if kind == "static":
+    if resources.is_stored(kind):
         if config not in ({}, None):
             c.add(f"{path}.config", "only resources of kind fetched or upstream have a config")
         return True
-    from .. import resources
-
     try:
         module = resources.get_kind(kind)
     except ValueError:
@@ -285,12 +291,14 @@ def _template_variables(c: _Checker, path: str, uri_template: str) -> set:
 
 def _validate_prompt_kind(c: _Checker, path: str, prompt: dict) -> bool:
     """Checks `kind` and `config`; True when the prompt keeps its messages in the definition."""
-    kind = prompt.get("kind", "static")
+    from .. import prompts
+
+    kind = prompt.get("kind", prompts.STATIC)
     if not isinstance(kind, str):
         c.add(f"{path}.kind", f"must be a string, not {_type_name(kind)}")
         return True
     config = prompt.get("config", {})
-    if kind == "static":
+    if prompts.is_stored(kind):
         if config not in ({}, None):
             if not isinstance(config, dict) or set(config) != {"steps"}:
                 c.add(f"{path}.config", "a static prompt's config may only hold steps")
@@ -301,8 +309,6 @@ def _validate_prompt_kind(c: _Checker, path: str, prompt: dict) -> bool:
                     workflow.validate_prompt_steps(config["steps"], f"{path}.config.steps")
                 )
         return True
-    from .. import prompts
-
     try:
         module = prompts.get_kind(kind)
     except ValueError:

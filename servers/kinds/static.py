@@ -2,6 +2,7 @@
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -9,6 +10,7 @@ import orjson
 from mcp_protocol.context import RequestContext
 
 from ..templating import TemplateCompileError, compile_value, render_text
+from .contract import TemplateScope, ToolKind
 
 # Fields each content block must have, by type (MCP ContentBlock).
 CONTENT_REQUIRED = {
@@ -132,3 +134,26 @@ async def call(
     compiled: ResultTemplate, arguments: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
     return compiled.build(dict(arguments))
+
+
+class StaticKind(ToolKind):
+    name = "static"
+    label = "Static"
+    template_scope = TemplateScope.RESULT
+    config_example = MappingProxyType(
+        {"content": [{"type": "text", "text": "You said: {{ message }}"}]}
+    )
+
+    def validate_config(self, config: dict[str, Any]) -> list[str]:
+        return validate_config(config)
+
+    def compile(self, tool_def: dict[str, Any]) -> ResultTemplate:
+        return compile(tool_def)
+
+    async def call(
+        self, compiled: ResultTemplate, arguments: dict[str, Any], ctx: RequestContext
+    ) -> dict[str, Any]:
+        return await call(compiled, arguments, ctx)
+
+
+KIND = StaticKind()

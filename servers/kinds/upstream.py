@@ -19,7 +19,7 @@ client, and closes the session. An upstream that cannot be reached gives a tool 
 it, and is recorded as unhealthy (servers/upstream/health.py).
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,7 @@ from vault.wording import missing_secrets
 
 from ..templating import render_text
 from ..upstream.config import compile_connection, validate_connection
+from .contract import ToolKind
 
 if TYPE_CHECKING:
     from vault.resolve import SecretValues
@@ -160,3 +161,29 @@ async def call(
         reason = describe(exc, upstream)
         await health.arecord(compiled.server_id, compiled.url, ok=False, error=reason)
         raise ToolError(f"{unreachable}: {reason.rstrip('.')}.") from None
+
+
+class UpstreamKind(ToolKind):
+    name = "upstream"
+    label = "Upstream MCP server"
+    # The upstream's progress, logs and requests to the client are relayed to ours.
+    streams_progress = True
+    reads_secrets = True  # its headers may name secrets
+    has_destinations = True
+
+    def validate_config(self, config: dict[str, Any]) -> list[str]:
+        return validate_config(config)
+
+    def destinations(self, config: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+        yield "config.url", config.get("url")
+
+    def compile(self, tool_def: dict[str, Any]) -> UpstreamTool:
+        return compile(tool_def)
+
+    async def call(
+        self, compiled: UpstreamTool, arguments: dict[str, Any], ctx: RequestContext
+    ) -> dict[str, Any]:
+        return await call(compiled, arguments, ctx)
+
+
+KIND = UpstreamKind()

@@ -1,7 +1,6 @@
 """Turning a host into the addresses the guard checks, and the allow-lists that open ranges."""
 
 import asyncio
-import os
 import socket
 
 from django.conf import settings
@@ -31,16 +30,14 @@ LOOPBACK_NETWORKS = ("127.0.0.0/8", "::1/128")
 def deployment_networks() -> list[IPNetwork]:
     """OUTBOUND_ALLOWED_NETWORKS: comma-separated CIDRs this deployment may reach anyway, and
     the loopback ranges when OUTBOUND_ALLOW_LOOPBACK is on (local development)."""
-    configured = getattr(settings, "OUTBOUND_ALLOWED_NETWORKS", None)
-    if configured is None:
-        configured = os.environ.get("OUTBOUND_ALLOWED_NETWORKS", "")
+    configured = settings.OUTBOUND_ALLOWED_NETWORKS
     if isinstance(configured, str):
         configured = configured.split(",")
     try:
         networks = parse_networks(configured)
     except ValueError as exc:
         raise ImproperlyConfigured(f"OUTBOUND_ALLOWED_NETWORKS: {exc}") from None
-    if getattr(settings, "OUTBOUND_ALLOW_LOOPBACK", False):
+    if settings.OUTBOUND_ALLOW_LOOPBACK:
         networks += parse_networks(LOOPBACK_NETWORKS)
     return networks
 

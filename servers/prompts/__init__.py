@@ -17,6 +17,17 @@ STATIC = "static"
 KINDS: dict[str, ModuleType] = {"upstream": upstream}
 
 
+def is_stored(name: str) -> bool:
+    """Whether a prompt of this kind is stored in the definition as it is served (static)."""
+    return name == STATIC
+
+
+def runtime_kind(name: str) -> ModuleType | None:
+    """The module serving kind `name` on each request; None for the stored kind, ValueError for
+    an unknown name."""
+    return None if is_stored(name) else get_kind(name)
+
+
 def get_kind(name: str) -> ModuleType:
     try:
         return KINDS[name]

@@ -11,10 +11,23 @@ A read that cannot be served raises McpError(-32603) with a message safe to show
 
 from types import ModuleType
 
+from ..views import kind as view
 from . import fetched, upstream
 
 STATIC = "static"
-KINDS: dict[str, ModuleType] = {"fetched": fetched, "upstream": upstream}
+# `view`: a tool's view as an MCP App (servers.views), made by the compiler from `tools[].view`.
+KINDS: dict[str, ModuleType] = {"fetched": fetched, "upstream": upstream, "view": view}
+
+
+def is_stored(name: str) -> bool:
+    """Whether a resource of this kind is stored in the definition as it is served (static)."""
+    return name == STATIC
+
+
+def runtime_kind(name: str) -> ModuleType | None:
+    """The module serving kind `name` on each request; None for the stored kind, ValueError for
+    an unknown name."""
+    return None if is_stored(name) else get_kind(name)
 
 
 def get_kind(name: str) -> ModuleType:

@@ -155,6 +155,16 @@
 
   /* Sends a request and resolves with its response message, answering the server's requests
      that arrive on the stream meanwhile. */
+  /* One request on the page's session, for the view preview: its result, or an Error. */
+  root.mcpCall = function (method, params) {
+    return ensureSession().then(function () {
+      return request(state.session.key, method, params);
+    }).then(function (reply) {
+      if (reply.error) throw new Error(reply.error.message || "error " + reply.error.code);
+      return reply.result;
+    });
+  };
+
   function request(key, method, params) {
     var id = state.nextId++;
     var message = { jsonrpc: "2.0", id: id, method: method };
@@ -512,6 +522,10 @@
       if (state.selected === sel) {
         $("pg-timing").textContent = ms + " ms";
         showResult(method, reply);
+        // The view preview (view-host.js) renders a tool's MCP App from this.
+        root.dispatchEvent(new CustomEvent("pg:result", { detail: {
+          tool: sel.kind === "tool" ? sel.item : null, arguments: args,
+          result: reply.result, catalog: state.catalog.tools } }));
       }
       remember(sel, args, method, ms, !reply.error && !(reply.result && reply.result.isError));
     }).catch(function (e) {

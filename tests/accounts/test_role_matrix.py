@@ -36,7 +36,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
 from accounts import services
-from accounts.models import ApiKey, Membership, User
+from accounts.models import ApiKey, Membership, ServiceAccount, User
 from activity.models import CallLog
 from api.models import PersonalAccessToken
 from dashboard.scoping import SESSION_KEY
@@ -154,6 +154,28 @@ EXPECTED = [
     R("dashboard:key_create", {"GET": MEMBER, "POST": MEMBER}, CURRENT, body={"name": "k"}),
     R("dashboard:key_revoke", {"POST": ADMIN}, kwargs={"pk": "owner_key_pk"}),
     R("dashboard:key_access", {"GET": ADMIN, "POST": ADMIN}, kwargs={"pk": "owner_key_pk"}),
+    R("dashboard:key_transfer", {"POST": ADMIN}, kwargs={"pk": "owner_key_pk"}, body={}),
+    R(
+        "dashboard:service_account_list",
+        {"GET": VIEWER, "POST": ADMIN},
+        CURRENT,
+        body={"name": "another bot", "role": "member"},
+    ),
+    R(
+        "dashboard:service_account_update",
+        {"POST": ADMIN},
+        kwargs={"pk": "service_account_pk"},
+        body={"role": "admin"},
+    ),
+    R("dashboard:service_account_disable", {"POST": ADMIN}, kwargs={"pk": "service_account_pk"}),
+    R("dashboard:service_account_enable", {"POST": ADMIN}, kwargs={"pk": "service_account_pk"}),
+    R("dashboard:service_account_delete", {"POST": ADMIN}, kwargs={"pk": "service_account_pk"}),
+    R(
+        "dashboard:service_account_key_create",
+        {"GET": ADMIN, "POST": ADMIN},
+        kwargs={"pk": "service_account_pk"},
+        body={"name": "k"},
+    ),
     R("dashboard:usage", {"GET": VIEWER, "POST": OWNER}, CURRENT, body={"task_concurrency": "2"}),
     R(
         "dashboard:secret_list",
@@ -324,6 +346,24 @@ EXPECTED = [
         kwargs={"pk": "owner_key_pk"},
         body={"name": "renamed"},
     ),
+    R(
+        "service-account-list",
+        {"GET": VIEWER, "POST": ADMIN},
+        NAMED,
+        body={"name": "another bot", **ORG},
+    ),
+    R(
+        "service-account-detail",
+        {"GET": VIEWER, "PUT": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN},
+        kwargs={"pk": "service_account_pk"},
+        body={"name": "renamed bot"},
+    ),
+    R(
+        "service-account-keys",
+        {"POST": ADMIN},
+        kwargs={"pk": "service_account_pk"},
+        body={"name": "k"},
+    ),
     R("token-list", {"GET": USER, "POST": USER}, CURRENT, body={"name": "t"}),
     R("token-detail", {"GET": SELF, "DELETE": SELF}, kwargs={"pk": "owner_token_pk"}),
     R("call-list", {"GET": VIEWER}, CURRENT),
@@ -455,6 +495,7 @@ def world(db):
     prompt = Prompt.objects.create(server=server, name="p", description="p", messages=[])
     version = publishing.publish(server, None, user=owner)
     key, _ = ApiKey.issue(org, "target-owner-key", created_by=owner)
+    bot = ServiceAccount.objects.create(organization=org, name="target-bot", created_by=owner)
     secret = Secret.store(org, "TARGET_SECRET", "value")
     token, _ = PersonalAccessToken.issue(owner, "owner's token")
     call = CallLog.objects.create(
@@ -509,6 +550,7 @@ def world(db):
         part="tools",
         version=version.version,
         owner_key_pk=key.pk,
+        service_account_pk=bot.pk,
         secret_pk=secret.pk,
         owner_token_pk=token.pk,
         call_pk=call.pk,

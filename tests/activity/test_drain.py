@@ -2,7 +2,7 @@ import orjson
 import pytest
 
 from activity import recorder, stream
-from activity.drain import drain_call_log, drain_everything
+from activity.drain import drain_call_log, drain_everything, drain_for
 from activity.models import CallLog
 from servers.models import Server
 
@@ -19,6 +19,26 @@ def test_a_drain_writes_at_most_max_rows_and_leaves_the_rest_queued(call_queue, 
     assert drain_call_log() == 2
     assert drain_call_log() == 0
     assert CallLog.objects.count() == 7
+
+
+def test_one_drain_run_stores_batch_after_batch_until_nothing_waits(call_queue, server, org):
+    for _ in range(12):
+        recorder.record_call(organization_id=org.pk, server_id=server.pk, method="tools/list")
+    recorder.flush()
+
+    assert drain_for(60, batch=5) == 12
+    assert stream.waiting(call_queue) == 0
+    assert CallLog.objects.count() == 12
+
+
+def test_a_drain_run_stops_at_its_time_budget_and_leaves_the_rest_queued(call_queue, server, org):
+    for _ in range(12):
+        recorder.record_call(organization_id=org.pk, server_id=server.pk, method="tools/list")
+    recorder.flush()
+
+    # A budget already spent: one batch, then it returns.
+    assert drain_for(0, batch=5) == 5
+    assert stream.waiting(call_queue) == 7
 
 
 def test_calls_of_a_deleted_server_are_kept_without_it(call_queue, org):

@@ -9,14 +9,12 @@ from activity.retention import (
     retention_days,
     set_retention_days,
 )
+from getmcp.environment import Environment
 
 
-def test_the_default_retention_is_30_days_and_follows_the_setting(settings, monkeypatch):
-    monkeypatch.delenv("CALL_LOG_RETENTION_DAYS", raising=False)
-    settings.CALL_LOG_RETENTION_DAYS = None
-    assert default_retention_days() == 30
-    monkeypatch.setenv("CALL_LOG_RETENTION_DAYS", "9")
-    assert default_retention_days() == 9
+def test_the_default_retention_is_30_days_and_follows_the_setting(settings):
+    assert Environment({}).CALL_LOG_RETENTION_DAYS == 30
+    assert Environment({"CALL_LOG_RETENTION_DAYS": "9"}).CALL_LOG_RETENTION_DAYS == 9
     settings.CALL_LOG_RETENTION_DAYS = 4
     assert default_retention_days() == 4
 

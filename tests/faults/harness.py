@@ -265,12 +265,14 @@ def _env(database_url: str, redis_url: str, extra: dict | None = None) -> dict:
     return env
 
 
-def run_manage(*args: str, database_url: str, redis_url: str, timeout: float = 180) -> str:
+def run_manage(
+    *args: str, database_url: str, redis_url: str, timeout: float = 180, extra_env=None
+) -> str:
     """Run a `manage.py` command against the private services; its stdout is returned."""
     result = subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
-        env=_env(database_url, redis_url),
+        env=_env(database_url, redis_url, extra_env),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -282,7 +284,9 @@ def run_manage(*args: str, database_url: str, redis_url: str, timeout: float = 1
     return result.stdout
 
 
-def django_script(code: str, *, database_url: str, redis_url: str, timeout: float = 60):
+def django_script(
+    code: str, *, database_url: str, redis_url: str, timeout: float = 60, extra_env=None
+):
     """Run Python `code` in a fresh Django process against the private services.
 
     The code assigns its answer to `result`; it comes back through JSON. This is how a test seeds
@@ -297,7 +301,7 @@ def django_script(code: str, *, database_url: str, redis_url: str, timeout: floa
     completed = subprocess.run(
         [sys.executable, "-c", program],
         cwd=ROOT,
-        env=_env(database_url, redis_url),
+        env=_env(database_url, redis_url, extra_env),
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import httpx2
 import pytest
 
+from accounts import service_accounts
 from accounts.models import ApiKey, Membership, User
 from oauth.models import Client as OAuthClient
 from oauth.models import Grant
@@ -161,3 +162,70 @@ def test_a_lower_role_named_wider_than_a_higher_one_gets_only_what_both_allow():
 
 def test_a_server_that_limits_no_role_compiles_to_no_limit():
     assert dict(compile_role_access({})) == {}
+
+
+def test_a_service_accounts_key_follows_the_accounts_role_and_is_refused_while_it_is_disabled(
+    asgi_server, person, committed
+):
+    owner = person.org.billing_owner
+
+    def make():
+        account = service_accounts.service_account_create(
+            actor=owner, organization=person.org, name="CI"
+        )
+        _, raw = service_accounts.service_account_key_issue(
+            actor=owner, account=account, name="deploy"
+        )
+        return account, raw
+
+    account, raw = committed(make)
+    url = asgi_server.mcp_url(person.server.slug)
+    # A member service account: held to what roleAccess gives members.
+    assert reach(url, raw) == {"echo": 200, SECRET_TOOL: 404}
+
+    committed(
+        lambda: service_accounts.service_account_update(actor=owner, account=account, role="admin")
+    )
+    assert reach(url, raw) == {"echo": 200, SECRET_TOOL: 200}
+
+    committed(
+        lambda: service_accounts.service_account_update(actor=owner, account=account, role="member")
+    )
+    assert reach(url, raw) == {"echo": 200, SECRET_TOOL: 404}
+
+    committed(
+        lambda: service_accounts.service_account_set_disabled(
+            actor=owner, account=account, disabled=True
+        )
+    )
+    with httpx2.Client(timeout=30, headers={"authorization": f"Bearer {raw}"}) as http:
+        refused = http.post(f"{url}/tools/echo", json={"message": "hi"})
+    assert refused.status_code == 403
+    assert "service account (CI) is disabled" in refused.text
+
+    committed(
+        lambda: service_accounts.service_account_set_disabled(
+            actor=owner, account=account, disabled=False
+        )
+    )
+    assert reach(url, raw) == {"echo": 200, SECRET_TOOL: 404}
+
+
+def test_a_key_moved_to_a_service_account_keeps_working_after_its_creator_leaves(
+    asgi_server, person, committed
+):
+    owner = person.org.billing_owner
+    url = asgi_server.mcp_url(person.server.slug)
+
+    def move():
+        account = service_accounts.service_account_create(
+            actor=owner, organization=person.org, name="Kept"
+        )
+        key = ApiKey.objects.get(organization=person.org, created_by=person.member)
+        service_accounts.key_transfer(actor=owner, key=key, account=account)
+
+    committed(move)
+    committed(lambda: Membership.objects.get(organization=person.org, user=person.member).delete())
+    # The key acts as the service account (a member), not as the person who left.
+    assert reach(url, person.key) == {"echo": 200, SECRET_TOOL: 404}
+    assert reach(url, person.token) == {"echo": 401, SECRET_TOOL: 401}

@@ -2,6 +2,7 @@ import pytest
 from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
+from getmcp.environment import Environment
 from vault import crypto
 
 
@@ -42,10 +43,9 @@ def test_reencrypting_moves_a_value_to_the_newest_key(settings):
     assert crypto.decrypt(rotated) == "rotate me"
 
 
-def test_keys_may_come_from_the_environment_as_a_comma_separated_list(monkeypatch, settings):
-    del settings.SECRETS_KEYS
+def test_keys_may_come_from_the_environment_as_a_comma_separated_list(settings):
     key = Fernet.generate_key().decode()
-    monkeypatch.setenv("SECRETS_KEYS", f" {key} ,")
+    settings.SECRETS_KEYS = Environment({"SECRETS_KEYS": f" {key} ,"}).SECRETS_KEYS
     assert crypto.configured_keys() == (key,)
 
 

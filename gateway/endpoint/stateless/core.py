@@ -6,6 +6,7 @@ from mcp_protocol.errors import InputRequired
 from servers import methods
 
 from ...agents import routing as agents_routing
+from .. import inner_calls
 from .request_state import input_required
 from .responder import StatelessCall
 from .results import discover
@@ -20,7 +21,9 @@ async def run_method(call: StatelessCall) -> dict[str, Any]:
     request = call.request
     if request.method in ("tools/list", "tools/call", "resources/read"):
         # Discovery, platform tools, long calls and kept results (gateway/agents/).
-        result = await agents_routing.before(call.gate, request, call.context)
+        result = await agents_routing.before(
+            call.gate, request, call.context, inner=inner_calls.tools_call
+        )
         if result is not None:
             return result
     result = await methods.call_method(

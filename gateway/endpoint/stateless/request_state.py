@@ -18,7 +18,7 @@ from .envelope import MRTR_METHODS
 
 
 def _state_secret() -> bytes:
-    secret = getattr(settings, "MCP_REQUEST_STATE_SECRET", "") or settings.SECRET_KEY
+    secret = settings.MCP_REQUEST_STATE_SECRET
     return secret.encode()
 
 
@@ -72,7 +72,7 @@ def input_required(
         {"answers": ctx.used_answers, "request": _request_digest(request)},
         secret=_state_secret(),
         bind=_state_bind(gate, request),
-        ttl_seconds=int(getattr(settings, "MCP_REQUEST_STATE_TTL_SECONDS", 3600)),
+        ttl_seconds=settings.MCP_REQUEST_STATE_TTL_SECONDS,
     )
     return {
         "resultType": "input_required",

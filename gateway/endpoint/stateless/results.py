@@ -25,7 +25,7 @@ CACHEABLE = frozenset(
 def cache_hints(snapshot: Snapshot) -> dict[str, Any]:
     # A server behind keys may answer differently per key: never share it across credentials.
     scope = "public" if snapshot.auth_mode == "none" else "private"
-    return {"ttlMs": int(getattr(settings, "MCP_CACHE_TTL_MS", 60_000)), "cacheScope": scope}
+    return {"ttlMs": settings.MCP_CACHE_TTL_MS, "cacheScope": scope}
 
 
 def decorate(snapshot: Snapshot, method: str, result: dict[str, Any]) -> dict[str, Any]:

@@ -102,7 +102,7 @@ def _teamwork() -> dict:
 
     import yaml
 
-    data = Path(__file__).resolve().parents[2] / "servers" / "importers" / "data"
+    data = Path(__file__).resolve().parents[2] / "integrations" / "importers" / "data"
     return yaml.safe_load((data / "teamwork-openapi-3.0.yaml").read_text())
 
 

@@ -2,6 +2,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from accounts.models import ApiKey, ServiceAccount
 from activity.models import CallLog
 
 
@@ -77,3 +78,15 @@ def test_tool_names_in_charts_are_escaped(member_client, server):
     page = member_client.get("/analytics/").content.decode()
     assert "<b>bold</b>" not in page
     assert "&lt;b&gt;bold&lt;/b&gt;" in page
+
+
+def test_the_call_log_page_says_whom_each_call_acted_as(member_client, org, user):
+    account = ServiceAccount.objects.create(organization=org, name="Nightly", role="member")
+    key, _ = ApiKey.issue(org, "deploy", created_by=user, service_account=account)
+    common = {"organization": org, "server_slug": "s", "method": "tools/call"}
+    CallLog.objects.create(at="2026-11-28T10:00Z", user=user, key_name="laptop", **common)
+    CallLog.objects.create(at="2026-11-28T10:01Z", api_key=key, key_name="deploy", **common)
+    page = member_client.get("/calls/").content.decode()
+    assert "Acts as" in page
+    assert user.email in page
+    assert "Nightly" in page

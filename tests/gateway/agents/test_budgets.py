@@ -1,8 +1,8 @@
 """Where a result is cut, and how the budgets and settings are read and checked."""
 
-from gateway.agents import config
 from gateway.agents.budgets import clean_cut, client_limit
 from servers.definition import normalize_definition, validate_definition
+from servers.discovery import config
 
 
 def test_a_cut_falls_after_a_line_when_one_is_near_the_limit():

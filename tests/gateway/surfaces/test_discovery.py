@@ -1,5 +1,5 @@
 from gateway.surfaces.discovery import discovery_document
-from gateway.surfaces.features import extensions
+from servers.compiled.features import extensions
 
 from .conftest import calculator_definition, make_snapshot
 

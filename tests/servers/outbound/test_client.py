@@ -32,11 +32,12 @@ async def test_the_deployment_allow_list_opens_loopback(httpserver, allow_loopba
     assert response.connected_to == [("127.0.0.1", "127.0.0.1")]
 
 
-def test_the_allow_list_is_read_from_the_environment_when_settings_lack_it(monkeypatch, settings):
+def test_the_allow_list_comes_from_the_environment_as_comma_separated_cidrs(settings):
+    from getmcp.environment import Environment
     from servers.outbound.resolver import deployment_networks
 
-    del settings.OUTBOUND_ALLOWED_NETWORKS
-    monkeypatch.setenv("OUTBOUND_ALLOWED_NETWORKS", "10.0.0.0/8, 192.168.0.0/16")
+    environ = {"OUTBOUND_ALLOWED_NETWORKS": "10.0.0.0/8, 192.168.0.0/16"}
+    settings.OUTBOUND_ALLOWED_NETWORKS = Environment(environ).OUTBOUND_ALLOWED_NETWORKS
     assert [str(n) for n in deployment_networks()] == ["10.0.0.0/8", "192.168.0.0/16"]
 
 

@@ -77,7 +77,7 @@ def test_exposed_tools_are_served_through_a_snapshot(
     from servers.snapshot import compile_definition, definition_for
 
     # The kind registry is another module's; the kind is registered there by one line.
-    monkeypatch.setitem(kinds.KINDS, "upstream", kind)
+    monkeypatch.setitem(kinds.KINDS, "upstream", kind.KIND)
     add_upstream_tools(
         server,
         upstream.url,

@@ -30,7 +30,7 @@ def own_upstream():
 @pytest.fixture(autouse=True)
 def upstream_kind(monkeypatch):
     # The kind registry is another module's; the kind is registered there by one line.
-    monkeypatch.setitem(kinds.KINDS, "upstream", kind)
+    monkeypatch.setitem(kinds.KINDS, "upstream", kind.KIND)
 
 
 def served_tools(server) -> dict:

@@ -3,6 +3,7 @@
 import pytest
 
 from servers.kinds import code, get_kind
+from servers.kinds.code.kind import KIND as CODE
 
 
 def errors(**config):
@@ -10,7 +11,7 @@ def errors(**config):
 
 
 def test_the_code_kind_is_registered_beside_the_others():
-    assert get_kind("code") is code
+    assert get_kind("code") is CODE and CODE.validate_config is not None
 
 
 def test_a_module_defining_main_is_accepted_in_both_shapes():

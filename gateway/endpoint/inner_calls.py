@@ -1,0 +1,67 @@
+"""Calls made inside an answered request: a code-mode program's `call_tool`
+(gateway/agents/codemode.py). Each is the caller's own tools/call, treated as a direct one:
+
+- access: it runs on the gate's snapshot, already narrowed to what the credential may use
+  (servers/access.py), so a withheld tool is answered "Unknown tool" as it would be directly;
+- quotas and limits: charged like a direct call (servers/quotas.py), one counter step each;
+- validation and the run: servers.methods.tools_call, the one every surface ends in;
+- the call log (calllog.record) and the live inspector (an event per call, naming the
+  meta-call it was made in).
+
+What the program sees: the tool's result (a tool error is a result with isError, as for a
+direct call); a JSON-RPC error (unknown or withheld tool) raises ValueError and a quota or rate
+limit RuntimeError, both exceptions the program may catch.
+"""
+
+import itertools
+import time
+from typing import Any
+
+from inspector import publish as inspector
+from mcp_protocol.context import RequestContext
+from mcp_protocol.errors import McpError
+from mcp_protocol.jsonrpc import error_message, result_message
+from servers import methods, quotas
+from servers.kinds.code.host import SandboxException
+
+from . import calllog
+from .gate import Gate
+
+VIA = "getmcp_run_code"
+_ids = itertools.count(1)
+
+
+async def tools_call(
+    gate: Gate, ctx: RequestContext, name: str, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    assert gate.snapshot is not None  # only an admitted request runs a program
+    started = time.perf_counter()
+    request_id = f"{VIA}-{next(_ids)}"
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    status = 200
+    raised: SandboxException | None = None
+    try:
+        await quotas.charge(gate.redis, gate.snapshot, gate.credential, [name])
+    except quotas.OverLimit as over:
+        status = 429
+        reply = error_message(request_id, McpError(quotas.RATE_LIMITED, over.message))
+        raised = SandboxException("RuntimeError", f"call_tool({name!r}): {over.message}")
+    else:
+        try:
+            reply = result_message(request_id, await methods.tools_call(gate.snapshot, params, ctx))
+        except McpError as exc:
+            reply = error_message(request_id, exc)
+            raised = SandboxException("ValueError", f"call_tool({name!r}): {exc.message}")
+    calllog.record(gate, "tools/call", params, reply, started)
+    inspector.inner_call(
+        gate,
+        request={"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params},
+        reply=reply,
+        status=status,
+        started=started,
+        extra={"via": VIA},
+    )
+    if raised is not None:
+        raise raised
+    result: dict[str, Any] = reply["result"]
+    return result
