@@ -43,23 +43,6 @@ EXEMPT_PREFIXES = ("/api/", "/admin/")
 EXEMPT_POLICY = "; ".join(
     ["object-src 'none'", "base-uri 'self'", "form-action 'self'", "frame-ancestors 'none'"]
 )
-# The HTML info page at /mcp/<slug> (served outside Django): one inline <style>, nothing else.
-INFO_PAGE_POLICY = "; ".join(
-    [
-        "default-src 'none'",
-        "style-src 'unsafe-inline'",
-        "img-src 'self' data: https:",
-        "base-uri 'none'",
-        "form-action 'none'",
-        "frame-ancestors 'none'",
-    ]
-)
-INFO_PAGE_HEADERS = (
-    ("content-security-policy", INFO_PAGE_POLICY),
-    ("x-frame-options", "DENY"),
-    ("x-content-type-options", "nosniff"),
-    ("referrer-policy", "same-origin"),
-)
 
 
 class ContentSecurityPolicyMiddleware:

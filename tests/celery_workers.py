@@ -3,13 +3,14 @@
 import os
 import subprocess
 import sys
-import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
 from django.db import connection
+
+from tests import waiting
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -80,14 +81,16 @@ class Worker:
         return self.log_path.read_text(errors="replace")
 
     def wait_ready(self, timeout=60.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if " ready." in self.log():
-                return self
+        def ready() -> bool:
             if self.process.poll() is not None:
-                raise AssertionError(f"worker exited:\n{self.log()}")
-            time.sleep(0.2)
-        raise AssertionError(f"worker not ready in {timeout}s:\n{self.log()}")
+                raise AssertionError("worker exited")
+            return " ready." in self.log()
+
+        try:
+            waiting.wait_until(ready, timeout=timeout, interval=0.2, what="the worker to be ready")
+        except AssertionError as failed:
+            raise AssertionError(f"{failed}:\n{self.log()}") from None
+        return self
 
     def stop(self):
         if self.process.poll() is None:
@@ -139,10 +142,5 @@ class SharedWorker:
 
 
 def wait_until(predicate, timeout=20.0, interval=0.1, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out waiting for {what}")
+    """tests.waiting.wait_until with the patience a worker process needs by default."""
+    return waiting.wait_until(predicate, timeout=timeout, interval=interval, what=what)

@@ -3,7 +3,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -15,6 +14,7 @@ from django.db import connection
 
 from accounts.models import User
 from tests.clock import clock  # noqa: F401 (a fixture every test may ask for)
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -155,16 +155,21 @@ class LiveServer:
     def _wait_ready(self):
         # Generous: on a loaded machine (parallel workers, other jobs) Django's start alone can
         # take half a minute, and a session fixture that fails here fails every test using it.
-        deadline = time.time() + float(os.environ.get("LIVE_SERVER_START_SECONDS", "120"))
-        while time.time() < deadline:
+        def answers() -> bool:
             if self.process.poll() is not None:
                 raise RuntimeError(f"server exited: {self.log_path.read_text()}")
             try:
                 httpx2.get(self.url + "/mcp/-", timeout=1)
-                return
             except httpx2.HTTPError:
-                time.sleep(0.1)
-        raise RuntimeError("server did not start in time")
+                return False
+            return True
+
+        wait_until(
+            answers,
+            timeout=float(os.environ.get("LIVE_SERVER_START_SECONDS", "120")),
+            interval=0.1,
+            what=f"the live server to answer on {self.url}",
+        )
 
     def mcp_url(self, slug: str) -> str:
         return f"{self.url}/mcp/{slug}"

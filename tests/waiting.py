@@ -1,11 +1,14 @@
 """Waiting in tests: for a condition, with a deadline, never for a fixed time.
 
 A fixed sleep is either too short on a loaded machine (a flaky test) or too long on a quiet one
-(a slow suite); polling a condition ends as soon as it holds and fails loudly when it never does.
+(a slow suite); polling a condition ends as soon as it holds and fails loudly when it never does,
+saying what was awaited. The only sleeps here are the pauses between polls.
 """
 
 import asyncio
 import inspect
+import socket
+import subprocess
 import time
 
 
@@ -47,6 +50,21 @@ def stays(predicate, duration: float, interval: float = 0.05, what: str = "condi
         time.sleep(interval)
 
 
+async def stays_async(
+    predicate, duration: float, interval: float = 0.05, what: str = "condition"
+) -> None:
+    """stays on the running event loop (the loop keeps serving between polls)."""
+    deadline = time.monotonic() + duration
+    while True:
+        value = predicate()
+        if inspect.isawaitable(value):
+            value = await value
+        assert value, f"{what} stopped holding"
+        if time.monotonic() >= deadline:
+            return
+        await asyncio.sleep(interval)
+
+
 def becomes(predicate, timeout: float = 10.0, interval: float = 0.05) -> bool:
     """Whether `predicate` holds within `timeout` (for callers that assert with more context)."""
     try:
@@ -54,3 +72,26 @@ def becomes(predicate, timeout: float = 10.0, interval: float = 0.05) -> bool:
     except AssertionError:
         return False
     return True
+
+
+def listening(
+    port: int,
+    process: subprocess.Popen | None = None,
+    timeout: float = 30.0,
+    what: str = "the server",
+    host: str = "127.0.0.1",
+) -> None:
+    """Wait until `port` accepts a connection; if `process` (the server being started) exits
+    first, fail at once with what it wrote to a piped stderr rather than at the deadline."""
+
+    def accepts() -> bool:
+        if process is not None and process.poll() is not None:
+            said = process.stderr.read().decode(errors="replace") if process.stderr else ""
+            raise AssertionError(f"{what} exited ({process.returncode}) before listening: {said}")
+        try:
+            socket.create_connection((host, port), timeout=0.2).close()
+        except OSError:
+            return False
+        return True
+
+    wait_until(accepts, timeout=timeout, interval=0.1, what=f"{what} to listen on port {port}")

@@ -7,7 +7,6 @@ from typing import Any
 
 import orjson
 
-from dashboard.csp import INFO_PAGE_HEADERS
 from gateway.endpoint.http import Send
 from mcp_protocol.context import NullContext
 from mcp_protocol.jsonrpc import dumps
@@ -61,7 +60,7 @@ async def read_json(gate: Gate, send: Send) -> tuple[Any, bool]:
 async def server_info(gate: Gate, send: Send) -> None:
     if info.wants_html(gate.request.header("accept")):
         page = info.info_page(gate.snapshot, base_url(gate)).encode()
-        headers = [*INFO_PAGE_HEADERS, *gate.cors_headers()]
+        headers = [*info.INFO_PAGE_HEADERS, *gate.cors_headers()]
         await respond(send, 200, page, "text/html; charset=utf-8", headers)
         return
     await respond_json(

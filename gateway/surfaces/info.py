@@ -6,6 +6,24 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from mcp_protocol.versions import SUPPORTED
 
+# The HTML info page at /mcp/<slug> (served outside Django): one inline <style>, nothing else.
+INFO_PAGE_POLICY = "; ".join(
+    [
+        "default-src 'none'",
+        "style-src 'unsafe-inline'",
+        "img-src 'self' data: https:",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+    ]
+)
+INFO_PAGE_HEADERS = (
+    ("content-security-policy", INFO_PAGE_POLICY),
+    ("x-frame-options", "DENY"),
+    ("x-content-type-options", "nosniff"),
+    ("referrer-policy", "same-origin"),
+)
+
 _pages = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
     autoescape=select_autoescape(default=True, default_for_string=True),

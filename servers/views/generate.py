@@ -119,6 +119,21 @@ def _record_keys(output_schema, sample) -> list[str]:
     return []
 
 
+def _rows_view(template: str, rows, chart_type: str) -> dict:
+    """A table's or chart's fields from the rows found in the result (None: none found)."""
+    if rows is None:
+        return {"pageSize": 10} if template == "table" else {"chart": {"type": chart_type}}
+    path, keys, numeric = rows
+    view: dict = {"data": path} if path else {}
+    if template == "table":
+        view["columns"] = _columns(keys)
+        view["pageSize"] = 10
+    else:
+        x = next((key for key in keys if key not in numeric), keys[0] if keys else "")
+        view["chart"] = {"type": chart_type, "x": x, "y": [k for k in numeric if k != x]}
+    return view
+
+
 def generate_view(
     template: str,
     *,
@@ -134,21 +149,7 @@ def generate_view(
     if title:
         view["title"] = title
     if template in ("table", "chart"):
-        rows = _rows(output_schema, sample)
-        if rows is not None:
-            path, keys, numeric = rows
-            if path:
-                view["data"] = path
-            if template == "table":
-                view["columns"] = _columns(keys)
-                view["pageSize"] = 10
-            else:
-                x = next((key for key in keys if key not in numeric), keys[0] if keys else "")
-                view["chart"] = {"type": chart_type, "x": x, "y": [k for k in numeric if k != x]}
-        elif template == "table":
-            view["pageSize"] = 10
-        else:
-            view["chart"] = {"type": chart_type}
+        view.update(_rows_view(template, _rows(output_schema, sample), chart_type))
     elif template == "card":
         keys = _record_keys(output_schema, sample)
         if keys:

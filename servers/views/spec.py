@@ -93,37 +93,34 @@ def _template_fields(view: dict, path: str, problems: list[str], tool_names) -> 
     if isinstance(view.get("html"), str) and len(view["html"]) > MAX_HTML:
         problems.append(f"{path}.html: at most {MAX_HTML} characters")
     if template == "form":
-        tool = view.get("tool")
-        if not isinstance(tool, str) or not tool:
-            problems.append(f"{path}.tool: the form's tool is required")
-        elif tool_names is not None and tool not in tool_names:
-            problems.append(f"{path}.tool: no tool {tool!r} in this server")
+        _form_tool(view.get("tool"), f"{path}.tool", problems, tool_names)
     if "chart" in view:
-        chart = view["chart"]
-        if not isinstance(chart, dict):
-            problems.append(f"{path}.chart: must be a mapping of type, x and y")
-        else:
-            for key in sorted(set(chart) - {"type", "x", "y"}):
-                problems.append(f"{path}.chart.{key}: unknown field")
-            if chart.get("type", "line") not in CHART_TYPES:
-                problems.append(f"{path}.chart.type: must be line or bar")
-            if "x" in chart and not isinstance(chart["x"], str):
-                problems.append(f"{path}.chart.x: must be a field name")
-            y = chart.get("y", [])
-            if not isinstance(y, list) or not all(isinstance(key, str) for key in y):
-                problems.append(f"{path}.chart.y: must be a list of field names")
+        _chart(view["chart"], f"{path}.chart", problems)
 
 
-def view_problems(view, path: str = "view", tool_names=None) -> list[str]:
-    """Every problem of a tool's `view`; `tool_names`: the server's tools (for a form's tool)."""
-    if view in (None, {}):
-        return []
-    if not isinstance(view, dict):
-        return [f"{path}: must be a mapping"]
-    problems = [f"{path}.{key}: unknown field" for key in sorted(set(view) - FIELDS)]
-    if view.get("template") not in TEMPLATES:
-        problems.append(f"{path}.template: must be one of {', '.join(TEMPLATES)}")
-        return problems
+def _form_tool(tool, path: str, problems: list[str], tool_names) -> None:
+    if not isinstance(tool, str) or not tool:
+        problems.append(f"{path}: the form's tool is required")
+    elif tool_names is not None and tool not in tool_names:
+        problems.append(f"{path}: no tool {tool!r} in this server")
+
+
+def _chart(chart, path: str, problems: list[str]) -> None:
+    if not isinstance(chart, dict):
+        problems.append(f"{path}: must be a mapping of type, x and y")
+        return
+    for key in sorted(set(chart) - {"type", "x", "y"}):
+        problems.append(f"{path}.{key}: unknown field")
+    if chart.get("type", "line") not in CHART_TYPES:
+        problems.append(f"{path}.type: must be line or bar")
+    if "x" in chart and not isinstance(chart["x"], str):
+        problems.append(f"{path}.x: must be a field name")
+    y = chart.get("y", [])
+    if not isinstance(y, list) or not all(isinstance(key, str) for key in y):
+        problems.append(f"{path}.y: must be a list of field names")
+
+
+def _scalars(view: dict, path: str, problems: list[str]) -> None:
     for key in ("title", "data", "tool", "submitLabel", "html", "domain"):
         if key in view and not isinstance(view[key], str):
             problems.append(f"{path}.{key}: must be a string")
@@ -138,6 +135,19 @@ def view_problems(view, path: str = "view", tool_names=None) -> list[str]:
             problems.append(f"{path}.pageSize: must be a whole number from 1 to {MAX_PAGE_SIZE}")
     if "prefersBorder" in view and not isinstance(view["prefersBorder"], bool):
         problems.append(f"{path}.prefersBorder: must be true or false")
+
+
+def view_problems(view, path: str = "view", tool_names=None) -> list[str]:
+    """Every problem of a tool's `view`; `tool_names`: the server's tools (for a form's tool)."""
+    if view in (None, {}):
+        return []
+    if not isinstance(view, dict):
+        return [f"{path}: must be a mapping"]
+    problems = [f"{path}.{key}: unknown field" for key in sorted(set(view) - FIELDS)]
+    if view.get("template") not in TEMPLATES:
+        problems.append(f"{path}.template: must be one of {', '.join(TEMPLATES)}")
+        return problems
+    _scalars(view, path, problems)
     if "csp" in view:
         _csp(view["csp"], f"{path}.csp", problems)
     if "permissions" in view:

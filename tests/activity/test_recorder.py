@@ -62,7 +62,7 @@ def test_recording_a_call_does_not_wait_on_redis(call_queue, org, monkeypatch):
     real = recorder.sync_client
 
     def slow_redis():
-        time.sleep(1.0)
+        time.sleep(1.0)  # deliberate: the slowness is the subject (a Redis that answers late)
         return real()
 
     # However slow Redis is, only the flusher thread waits for it.

@@ -7,11 +7,11 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 from tests.faults.harness import _port_open
 from tests.servers.upstream.fixtures import free_port
+from tests.waiting import wait_until
 
 PGBOUNCER = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
 
@@ -53,11 +53,16 @@ class PrivatePgBouncer:
         self.process = subprocess.Popen(
             command, cwd=self.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        deadline = time.monotonic() + 20
-        while not _port_open(self.port):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"pgbouncer did not start:\n{self.log_text()}")
-            time.sleep(0.05)
+
+        def started() -> bool:
+            if self.process.poll() is not None:
+                raise AssertionError(f"pgbouncer exited:\n{self.log_text()}")
+            return _port_open(self.port)
+
+        try:
+            wait_until(started, timeout=20, interval=0.05, what="pgbouncer to listen")
+        except AssertionError as failed:
+            raise AssertionError(f"{failed}:\n{self.log_text()}") from None
         return self
 
     def show(self, what: str) -> list[list[str]]:

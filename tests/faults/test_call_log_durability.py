@@ -6,6 +6,8 @@ import os
 import signal
 import time
 
+from activity import stream
+
 from .harness import answer_of, mcp_call, seed_tenant, wait_until
 
 DRAIN = "from activity.tasks import drain_call_log\ndrain_call_log.delay()"
@@ -61,6 +63,15 @@ class Tenant:
         return wait_until(done, timeout=timeout, interval=0.5, what=f"{expected} stored rows")
 
 
+def pushed(fault_redis, count: int) -> None:
+    """Wait until `count` rows wait in Redis (read there: Postgres may be down)."""
+    wait_until(
+        lambda: stream.waiting(fault_redis.client()) >= count,
+        timeout=15,
+        what=f"{count} rows pushed to Redis",
+    )
+
+
 def services(fault_database, fault_redis, private_django):
     return Tenant(private_django, fault_database, fault_redis.url())
 
@@ -77,9 +88,11 @@ def test_no_row_is_lost_when_postgres_is_down_while_calls_are_made_and_drained(
     fault_postgres.stop(mode="immediate")
     try:
         made += tenant.call(server, 40)
-        time.sleep(1.5)  # every row has reached Redis
+        pushed(fault_redis, 40)  # every row has reached Redis
         for _ in range(3):  # drains that fail: the worker meets a database that is gone
             tenant.script(DRAIN)
+            # Deliberate: paced drain attempts while Postgres is gone are the fault exercised;
+            # nothing is awaited (whether each one ran or not, no row may be lost).
             time.sleep(0.5)
     finally:
         fault_postgres.start()
@@ -95,12 +108,12 @@ def test_no_row_is_lost_when_an_append_only_redis_restarts_or_is_killed(
     tenant = services(fault_database, fault_redis, private_django)
     server = start_server(database_url=fault_database, redis_url=fault_redis.url())
     made = tenant.call(server, 20)
-    time.sleep(1.5)  # pushed to Redis, not drained: nothing consumes the queue yet
+    pushed(fault_redis, 20)  # pushed to Redis, not drained: nothing consumes the queue yet
     assert tenant.stored()["waiting"] == 20
 
     fault_redis.restart()
     made += tenant.call(server, 20)
-    time.sleep(1.5)
+    pushed(fault_redis, 40)
     fault_redis.kill()
     fault_redis.start()
     made += tenant.call(server, 5)
@@ -143,7 +156,7 @@ def test_a_sigkill_loses_nothing_pushed_by_the_flush_interval(
         extra_env={"CALL_LOG_FLUSH_SECONDS": "0.2"},
     )
     made = tenant.call(server, 15)
-    time.sleep(1.0)  # several flush intervals
+    pushed(fault_redis, 15)  # within a flush interval or so
     os.kill(server.process.pid, signal.SIGKILL)
     server.process.wait(10)
 

@@ -46,22 +46,24 @@ def bouncer(fault_postgres):
 
 
 def test_the_platform_runs_behind_pgbouncer_in_transaction_mode(
-    fault_postgres, bouncer, fault_redis, start_server, start_worker
+    fault_postgres, bouncer, fault_redis, start_server, start_worker, tmp_path
 ):
+    # Checkpoints of this database's chains only: another run's would not match it.
+    pooled = {**POOLED, "AUDIT_CHECKPOINT_DIR": str(tmp_path / "checkpoints")}
     name = f"pooled_{uuid.uuid4().hex[:10]}"
     fault_postgres.create_database(name, migrate=False)
     url = bouncer.url(name)
     redis = fault_redis.url()
     # Every migration (functions, triggers, data steps) through the pooler.
-    run_manage("migrate", "--noinput", database_url=url, redis_url=redis, extra_env=POOLED)
+    run_manage("migrate", "--noinput", database_url=url, redis_url=redis, extra_env=pooled)
     tenant = django_script(
         __import__("tests.faults.harness", fromlist=["SEED_TENANT"]).SEED_TENANT,
         database_url=url,
         redis_url=redis,
-        extra_env=POOLED,
+        extra_env=pooled,
     )
-    server = start_server(database_url=url, redis_url=redis, extra_env=POOLED)
-    start_worker(database_url=url, redis_url=redis, env=POOLED)
+    server = start_server(database_url=url, redis_url=redis, extra_env=pooled)
+    start_worker(database_url=url, redis_url=redis, env=pooled)
 
     # Eight clients at once over two server connections; the spare keys' first use reads
     # Postgres, so some calls load credentials while others run.
@@ -79,7 +81,7 @@ def test_the_platform_runs_behind_pgbouncer_in_transaction_mode(
     # The worker drains the call log into Postgres through the pooler too (asked here, as
     # beat would every few seconds).
     def logged() -> bool:
-        django_script(DRAIN, database_url=url, redis_url=redis, extra_env=POOLED)
+        django_script(DRAIN, database_url=url, redis_url=redis, extra_env=pooled)
         count = fault_postgres.psql("SELECT count(*) FROM activity_calllog", database=name)
         return int(count) == CALLS
 
@@ -92,7 +94,7 @@ def test_the_platform_runs_behind_pgbouncer_in_transaction_mode(
                 APPEND_AUDIT.format(count=15, org_id=tenant["org_id"], tag=tag),
                 database_url=url,
                 redis_url=redis,
-                extra_env=POOLED,
+                extra_env=pooled,
                 timeout=120,
             ),
             "abc",
@@ -103,13 +105,13 @@ def test_the_platform_runs_behind_pgbouncer_in_transaction_mode(
     )
     assert int(appended) == 45
     report = run_manage(
-        "audit", "verify", database_url=url, redis_url=redis, extra_env=POOLED, timeout=120
+        "audit", "verify", database_url=url, redis_url=redis, extra_env=pooled, timeout=120
     )
     assert "broken" not in report.lower(), report
 
     # A CSV export larger than one chunk, without a cursor that outlives its transaction.
     exported = django_script(
-        EXPORT, database_url=url, redis_url=redis, extra_env=POOLED, timeout=120
+        EXPORT, database_url=url, redis_url=redis, extra_env=pooled, timeout=120
     )
     assert exported == CALLS + 4500
 

@@ -7,6 +7,8 @@ import time
 
 import httpx2
 
+from tests.waiting import stays
+
 from .harness import REVOKED_KEY, answer_of, mcp_call, wait_until
 
 RECHECK_SECONDS = 2.0  # the default of SECURITY_RECHECK_SECONDS
@@ -36,10 +38,7 @@ def _wait_for_status(server, tenant, status: int) -> float:
 
 
 def _stays(server, tenant, status: int, seconds: float = 1.5) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert _served(server, tenant) == status
-        time.sleep(0.2)
+    stays(lambda: _served(server, tenant) == status, seconds, interval=0.2, what=f"{status}")
 
 
 def test_a_key_revoked_while_redis_is_down_is_refused_within_the_bound_after_redis_returns(stack):

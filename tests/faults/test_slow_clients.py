@@ -60,7 +60,7 @@ def test_three_hundred_slowloris_connections_are_closed_and_the_server_keeps_ser
                 closed_at[index] = time.monotonic() - opened
         # Meanwhile an ordinary client is served normally.
         assert mcp_call(server.url, tenant["slug"], tenant["key"]).status_code == 200
-        time.sleep(0.5)
+        time.sleep(0.5)  # deliberate: the trickle's pace is the attack (one line per 0.5 s)
     for sock in clients:
         sock.close()
     assert len(closed_at) == SLOW_CLIENTS, f"{SLOW_CLIENTS - len(closed_at)} still held"
@@ -114,7 +114,9 @@ def test_a_body_that_does_not_arrive_in_time_gets_a_408_and_frees_the_connection
 def test_a_kept_alive_connection_gets_the_whole_header_deadline_again_after_each_response(stack):
     server, tenant = stack.server, stack.tenant
     sock = socket.create_connection(("127.0.0.1", server.port))
-    time.sleep(HEADER_TIMEOUT * 0.6)  # most of the first wait used up before the request
+    # Deliberate: idling on the connection is the subject (most of the first header deadline
+    # used up before the request).
+    time.sleep(HEADER_TIMEOUT * 0.6)
     sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
     sock.settimeout(5)
     answer = b""
@@ -132,7 +134,7 @@ def test_a_kept_alive_connection_gets_the_whole_header_deadline_again_after_each
             sock.sendall(b"X-Slow: 1\r\n")
         except OSError:
             closed = time.monotonic() - answered
-        time.sleep(0.1)
+        time.sleep(0.1)  # deliberate: the trickle's pace (a header line per 0.1 s)
     sock.close()
     # Not at the first wait's deadline (0.4 x the timeout after the answer), but a whole
     # timeout after the answer.

@@ -161,6 +161,8 @@ def test_the_keep_alives_of_many_streams_ask_redis_together_and_a_session_end_cl
                 # each asked on a connection of its own, the pool would grow by the burst.
                 most = 0
                 for _ in range(20):
+                    # Deliberate: a sample every 0.1 s over a fixed span (nothing is awaited;
+                    # the pool's size is watched while the streams check their session).
                     await asyncio.sleep(0.1)
                     most = max(most, await asyncio.to_thread(redis_clients, fault_redis))
                 fault_redis.client().delete(rkeys.session(sid))

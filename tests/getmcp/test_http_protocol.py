@@ -60,10 +60,7 @@ def port():
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not (server.started and server.servers):
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
+    wait_until(lambda: server.started and server.servers, interval=0.02, what="uvicorn to start")
     yield server.servers[0].sockets[0].getsockname()[1]
     server.should_exit = True
     thread.join(5)
@@ -94,7 +91,9 @@ def test_a_request_sent_whole_is_marked_received_and_its_body_read_at_once(port)
 def test_a_body_still_arriving_is_not_marked_and_is_read_whole_when_it_comes(port):
     with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
         sock.sendall(head(len(BODY)) + BODY[:10])
-        time.sleep(0.3)  # the app starts and waits for the rest, under its deadline
+        # Deliberate: a body that is still arriving is the subject (the app starts and waits for
+        # the rest, under its deadline).
+        time.sleep(0.3)
         sock.sendall(BODY[10:])
         assert answer_of(sock) == b"marked=0 body=" + BODY
 
@@ -104,7 +103,7 @@ def test_each_request_of_a_kept_alive_connection_is_marked_for_itself(port):
         sock.sendall(head(len(BODY)) + BODY)
         assert answer_of(sock) == b"marked=1 body=" + BODY
         sock.sendall(head(len(BODY)) + BODY[:5])
-        time.sleep(0.3)
+        time.sleep(0.3)  # deliberate: the rest of the body comes late, as above
         sock.sendall(BODY[5:])
         assert answer_of(sock) == b"marked=0 body=" + BODY
 

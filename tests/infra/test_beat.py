@@ -5,6 +5,7 @@ import asyncio
 import time
 
 from infra.beat import BUCKETS, Beat, Doorbell
+from tests.waiting import wait_until_async
 
 
 async def test_every_ticket_gets_a_turn_within_one_period():
@@ -36,8 +37,12 @@ async def test_the_clock_stops_when_the_last_ticket_is_given_back():
     beat = Beat(lambda: 0.16)
     with beat.ticket() as ticket:
         await asyncio.wait_for(ticket.turn(), 1)
-    await asyncio.sleep(0.1)
-    assert beat._clock is not None and beat._clock.done()
+    await wait_until_async(
+        lambda: beat._clock is not None and beat._clock.done(),
+        timeout=1,
+        interval=0.01,
+        what="the clock to stop",
+    )
     # ... and starts again for the next one.
     with beat.ticket() as ticket:
         await asyncio.wait_for(ticket.turn(), 1)
@@ -49,7 +54,7 @@ async def test_a_ring_before_the_wait_is_not_lost_and_rings_coalesce():
     bell.ring()
     await asyncio.wait_for(bell.wait(), 0.1)
     waiting = asyncio.ensure_future(bell.wait())
-    await asyncio.sleep(0.02)
+    await asyncio.sleep(0.02)  # deliberate: a moment in which, not rung, it must NOT end
     assert not waiting.done()
     bell.ring()
     await asyncio.wait_for(waiting, 0.1)

@@ -22,6 +22,7 @@ from inspector.watch import events_channel
 from servers.definition import import_definition
 from tests.conftest import LiveServer
 from tests.gateway.endpoint.conftest import server_definition
+from tests.waiting import wait_until_async
 
 from .conftest import watching
 
@@ -60,6 +61,10 @@ def query_of(location: str) -> dict:
     return {name: values[0] for name, values in parse_qs(urlsplit(location).query).items()}
 
 
+async def subscribed(channel: str) -> bool:
+    return (await async_client().pubsub_numsub(channel))[0][1] > 0
+
+
 async def silent(slug_server_id: int, seconds: float) -> bool:
     """Nothing published on the server's channel for `seconds`."""
     pubsub = async_client().pubsub()
@@ -83,7 +88,10 @@ async def test_the_oauth_steps_of_a_watched_server_show_with_reasons_and_no_secr
     async with httpx2.AsyncClient(base_url=site, timeout=30) as http:
         # Nobody watches yet: the metadata is served, nothing is published.
         silence = asyncio.create_task(silent(oauth_tenant.server.pk, 1.0))
-        await asyncio.sleep(0.2)
+        await wait_until_async(
+            lambda: subscribed(events_channel(oauth_tenant.server.pk)),
+            what="the listener for silence to subscribe",
+        )
         prm_path = f"/.well-known/oauth-protected-resource/mcp/{oauth_tenant.slug}"
         assert (await http.get(prm_path)).status_code == 200
         assert await silence

@@ -3,10 +3,11 @@ a session's GET stream and a 2026-07-28 `subscriptions/listen` stream, each on a
 arrive as an event marked open while the stream is still open, then again under the same id,
 marked closed, once the client hangs up."""
 
-import asyncio
 import json
 
 import httpx2
+
+from tests.waiting import stays_async
 
 from .conftest import watching
 
@@ -74,8 +75,11 @@ async def check_stream_shows_open_then_closed(asgi_server, tenant, cookie, open_
             # The stream is still open here: its event must already have arrived.
             opened = await watch.event(lambda e: e.get("stream") == "open", timeout=3)
             assert (opened["method"], opened["status"], opened["outcome"]) == (method, 200, "ok")
-            await asyncio.sleep(0.3)
-            assert not [e for e in watch.seen if e.get("stream") == "closed"]
+            await stays_async(
+                lambda: not [e for e in watch.seen if e.get("stream") == "closed"],
+                0.3,
+                what="no closed event while the stream is open",
+            )
         closed = await watch.event(lambda e: e.get("stream") == "closed", timeout=10)
     assert closed["id"] == opened["id"]
     assert closed["latencyMs"] >= opened["latencyMs"]

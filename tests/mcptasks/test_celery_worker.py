@@ -112,8 +112,11 @@ def test_cancelling_stops_the_worker_cooperatively(start_worker, snapshot):
 
 
 def _kill_mid_task(worker, task):
-    wait_until(lambda: Task.objects.get(pk=task.pk).heartbeat_at, what="the worker to claim")
-    time.sleep(0.5)
+    def running() -> bool:
+        row = Task.objects.get(pk=task.pk)
+        return row.heartbeat_at is not None and row.status == Task.WORKING
+
+    wait_until(running, what="the worker to claim the task and run it")
     os.kill(worker.process.pid, signal.SIGKILL)
     worker.process.wait(10)
     assert status_of(task) == Task.WORKING  # left behind by the dead worker
@@ -125,8 +128,8 @@ def test_a_task_whose_worker_is_killed_is_retried_on_another_worker(start_worker
     task = create_task(snapshot, "slow_compute", {"ms": 2000, "label": "again"}, "key:1", None)
     _kill_mid_task(worker, task)
 
-    time.sleep(1.0)
-    assert reap(stale_after=0.5)["retried"] == 1
+    # The reaper retries it once its heartbeat is older than stale_after.
+    wait_until(lambda: reap(stale_after=0.5)["retried"] == 1, what="the reaper to retry it")
     start_worker()
     wait_until(lambda: status_of(task) == Task.COMPLETED, timeout=30, what="the retry")
     task.refresh_from_db()
@@ -145,8 +148,7 @@ def test_a_task_whose_last_attempt_is_killed_ends_failed_with_a_reason(start_wor
     Task.objects.filter(pk=task.pk).update(attempts=1)
     _kill_mid_task(start_worker(), task)
 
-    time.sleep(1.0)
-    assert reap(stale_after=0.5)["failed"] == 1
+    wait_until(lambda: reap(stale_after=0.5)["failed"] == 1, what="the reaper to give up on it")
     task.refresh_from_db()
     assert task.status == Task.FAILED
     assert task.attempts == 2

@@ -49,7 +49,7 @@ async def test_waiting_for_answers_ends_only_when_all_of_them_came():
     ctx = context(Recorder())
     waiting = asyncio.ensure_future(ctx.wait_for_answers(["a", "b"]))
     ctx.observe(responses={"b": {"action": "decline"}}, cancelled=False)
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0.01)  # deliberate: a few turns of the loop in which it must NOT end
     assert not waiting.done()
     ctx.observe(responses={"a": {"action": "accept"}, "b": {"action": "decline"}}, cancelled=False)
     await asyncio.wait_for(waiting, 1)
@@ -66,7 +66,7 @@ async def test_an_answer_already_given_is_returned_without_asking_again():
 async def test_a_cancel_interrupts_waiting_for_answers():
     ctx = context(Recorder())
     waiting = asyncio.ensure_future(ctx.wait_for_answers(["a"]))
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0)  # one turn of the loop (no time waited): it runs up to its wait
     ctx.observe(responses={}, cancelled=True)
     with pytest.raises(Cancelled):
         await asyncio.wait_for(waiting, 1)
@@ -75,7 +75,7 @@ async def test_a_cancel_interrupts_waiting_for_answers():
 async def test_a_cancel_interrupts_a_sleep_at_once():
     ctx = context(Recorder())
     sleeping = asyncio.ensure_future(ctx.sleep(30))
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0)  # one turn of the loop (no time waited): it runs up to its wait
     ctx.observe(responses={}, cancelled=True)
     with pytest.raises(Cancelled):
         await asyncio.wait_for(sleeping, 1)

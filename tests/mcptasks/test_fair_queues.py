@@ -17,6 +17,7 @@ from mcptasks.models import Task
 from servers.definition import import_definition
 from servers.publishing import publish
 from servers.snapshot import clear_cache, compile_definition
+from tests.waiting import stays
 
 from .conftest import tasks_definition, wait_until
 
@@ -138,8 +139,11 @@ def test_platform_jobs_run_while_tenant_tasks_fill_every_task_slot(
 def test_a_task_whose_ttl_passed_while_it_was_queued_never_starts(start_worker, snapshot):
     start_worker(queues="platform")  # nothing consumes the task queue yet
     task = create_task(snapshot, "greet", {"name": "late"}, "key:1", None)
-    time.sleep(0.5)
-    assert Task.objects.get(pk=task.pk).attempts == 0
+    stays(
+        lambda: Task.objects.get(pk=task.pk).attempts == 0,
+        0.5,
+        what="the task unstarted while nothing consumes its queue",
+    )
     # The TTL runs out while the message waits in the queue.
     Task.objects.filter(pk=task.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
 

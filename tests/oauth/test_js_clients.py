@@ -18,6 +18,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from accounts.models import User
 from tests.conftest import free_port
 from tests.oauth.conftest import ACCESS_SECONDS, PASSWORD, oauth_browser
+from tests.waiting import wait_until_async
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = ROOT / ".node-clients"
@@ -82,7 +83,7 @@ async def test_the_typescript_sdk_completes_the_oauth_flow(oauth_live, person, n
         str(CLIENTS / "ts_client.mjs"),
         oauth_live.mcp_url(person.server.slug),
         callback,
-        str(ACCESS_SECONDS + 1),
+        str(ACCESS_SECONDS + 10),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         cwd=CLIENTS,
@@ -144,19 +145,25 @@ async def _mcp_remote_flow(oauth_live, person, node_clients, tmp_path, browser_s
         },
     )
 
+    def printed() -> str:
+        return errlog_path.read_text() if errlog_path.exists() else ""
+
     async def drive_browser():
-        deadline = asyncio.get_running_loop().time() + 60
-        while asyncio.get_running_loop().time() < deadline:
-            found = AUTHORIZE.search(errlog_path.read_text() if errlog_path.exists() else "")
-            if found:
-                browser_step.append("authorization URL found; signing in")
-                redirected = await consent_in_browser(
-                    found.group(1), person.user.email, f"http://localhost:{port}/oauth/callback"
-                )
-                browser_step.append(f"browser closed after the redirect to {redirected}")
-                return redirected
-            await asyncio.sleep(0.2)
-        raise AssertionError(f"mcp-remote printed no authorization URL:\n{errlog_path.read_text()}")
+        try:
+            found = await wait_until_async(
+                lambda: AUTHORIZE.search(printed()),
+                timeout=60,
+                interval=0.2,
+                what="mcp-remote to print an authorization URL",
+            )
+        except AssertionError as failed:
+            raise AssertionError(f"{failed}:\n{printed()}") from None
+        browser_step.append("authorization URL found; signing in")
+        redirected = await consent_in_browser(
+            found.group(1), person.user.email, f"http://localhost:{port}/oauth/callback"
+        )
+        browser_step.append(f"browser closed after the redirect to {redirected}")
+        return redirected
 
     async def use_tools():
         with errlog_path.open("w") as errlog:

@@ -9,6 +9,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+import httpx2
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
@@ -18,6 +19,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 from oauth.models import Grant
 from tests.conftest import free_port
 from tests.oauth.conftest import ACCESS_SECONDS, PASSWORD, oauth_browser
+from tests.waiting import wait_until_async
 
 
 class MemoryStorage:
@@ -70,6 +72,12 @@ class BrowserConsent:
         )
 
 
+async def refused(url: str, token: str) -> bool:
+    async with httpx2.AsyncClient(timeout=10) as http:
+        answer = await http.post(url, json={}, headers={"Authorization": f"Bearer {token}"})
+    return answer.status_code == 401
+
+
 async def connect_call_and_refresh(url: str, provider, storage) -> None:
     http = create_mcp_http_client(auth=provider)
     async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
@@ -79,7 +87,12 @@ async def connect_call_and_refresh(url: str, provider, storage) -> None:
         echoed = await client.call_tool("echo", {"message": "over oauth"})
         assert echoed.content[0].text == "You said over oauth"
 
-        await asyncio.sleep(ACCESS_SECONDS + 1)  # the access token has expired now
+        await wait_until_async(
+            lambda: refused(url, first_token),
+            timeout=ACCESS_SECONDS + 10,
+            interval=0.1,
+            what="the server to refuse the expired access token",
+        )
         again = await client.call_tool("echo", {"message": "after refresh"})
         assert again.content[0].text == "You said after refresh"
         assert storage.tokens.access_token != first_token

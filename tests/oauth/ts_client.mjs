@@ -1,5 +1,5 @@
 // The TypeScript SDK's OAuth client against a getmcp server (driven by test_js_clients.py).
-// argv: <server url> <redirect url> <seconds to wait before the call that needs a refresh>
+// argv: <server url> <redirect url> <seconds to wait at most for the access token to expire>
 // stdout: "AUTHORIZE <url>" (then reads the code on stdin), "RESULT {...}", "REFRESHED {...}".
 import readline from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -55,7 +55,18 @@ console.log(`RESULT ${JSON.stringify({
   text: called.content[0].text,
   refreshToken: Boolean(savedTokens.refresh_token),
 })}`);
-await new Promise((resolve) => setTimeout(resolve, Number(waitSeconds) * 1000));
+// The next call needs a refresh once the server refuses the first access token: poll for that
+// (the pause between polls is the only timer) rather than sleep past its lifetime.
+const deadline = Date.now() + Number(waitSeconds) * 1000;
+const refused = async () => (await fetch(url, {
+  method: "POST",
+  headers: { Authorization: `Bearer ${firstToken}`, "Content-Type": "application/json" },
+  body: "{}",
+})).status === 401;
+while (!(await refused())) {
+  if (Date.now() > deadline) throw new Error(`the first access token still works after ${waitSeconds} s`);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
 const again = await client.callTool({ name: "echo", arguments: { message: "after refresh" } });
 console.log(`REFRESHED ${JSON.stringify({
   text: again.content[0].text,

@@ -23,6 +23,7 @@ from servers.definition import import_definition
 from tests.conftest import LiveServer
 from tests.gateway.endpoint.mcp_http import ACCEPT_BOTH, RawMcp
 from tests.servers.upstream.fixtures import free_port
+from tests.waiting import wait_until
 
 TOKEN = "metrics-token-7c1d2e"
 
@@ -244,10 +245,12 @@ def test_an_open_event_stream_and_new_sessions_show_in_the_gauges(
     finally:
         done.set()
         reader.join(30)
-    deadline = time.monotonic() + 20
-    while value(scrape(metrics_server), "getmcp_sse_streams_open", surface="mcp") != 0:
-        assert time.monotonic() < deadline, "the closed stream is still counted"
-        time.sleep(0.5)
+    wait_until(
+        lambda: value(scrape(metrics_server), "getmcp_sse_streams_open", surface="mcp") == 0,
+        timeout=20,
+        interval=0.2,
+        what="the closed stream to be no longer counted",
+    )
 
 
 def test_backlog_queues_tasks_heartbeats_and_upstream_health_are_read_at_scrape_time(

@@ -5,11 +5,9 @@ requests are its children, and the upstream server receives the context in `_met
 `traceparent` header; an http tool's request carries it too."""
 
 import json
-import socket
 import subprocess
 import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from tests.conftest import LiveServer
 from tests.gateway.endpoint.mcp_http import RawMcp
 from tests.gateway.endpoint.test_stateless import Modern
 from tests.servers.upstream.fixtures import free_port
+from tests.waiting import listening, stays, wait_until
 
 CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_SPAN = "00f067aa0ba902b7"
@@ -77,14 +76,15 @@ class Collector:
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
 
     def wait_for(self, predicate, timeout=20.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = [s for s in list(self.spans) if predicate(s)]
-            if found:
-                return found
-            time.sleep(0.1)
-        names = [s.name for s in self.spans]
-        raise AssertionError(f"no such span arrived; got {names}")
+        try:
+            return wait_until(
+                lambda: [s for s in list(self.spans) if predicate(s)],
+                timeout=timeout,
+                interval=0.1,
+                what="the span",
+            )
+        except AssertionError as failed:
+            raise AssertionError(f"{failed}; got {[s.name for s in self.spans]}") from None
 
 
 @pytest.fixture(scope="module")
@@ -100,15 +100,7 @@ def traced_upstream():
     process = subprocess.Popen(
         [sys.executable, str(SCRIPT), str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
-    deadline = time.monotonic() + 30
-    while True:
-        assert process.poll() is None, process.stderr.read().decode()
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            assert time.monotonic() < deadline, "the upstream did not start"
-            time.sleep(0.1)
+    listening(port, process, timeout=30, what="the traced upstream")
     yield f"http://127.0.0.1:{port}/mcp"
     process.terminate()
     process.wait(10)
@@ -266,13 +258,17 @@ def test_a_call_without_a_sampled_caller_is_not_recorded_at_ratio_zero(
     sampled = f"00-{'56' * 16}-{'78' * 8}-01"
     assert client.request("tools/call", {"name": "api"}, traceparent=sampled)[0].is_success
     collector.wait_for(lambda s: hexid(s.trace_id) == "56" * 16 and s.name == "tools/call api")
-    time.sleep(0.5)  # the batch of the earlier calls would have been sent before this one
-    traced = {
-        hexid(s.trace_id)
-        for s in collector.spans
-        if attributes(s).get("getmcp.server.slug") == slug
-    }
-    assert traced == {"56" * 16}
+
+    def traced() -> set[str]:
+        return {
+            hexid(s.trace_id)
+            for s in list(collector.spans)
+            if attributes(s).get("getmcp.server.slug") == slug
+        }
+
+    # Spans that must never come cannot be waited for: watched for a while instead, in which a
+    # batch of the earlier calls would have arrived.
+    stays(lambda: traced() == {"56" * 16}, 0.5, what="only the sampled trace exported")
 
 
 def test_spans_carry_the_configured_service_name(traced_server, collector):

@@ -21,6 +21,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from accounts.models import ApiKey, Membership, User
+from infra import keys as rkeys
+from infra.redis import sync_client
 from oauth.models import Client as OAuthClient
 from oauth.models import Grant
 from oauth.tokens import tokens_issue
@@ -29,6 +31,7 @@ from servers.models import Server
 from tests.gateway.endpoint.conftest import server_definition
 from tests.gateway.endpoint.mcp_http import RawMcp
 from tests.gateway.endpoint.test_tasks import Modern
+from tests.waiting import wait_until_async
 
 MODERN = "2026-07-28"
 HIDDEN = SimpleNamespace(
@@ -340,6 +343,11 @@ def test_every_mcp_path_refuses_a_withheld_tool_with_one_error(asgi_server, worl
     assert set(answers.values()) == {(-32602, "Unknown tool: <name>")}, answers
 
 
+def listening_streams() -> set[bytes]:
+    """The sessions whose open streams listen for a wake-up now (their pub/sub channels)."""
+    return set(sync_client().pubsub_channels(rkeys.session_wake("*")))
+
+
 def test_narrowing_a_key_tells_its_open_session_and_refuses_its_next_call(
     asgi_server, world, committed
 ):
@@ -359,12 +367,16 @@ def test_narrowing_a_key_tells_its_open_session_and_refuses_its_next_call(
         client = Client(
             streamable_http_client(url, http_client=http), mode="legacy", message_handler=on_message
         )
+        streams_before = listening_streams()
         async with client:
             assert (await client.call_tool("echo", {"message": "hi"})).content[
                 0
             ].text == "You said hi"
             # The GET stream must be open before the change, as a long-running client's is.
-            await anyio.sleep(0.5)
+            await wait_until_async(
+                lambda: listening_streams() - streams_before,
+                what="the session's GET stream to listen for changes",
+            )
 
             def narrow():
                 key = ApiKey.objects.get(pk=world.limited_key.pk)

@@ -2,8 +2,6 @@
 path: inline after the commit in embedded mode (Celery eager), on a real Celery worker when
 REDIS_URL is set; the snapshot a process loads carries them."""
 
-import time
-
 import numpy as np
 import pytest
 
@@ -15,6 +13,7 @@ from servers.discovery.vectors import tool_text
 from servers.models import ToolEmbedding
 from servers.publishing import publish
 from tests.celery_workers import running_workers
+from tests.waiting import wait_until
 
 TOOLS = [
     ("list_invoices", "List the invoices of a customer."),
@@ -121,10 +120,12 @@ def test_with_redis_a_celery_worker_computes_them_after_the_publish(org, unique,
         server = import_definition(definition(f"emb-{unique}"), org)
         publish(server)
         digests = digests_of(server)
-        deadline = time.monotonic() + 120
-        while ToolEmbedding.objects.filter(digest__in=digests).count() < len(TOOLS):
-            assert time.monotonic() < deadline, "the worker computed no embeddings"
-            time.sleep(0.5)
+        wait_until(
+            lambda: ToolEmbedding.objects.filter(digest__in=digests).count() >= len(TOOLS),
+            timeout=120,
+            interval=0.5,
+            what="the worker to compute the embeddings",
+        )
     rows = ToolEmbedding.objects.filter(digest__in=digests)
     vectors = [np.frombuffer(bytes(row.vector), dtype="<f4") for row in rows]
     assert all(abs(float(np.linalg.norm(v)) - 1) < 1e-4 for v in vectors)

@@ -24,6 +24,7 @@ def second_server(live_database):
 @pytest.fixture
 def inside_one_minute():
     # Every call of a per-minute test must fall in one window (the monthly test needs no wait).
+    # Deliberate: the live server's windows follow the wall clock, which no test can move.
     if time.time() % 60 > 45:
         time.sleep(61 - time.time() % 60)
 

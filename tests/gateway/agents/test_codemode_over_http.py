@@ -12,6 +12,7 @@ from activity.models import CallLog
 from gateway.agents.codemode import RUN
 from gateway.agents.discovery import CALL, DESCRIBE, SEARCH
 from tests.gateway.agents.conftest import sdk_client, text_of
+from tests.waiting import wait_until
 
 from .codemode_servers import JOB, JOB_RESULT, issue_key, make_shop, member_key
 
@@ -51,6 +52,7 @@ def shops_without_code_mode(committed, unique):
 @pytest.fixture
 def inside_one_minute():
     # Every call of a per-minute test must fall in one window.
+    # Deliberate: the live server's windows follow the wall clock, which no test can move.
     if time.time() % 60 > 45:
         time.sleep(61 - time.time() % 60)
 
@@ -65,12 +67,11 @@ def logged_calls(committed, server_id: int, count: int) -> list[tuple[str, str]]
             )
         ]
 
-    deadline = time.time() + 10
-    found = committed(rows)
-    while len(found) < count and time.time() < deadline:
-        time.sleep(0.3)
+    def all_logged():
         found = committed(rows)
-    return found
+        return found if len(found) >= count else None
+
+    return wait_until(all_logged, interval=0.3, what=f"{count} calls in the call log")
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

@@ -5,8 +5,6 @@ tools lists only the meta-tools (and its pinned tool), search finds the right to
 Tests that only read the big server and call it share one (`shared_big_server`); the two that
 change it or count its logged calls import their own (`big_server`)."""
 
-import time
-
 import httpx2
 import pytest
 from mcp import Client
@@ -18,6 +16,7 @@ from gateway.agents.discovery import CALL, DESCRIBE, SEARCH
 from servers.models import Server
 from tests.gateway.agents.conftest import QUERIES, sdk_client, text_of
 from tests.gateway.endpoint.mcp_http import RawMcp
+from tests.waiting import wait_until
 
 META = {SEARCH, DESCRIBE, CALL}
 
@@ -131,11 +130,11 @@ def test_a_meta_call_is_logged_as_the_call_of_the_tool_it_names(committed, asgi_
             )
         )
 
-    deadline = time.time() + 10
-    logged = committed(rows)
-    while len(logged) < 2 and time.time() < deadline:
-        time.sleep(0.3)
-        logged = committed(rows)
+    def both_logged():
+        found = committed(rows)
+        return found if len(found) >= 2 else None
+
+    logged = wait_until(both_logged, interval=0.3, what="both calls in the call log")
     assert [(row.tool, row.outcome) for row in logged] == [("echo", "ok"), ("echo", "tool_error")]
 
 

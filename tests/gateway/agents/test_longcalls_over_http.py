@@ -173,7 +173,13 @@ def test_cancelling_the_waiting_call_cancels_the_task(asgi_server, tenant, long_
     thread = threading.Thread(target=call)
     thread.start()
     request_id = raw._next_id
-    time.sleep(1.0)
+    wait_until(
+        lambda: [
+            t for t in raw.call("tasks/list", {})["result"]["tasks"] if t["status"] == "working"
+        ],
+        timeout=10,
+        what="the waiting call's task to be working",
+    )
     raw.post(
         {
             "jsonrpc": "2.0",

@@ -76,7 +76,7 @@ async def test_under_another_server_the_disconnect_is_seen_through_receive():
     started = asyncio.Event()
     task = asyncio.create_task(held_call(request_with(None, receive), started))
     await started.wait()
-    await asyncio.sleep(0.05)
+    await asyncio.sleep(0.05)  # deliberate: a moment in which, connected, it must NOT end
     assert not task.done()
     disconnect.set()
     assert await ended_soon(task) == (True, False)
@@ -95,7 +95,7 @@ async def test_a_call_that_ends_first_leaves_no_callback_or_watcher_behind():
         beside.update(asyncio.all_tasks() - tasks_before - {asyncio.current_task()})
 
     gone = await run_until_done_or_gone(request_with({}), call())
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # one turn of the loop (no time waited): the cancelled watcher ends
     (watcher,) = beside
     assert watcher.cancelled() and not gone
 

@@ -7,6 +7,7 @@ import httpx2
 from django.db.backends import utils as db_utils
 
 from getmcp.asgi import application
+from tests.waiting import wait_until_async
 
 INIT = {
     "jsonrpc": "2.0",
@@ -140,12 +141,16 @@ async def test_a_warm_call_sends_nothing_to_redis(tenant, django_db_blocker):
                 await http.post(url, json=CALL, headers=headers)
             assert cold  # the session was never read by this process: one round trip
 
-            for _ in range(100):  # until the mirror's subscriber listens
+            async def served_from_memory() -> bool:
                 with redis_commands_of_this_task() as sent:
                     await http.post(url, json=CALL, headers=headers)
-                if not sent:
-                    break
-                await asyncio.sleep(0.05)
+                return not sent
+
+            await wait_until_async(
+                served_from_memory,
+                interval=0.05,
+                what="a call served without Redis (the mirror's subscriber listening)",
+            )
             with redis_commands_of_this_task() as sent:
                 for _ in range(5):
                     warm = await http.post(url, json=CALL, headers=headers)

@@ -24,7 +24,7 @@ from servers.definition import import_definition
 from servers.models import Tool
 from tests.gateway.endpoint.conftest import server_definition, workflow_tool
 from tests.gateway.endpoint.mcp_http import ACCEPT_BOTH, RawMcp, messages_of, parse_sse
-from tests.waiting import becomes
+from tests.waiting import becomes, stays
 
 MODERN = "2026-07-28"
 NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
@@ -630,7 +630,10 @@ async def test_a_closed_response_stream_cancels_the_call(committed, tenant, djan
                 first_event.set()
 
         await asyncio.wait_for(McpApp(None)(scope, receive, send), 10)
-        await asyncio.sleep(1)  # long enough for the call to have reached its second progress
+        if close_after_first_event:
+            # Deliberate: a call left running after the app returned would send its second
+            # progress within the ticker's 600 ms sleep; watched for longer than that.
+            await asyncio.sleep(1)
         return chunks
 
     with django_db_blocker.unblock():
@@ -724,15 +727,17 @@ def test_a_listener_gets_the_acknowledgement_first_then_only_what_it_asked_for(
         committed(change)
         assert wait_for(lambda: "notifications/tools/list_changed" in tools_only.methods())
         assert wait_for(lambda: "notifications/resources/updated" in readme.methods())
-        time.sleep(0.3)
-        assert tools_only.methods() == [
-            "notifications/subscriptions/acknowledged",
-            "notifications/tools/list_changed",
-        ]
-        assert readme.methods() == [
-            "notifications/subscriptions/acknowledged",
-            "notifications/resources/updated",
-        ]
+        # Nothing else may follow (the prompt's change is for neither): watched for a while.
+        stays(
+            lambda: (
+                tools_only.methods()
+                == ["notifications/subscriptions/acknowledged", "notifications/tools/list_changed"]
+                and readme.methods()
+                == ["notifications/subscriptions/acknowledged", "notifications/resources/updated"]
+            ),
+            0.3,
+            what="only the asked-for notifications",
+        )
         assert readme.events[1]["params"]["uri"] == "note://readme"
         for listener in (tools_only, readme):
             for event in listener.events:

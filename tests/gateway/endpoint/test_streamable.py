@@ -3,8 +3,11 @@ import time
 
 import pytest
 
+from infra import keys as rkeys
+from infra.redis import sync_client
 from servers.models import Resource, Server, Tool
 from tests.gateway.endpoint.mcp_http import RawMcp, messages_of, parse_sse
+from tests.waiting import wait_until
 
 
 def test_it_initializes_and_returns_a_visible_ascii_session_id(client):
@@ -313,11 +316,32 @@ def read_get_stream_until(client, predicate, seconds=8.0):
     return seen
 
 
+def stream_listens(client) -> None:
+    """Wait until the session's GET stream listens for a wake-up (so it hears the change)."""
+    channel = rkeys.session_wake(client.session_id)
+    wait_until(
+        lambda: sync_client().pubsub_numsub(channel)[0][1] > 0,
+        what="the session's GET stream to listen",
+    )
+
+
+def sleeping_calls() -> list[dict]:
+    """Calls blocked in this test run's Redis database on their cancellation key: a workflow's
+    sleep step waits there (gateway/endpoint/context.py)."""
+    redis = sync_client()
+    db = str(redis.connection_pool.connection_kwargs.get("db", 0))
+    return [
+        c
+        for c in redis.client_list()
+        if c.get("cmd") == "blpop" and "b" in c.get("flags", "") and c.get("db") == db
+    ]
+
+
 def test_it_tells_open_sessions_when_the_tool_list_changes(committed, tenant, client):
     client.initialize()
 
     def change_later():
-        time.sleep(0.5)
+        stream_listens(client)
         committed(Tool.objects.filter(server=tenant.server, name="echo").update, description="x")
         committed(lambda: Tool.objects.get(server=tenant.server, name="echo").save())
 
@@ -336,7 +360,7 @@ def test_it_tells_subscribers_when_a_resource_changes(committed, tenant, client)
     assert client.call("resources/subscribe", {"uri": "note://readme"})["result"] == {}
 
     def change_later():
-        time.sleep(0.5)
+        stream_listens(client)
         resource = committed(Resource.objects.get, server=tenant.server, uri="note://readme")
         resource.text = "Changed."
         committed(resource.save)
@@ -373,7 +397,7 @@ def test_it_stops_a_running_workflow_when_the_client_cancels(client):
 
     caller = threading.Thread(target=call)
     caller.start()
-    time.sleep(0.5)
+    wait_until(sleeping_calls, what="the workflow to sleep (blocked on its cancellation key)")
     cancelled = client.post(
         {
             "jsonrpc": "2.0",

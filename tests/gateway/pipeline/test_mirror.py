@@ -36,11 +36,10 @@ def short_bound(settings):
 
 async def _subscribed(found: Mirror) -> Mirror:
     """The mirror once its subscriber listens (before that, nothing read is kept)."""
-    for _ in range(200):
-        if found.live():
-            return found
-        await asyncio.sleep(0.02)
-    raise AssertionError("the state mirror's subscriber never listened")
+    await wait_until_async(
+        found.live, interval=0.02, what="the state mirror's subscriber to listen"
+    )
+    return found
 
 
 def _stateless_call(tenant) -> tuple[dict, dict]:
@@ -81,7 +80,8 @@ async def test_a_server_idle_for_several_bounds_is_still_called_without_reading_
                 first = await http.post(url, json=body, headers=headers)
                 assert first.json()["result"]["content"][0]["text"] == "You said idle"
 
-            await asyncio.sleep(4 * BOUND)  # no call meanwhile: only the refresher reads
+            # Deliberate: idle time is the subject (no call meanwhile: only the refresher reads).
+            await asyncio.sleep(4 * BOUND)
             # Only the refresher can have kept both entries trusted through that idle time; on
             # a loaded box its pass may come late, so the call waits for it (within the slack).
             key_digest = generation_digest(digest(tenant.raw))
@@ -105,16 +105,17 @@ async def test_a_change_nobody_announced_reaches_an_idle_server_within_the_bound
     state = await found.read(async_client(), slug, None, None)
     assert state.server_generation == "7"
 
-    await asyncio.sleep(4 * BOUND)
+    await asyncio.sleep(4 * BOUND)  # deliberate: the server has been idle for several bounds
     redis.incr(rkeys.server_generation(slug))  # no PUBLISH: only the re-read can notice it
-    changed = time.monotonic()
-    while True:
+
+    def reached() -> bool:
         state = found.lookup(slug, None, None)
         assert state is None or state.server_generation in ("7", "8")
-        if state is not None and state.server_generation == "8":
-            break
-        assert time.monotonic() - changed < BOUND + SLACK, "the change never reached the mirror"
-        await asyncio.sleep(0.02)
+        return state is not None and state.server_generation == "8"
+
+    await wait_until_async(
+        reached, timeout=BOUND + SLACK, interval=0.02, what="the change to reach the mirror"
+    )
 
 
 async def test_each_kind_keeps_at_most_its_size_dropping_the_least_recently_used(

@@ -18,6 +18,7 @@ from accounts.models import ApiKey, User
 from servers.definition import import_definition
 from tests.gateway.endpoint.conftest import server_definition
 from tests.gateway.endpoint.mcp_http import RawMcp
+from tests.waiting import wait_until
 
 PING_BOUND_MS = 100
 ANSWER_BOUND_S = 2.0
@@ -53,11 +54,13 @@ def _once(attack, victim: RawMcp) -> Measured:
 
     thread = threading.Thread(target=pinger, daemon=True)
     thread.start()
-    time.sleep(0.15)  # the pinger is in its stride when the attack starts
+    # The pinger is in its stride when the attack starts (its pings so far are the baseline).
+    wait_until(lambda: len(pings) >= 10, what="ten pings of the other tenant before the attack")
     began = time.perf_counter()
     answer = attack()
     ended = time.perf_counter()
-    time.sleep(0.02)
+    # Every ping that overlapped the attack has ended once one begun after it has.
+    wait_until(lambda: any(s >= ended for s, _ in pings), what="a ping begun after the attack")
     stop.set()
     thread.join(30)
     overlapping = [(e - s) * 1000 for s, e in pings if s < ended and e > began]

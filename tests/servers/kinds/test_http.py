@@ -6,18 +6,20 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import pytest
 from asgiref.sync import async_to_sync
 from pytest_httpserver import HTTPServer
 from werkzeug import Response
 
+from infra.redis import sync_client
 from mcp_protocol.context import NullContext
 from mcp_protocol.errors import ToolError
 from servers.kinds import http
 from servers.kinds.http import sending as http_sending
 from servers.models import Server
-from tests.waiting import becomes
+from tests.waiting import becomes, wait_until
 from vault.models import Secret
 
 
@@ -69,6 +71,21 @@ class Ctx(NullContext):
 
 def call(tool, arguments=None, ctx=None):
     return async_to_sync(http.call)(tool, arguments or {}, ctx or Ctx())
+
+
+@contextmanager
+def kept_in_redis(pattern: str):
+    """Yields a list that holds, after the block, the one key matching `pattern` it added."""
+    before = set(sync_client().keys(pattern))
+    added: list[bytes] = []
+    yield added
+    (key,) = set(sync_client().keys(pattern)) - before
+    added.append(key)
+
+
+def expired(added: list[bytes], what: str) -> None:
+    """Wait for Redis to expire a key (its TTL, set by the code under test, is the subject)."""
+    wait_until(lambda: not sync_client().exists(added[0]), timeout=10, what=f"{what} to expire")
 
 
 def fails(tool, arguments=None, ctx=None) -> str:
@@ -541,8 +558,9 @@ def test_oauth_tokens_are_fetched_again_after_they_expire(httpserver, org, serve
     )
     httpserver.expect_request("/data").respond_with_json({})
     tool = make(_oauth_config(httpserver, clientAuth="basic"), server=server)
-    call(tool)
-    time.sleep(1.2)  # 31 s minus the 30 s safety margin
+    with kept_in_redis("mcp:http:oauth:*") as token:
+        call(tool)
+    expired(token, "the cached token (31 s minus the 30 s safety margin)")
     call(tool)
     data = [r.headers["Authorization"] for r in requests_of(httpserver) if r.path == "/data"]
     assert data == ["Bearer at-1", "Bearer at-2"]
@@ -786,7 +804,7 @@ def test_a_refused_destination_is_a_tool_error(httpserver, settings):
 
 def test_a_timeout_is_a_tool_error(httpserver):
     def slow(request):
-        time.sleep(1)
+        time.sleep(1)  # deliberate: a slow upstream is the subject
         return Response("late")
 
     httpserver.expect_request("/slow").respond_with_handler(slow)
@@ -873,7 +891,7 @@ def test_network_failures_of_idempotent_calls_are_retried(httpserver):
     def flaky(request):
         calls.append(1)
         if len(calls) == 1:
-            time.sleep(0.6)
+            time.sleep(0.6)  # deliberate: the first attempt is too slow and times out
         return Response("recovered")
 
     httpserver.expect_request("/f").respond_with_handler(flaky)
@@ -918,8 +936,9 @@ def test_cached_responses_expire(httpserver):
     tool = make(
         {"url": httpserver.url_for("/c"), "cacheTtlSeconds": 1, "parameters": {"q": "query"}}
     )
-    call(tool, {"q": "expiring"})
-    time.sleep(1.1)
+    with kept_in_redis("mcp:http:cache:*") as cached:
+        call(tool, {"q": "expiring"})
+    expired(cached, "the cached response")
     call(tool, {"q": "expiring"})
     assert len(httpserver.log) == 2
 
@@ -987,7 +1006,7 @@ def _in_flight_handler(delay: float):
         with lock:
             state["now"] += 1
             state["max"] = max(state["max"], state["now"])
-        time.sleep(delay)
+        time.sleep(delay)  # deliberate: requests held in flight, to count them
         with lock:
             state["now"] -= 1
         return Response("ok")

@@ -8,6 +8,7 @@ from servers.kinds import upstream as kind
 from servers.upstream import health
 from tests.servers.upstream import fixtures
 from tests.servers.upstream.fixtures import TOKEN, RecordingContext, free_port
+from tests.waiting import wait_until_async
 
 upstream = fixtures.upstream
 guarded_upstream = fixtures.guarded_upstream
@@ -102,10 +103,9 @@ async def test_cancelling_our_call_stops_the_relay_promptly(upstream, loopback_a
     import asyncio
     import time
 
-    task = asyncio.create_task(
-        kind.call(compiled(upstream.url, "nap"), {"seconds": 30}, RecordingContext())
-    )
-    await asyncio.sleep(1.5)
+    ctx = RecordingContext()
+    task = asyncio.create_task(kind.call(compiled(upstream.url, "nap"), {"seconds": 30}, ctx))
+    await wait_until_async(lambda: ctx.logs, what="the upstream to start its nap")
     started = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -14,6 +14,7 @@ from servers.outbound import (
     guarded_request,
     guarded_request_sync,
 )
+from tests.waiting import wait_until
 
 
 async def test_loopback_is_refused_without_the_allow_list(httpserver, closed_allow_list):
@@ -230,7 +231,7 @@ async def test_the_body_is_cut_at_the_size_cap(httpserver, allow_loopback):
 
 async def test_a_slow_upstream_times_out_with_a_clear_error(httpserver, allow_loopback):
     def slow(request):
-        time.sleep(1.5)
+        time.sleep(1.5)  # deliberate: a slow upstream is the subject
         return Response("late")
 
     httpserver.expect_request("/slow").respond_with_handler(slow)
@@ -238,9 +239,8 @@ async def test_a_slow_upstream_times_out_with_a_clear_error(httpserver, allow_lo
     with pytest.raises(OutboundError, match="timed out after 0.3 seconds"):
         await guarded_request("GET", httpserver.url_for("/slow"), timeout=0.3)
     assert time.perf_counter() - started < 1.2
-    deadline = time.monotonic() + 5  # let the late request finish before the next test
-    while not httpserver.log and time.monotonic() < deadline:
-        time.sleep(0.05)
+    # The late request must finish before the next test (it would land in that test's log).
+    wait_until(lambda: httpserver.log, timeout=5, what="the late request to finish")
 
 
 async def test_an_unresolvable_name_is_a_clear_error(closed_allow_list):

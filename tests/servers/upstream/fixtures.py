@@ -4,13 +4,13 @@ subprocess on a free loopback port, and a client context that records what is re
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import McpError
+from tests.waiting import listening
 
 SCRIPT = Path(__file__).resolve().parent / "upstream_server.py"
 TOKEN = "upstream-test-token-5f1c"
@@ -33,17 +33,11 @@ class UpstreamProcess:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"upstream exited: {self.process.stderr.read().decode()}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError("upstream did not start within 30 seconds")
+        try:
+            listening(self.port, self.process, timeout=30, what="the upstream")
+        except AssertionError:
+            self.stop()
+            raise
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -114,7 +108,7 @@ class RecordingContext(RequestContext):
     async def sleep(self, seconds):
         import asyncio
 
-        await asyncio.sleep(seconds)
+        await asyncio.sleep(seconds)  # deliberate: the context's sleep, asked for by the tool
 
 
 def run_upstream_tool(row, arguments, ctx=None):

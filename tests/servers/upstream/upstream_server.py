@@ -56,10 +56,12 @@ async def haiku(topic: str, ctx: Context) -> str:
 
 
 @server.tool(description="Sleep for `seconds`, then say so.")
-async def nap(seconds: float) -> str:
+async def nap(seconds: float, ctx: Context) -> str:
     import anyio
 
-    await anyio.sleep(seconds)
+    # Said first, so a caller can tell the call has reached the tool (instead of guessing).
+    await ctx.info("napping", logger_name="nap")
+    await anyio.sleep(seconds)  # deliberate: a slow tool is what `nap` is for
     return f"slept {seconds}"
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import LiveServer
 from tests.gateway.endpoint.mcp_http import RawMcp
+from tests.waiting import wait_until
 
 from .live import code_tool_def, make_tenant
 from .sandbox_processes import busy_workers
@@ -101,13 +102,15 @@ def test_runaway_code_stops_at_its_limits_while_another_tenants_ping_stays_fast(
     ]
     for thread in threads:
         thread.start()
-    deadline = time.time() + 10
-    while not busy_workers(live.process.pid) and time.time() < deadline:
-        time.sleep(0.01)
+    wait_until(
+        lambda: busy_workers(live.process.pid),
+        interval=0.01,
+        what="a sandbox worker busy with the attack",
+    )
     under_attack = []
     while any(thread.is_alive() for thread in threads) and len(under_attack) < 200:
         under_attack.append(ping_ms(pinger))
-        time.sleep(0.01)
+        time.sleep(0.01)  # deliberate: the pace of the samples taken during the attack
     for thread in threads:
         thread.join(30)
     baseline += [ping_ms(pinger) for _ in range(30)]
@@ -149,13 +152,9 @@ def test_a_crashed_sandbox_worker_is_one_failed_call_not_a_failed_process(live, 
 
     thread = threading.Thread(target=spin)
     thread.start()
-    victim = None
-    deadline = time.time() + 10
-    while victim is None and time.time() < deadline:
-        busy = busy_workers(live.process.pid)
-        victim = busy[0] if busy else None
-        time.sleep(0.01)
-    assert victim is not None, "no busy sandbox worker found"
+    victim = wait_until(
+        lambda: busy_workers(live.process.pid), interval=0.01, what="a busy sandbox worker"
+    )[0]
     os.kill(victim, signal.SIGKILL)
     thread.join(30)
     result = outcome["result"]
@@ -175,9 +174,11 @@ def test_a_client_that_hangs_up_mid_run_leaves_the_server_and_its_workers_health
     # The abandoned run is stopped (its call task cancelled) or ends at its CPU limit.
     fresh = session(live, attacker)
     assert call(fresh, "fine")["content"][0]["text"] == "fine"
-    deadline = time.time() + 15
-    while busy_workers(live.process.pid) and time.time() < deadline:
-        time.sleep(0.1)
-    assert busy_workers(live.process.pid) == []
+    wait_until(
+        lambda: busy_workers(live.process.pid) == [],
+        timeout=15,
+        interval=0.1,
+        what="the abandoned run's worker to be free",
+    )
     assert live.process.poll() is None
     assert call(fresh, "fine")["content"][0]["text"] == "fine"

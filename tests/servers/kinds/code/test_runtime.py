@@ -9,6 +9,7 @@ import pytest
 
 from mcp_protocol.errors import ToolError
 from servers.kinds import code
+from tests.waiting import wait_until_async
 
 from .sandbox_processes import busy_workers, monty_workers, niceness
 
@@ -191,6 +192,7 @@ async def test_too_many_host_calls_stop_at_the_host_call_limit_even_when_caught(
 
 
 async def test_sleeping_past_the_wall_time_stops_at_the_wall_limit(code_tool):
+    # The tool's own sleep (inside the sandbox) is the subject, not a wait of the test's.
     tool = code_tool(
         "import time\ndef main(args):\n    time.sleep(5)\n    return 'woke'\n",
         limits={"wallSeconds": 0.5},
@@ -203,11 +205,9 @@ async def test_sleeping_past_the_wall_time_stops_at_the_wall_limit(code_tool):
 async def test_workers_run_below_this_process_priority(code_tool, settings):
     tool = code_tool("def main(args):\n    while True:\n        pass\n", limits={"cpuSeconds": 1})
     call = asyncio.ensure_future(run(tool))
-    for _ in range(100):
-        await asyncio.sleep(0.02)
-        if busy_workers(os.getpid()):
-            break
-    (worker,) = busy_workers(os.getpid())
+    (worker,) = await wait_until_async(
+        lambda: busy_workers(os.getpid()), interval=0.02, what="a busy sandbox worker"
+    )
     assert niceness(worker) >= os.getpriority(os.PRIO_PROCESS, 0) + settings.CODE_SANDBOX_NICE
     with pytest.raises(ToolError):
         await call
@@ -221,14 +221,11 @@ async def test_a_killed_worker_is_one_failed_call_and_the_next_call_works(code_t
         "def main(args):\n    while True:\n        pass\n", limits={"cpuSeconds": 5}
     )
     call = asyncio.ensure_future(run(runaway))
-    victim = None
-    for _ in range(200):
-        await asyncio.sleep(0.02)
-        busy = busy_workers(os.getpid())
-        if busy:
-            victim = busy[0]
-            break
-    assert victim is not None, "no busy sandbox worker found"
+    victim = (
+        await wait_until_async(
+            lambda: busy_workers(os.getpid()), interval=0.02, what="a busy sandbox worker"
+        )
+    )[0]
     os.kill(victim, signal.SIGKILL)
     with pytest.raises(ToolError) as caught:
         await call
@@ -239,6 +236,7 @@ async def test_a_killed_worker_is_one_failed_call_and_the_next_call_works(code_t
 
 
 async def test_short_sleeps_in_both_shapes_just_wait(code_tool):
+    # The tool's own sleep (inside the sandbox) is the subject, not a wait of the test's.
     tool = code_tool(
         "import asyncio, time\n"
         "async def main(args, ctx):\n"
@@ -260,10 +258,9 @@ async def test_one_organization_cannot_hold_every_worker(code_tool, settings):
     again = code_tool("def main(args):\n    return 'a2'\n", server={"organizationId": 101})
     other = code_tool("def main(args):\n    return 'b'\n", server={"organizationId": 202})
     first = asyncio.ensure_future(run(spin))
-    for _ in range(200):
-        await asyncio.sleep(0.02)
-        if busy_workers(os.getpid()):
-            break
+    await wait_until_async(
+        lambda: busy_workers(os.getpid()), interval=0.02, what="the first call's worker busy"
+    )
     second = asyncio.ensure_future(run(again))
     # Another organization is served at once, while the first one's second call waits.
     assert (await run(other))["content"][0]["text"] == "b"
@@ -277,7 +274,6 @@ async def test_one_organization_cannot_hold_every_worker(code_tool, settings):
 async def test_a_sleeping_call_holds_no_worker_while_it_sleeps(code_tool, settings):
     from mcp_protocol.context import NullContext
     from servers.kinds.code import shares
-    from tests.waiting import wait_until_async
 
     class Told(NullContext):
         said = asyncio.Event()
@@ -286,6 +282,7 @@ async def test_a_sleeping_call_holds_no_worker_while_it_sleeps(code_tool, settin
             self.said.set()
 
     settings.CODE_SANDBOX_WORKERS = 1
+    # The tool's own sleep (inside the sandbox) is the subject, not a wait of the test's.
     napper = code_tool(
         "import time\ndef main(args):\n    log('info', 'napping')\n    time.sleep(3)\n"
         "    return 'rested'\n",
@@ -310,6 +307,7 @@ async def test_a_sleeping_call_holds_no_worker_while_it_sleeps(code_tool, settin
 async def test_awaited_and_gathered_sleeps_park_too_and_still_count_against_the_wall_time(
     code_tool,
 ):
+    # The tool's own sleep (inside the sandbox) is the subject, not a wait of the test's.
     tool = code_tool(
         "import asyncio\n"
         "async def main(args, ctx):\n"

@@ -18,6 +18,7 @@ def main(args):
     progress(1, 1, "crunched")
     return {"total": total}
 """
+# A tool that sleeps until cancelled: its sleep is the subject (a task to cancel mid-run).
 SLEEPY = "import time\ndef main(args):\n    while True:\n        time.sleep(1)\n"
 
 
