@@ -151,6 +151,10 @@ EXPECTED = [
     R("dashboard:schema_check", {"POST": VIEWER}, CURRENT),
     R("dashboard:palette_search", {"GET": VIEWER}, CURRENT),
     R("dashboard:key_list", {"GET": VIEWER}, CURRENT),
+    # Tool views: generating one is editing the server; the sandbox relay page a preview frames
+    # holds nothing of any organization (its policy comes from the query), so anyone may load it.
+    R("dashboard:view_generate", {"POST": MEMBER}, kwargs=SRV),
+    R("dashboard:view_sandbox", {"GET": PUBLIC}, CURRENT),
     R("dashboard:key_create", {"GET": MEMBER, "POST": MEMBER}, CURRENT, body={"name": "k"}),
     R("dashboard:key_revoke", {"POST": ADMIN}, kwargs={"pk": "owner_key_pk"}),
     R("dashboard:key_access", {"GET": ADMIN, "POST": ADMIN}, kwargs={"pk": "owner_key_pk"}),
