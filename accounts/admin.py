@@ -2,7 +2,7 @@ from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.utils import timezone
 
-from .models import ApiKey, Invitation, Membership, Organization, User
+from .models import ApiKey, Invitation, Membership, Organization, ServiceAccount, User
 
 
 class MembershipInline(admin.TabularInline):
@@ -44,6 +44,15 @@ class MembershipAdmin(admin.ModelAdmin):
     list_filter = ["role"]
     search_fields = ["user__email", "organization__slug"]
     autocomplete_fields = ["user", "organization"]
+
+
+@admin.register(ServiceAccount)
+class ServiceAccountAdmin(admin.ModelAdmin):
+    list_display = ["name", "organization", "role", "created_at", "disabled_at"]
+    list_filter = ["role"]
+    search_fields = ["name", "organization__slug"]
+    autocomplete_fields = ["organization"]
+    readonly_fields = ["created_by", "created_at"]
 
 
 @admin.register(Invitation)

@@ -8,6 +8,7 @@ from .models import (
     Server,
     ServerVersion,
     Tool,
+    ToolEmbedding,
     UpstreamReview,
 )
 
@@ -133,3 +134,18 @@ class UpstreamReviewAdmin(admin.ModelAdmin):
     list_filter = ("kind", "state")
     list_select_related = ("server", "decided_by")
     readonly_fields = ("approved", "pending", "digest", "decided_at", "decided_by")
+
+
+@admin.register(ToolEmbedding)
+class ToolEmbeddingAdmin(admin.ModelAdmin):
+    """Derived data (recomputed at publish when missing): read-only, for looking only."""
+
+    list_display = ["digest", "created_at"]
+    search_fields = ["digest"]
+    readonly_fields = ["digest", "vector", "created_at"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
