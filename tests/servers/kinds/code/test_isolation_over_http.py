@@ -56,6 +56,25 @@ def bystander(committed, unique):
     )
 
 
+def assert_bystander_unharmed(baseline: list[float], under_attack: list[float]) -> None:
+    """Another tenant's pings during an attack stay within 100 ms of those around it (median
+    and p90), over at least 20 samples; the figures are printed for the closing notes."""
+
+    def p90(values):
+        ordered = sorted(values)
+        return ordered[int(len(ordered) * 0.9)]
+
+    print(
+        f"\nbystander ping: around the attack ({len(baseline)} pings) median "
+        f"{statistics.median(baseline):.1f} ms, p90 {p90(baseline):.1f} ms; under attack "
+        f"({len(under_attack)} pings) median {statistics.median(under_attack):.1f} ms, "
+        f"p90 {p90(under_attack):.1f} ms, max {max(under_attack):.1f} ms"
+    )
+    assert len(under_attack) >= 20
+    assert statistics.median(under_attack) - statistics.median(baseline) < 100
+    assert p90(under_attack) - p90(baseline) < 100
+
+
 def session(live, tenant) -> RawMcp:
     client = RawMcp(live.mcp_url(tenant.slug), key=tenant.raw)
     client.http.timeout = 60
@@ -127,19 +146,7 @@ def test_runaway_code_stops_at_its_limits_while_another_tenants_ping_stays_fast(
     )
     assert all(result["isError"] for result in results.values())
 
-    def p90(values):
-        ordered = sorted(values)
-        return ordered[int(len(ordered) * 0.9)]
-
-    print(
-        f"\nbystander ping: around the attack ({len(baseline)} pings) median "
-        f"{statistics.median(baseline):.1f} ms, p90 {p90(baseline):.1f} ms; under attack "
-        f"({len(under_attack)} pings) median {statistics.median(under_attack):.1f} ms, "
-        f"p90 {p90(under_attack):.1f} ms, max {max(under_attack):.1f} ms"
-    )
-    assert len(under_attack) >= 20
-    assert statistics.median(under_attack) - statistics.median(baseline) < 100
-    assert p90(under_attack) - p90(baseline) < 100
+    assert_bystander_unharmed(baseline, under_attack)
     # The attacker's own next call is served as usual.
     assert call(session(live, attacker), "fine")["content"][0]["text"] == "fine"
 
