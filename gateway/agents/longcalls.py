@@ -133,7 +133,7 @@ async def maybe_call(gate, request, ctx) -> dict | None:
             snapshot,
             tool.name,
             arguments,
-            gate.caller.ident,
+            gate.caller,
             None,
             protocol_version=ctx.protocol_version,
             client_capabilities=dict(ctx.client_capabilities or {}),

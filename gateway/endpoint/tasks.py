@@ -80,7 +80,7 @@ def _create(
         gate.snapshot,
         tool.name,
         params.get("arguments"),
-        gate.caller.ident,
+        gate.caller,
         ttl,
         protocol_version=era,
         client_capabilities=capabilities,
