@@ -22,8 +22,8 @@ from django.db import connections, transaction
 from django.utils import timezone
 
 from infra.redis import async_client, is_embedded
-from servers import access
 from mcp_protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, Cancelled, InputRequired, McpError
+from servers import access
 
 from . import events, fairness, principal
 from .context import TaskContext
