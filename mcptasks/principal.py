@@ -64,11 +64,12 @@ def submitted(task: Task) -> Caller:
 
 def current_role(caller: Caller) -> str | None:
     """The principal's role in the organization now; None when it can no longer act there."""
+    principal_id, organization_id = caller.principal_id, caller.organization_id
+    if principal_id is None or organization_id is None:
+        return None
     if caller.principal == "service_account":
         account = (
-            ServiceAccount.objects.filter(
-                pk=caller.principal_id, organization_id=caller.organization_id
-            )
+            ServiceAccount.objects.filter(pk=principal_id, organization_id=organization_id)
             .values("role", "disabled_at")
             .first()
         )
@@ -76,7 +77,7 @@ def current_role(caller: Caller) -> str | None:
             return None
         return str(account["role"])
     membership = Membership.objects.filter(
-        user_id=caller.principal_id, organization_id=caller.organization_id
+        user_id=principal_id, organization_id=organization_id
     ).values_list("role", flat=True)
     return membership.first()
 

@@ -26,7 +26,9 @@ class NamedCall:
     body: Any  # the body as it came: Webtools checks it whole
 
 
-async def rest_call(redis: Redis, admitted: Admitted, named: NamedCall) -> tuple[int, dict]:
+async def rest_call(
+    redis: Redis, admitted: Admitted, named: NamedCall
+) -> tuple[int, dict[str, Any]]:
     await admit_calls(redis, admitted, [named.tool])
     call = named.call
     started = time.perf_counter()
@@ -38,7 +40,9 @@ async def rest_call(redis: Redis, admitted: Admitted, named: NamedCall) -> tuple
     return status, payload
 
 
-async def webtools_call(redis: Redis, admitted: Admitted, named: NamedCall) -> tuple[int, dict]:
+async def webtools_call(
+    redis: Redis, admitted: Admitted, named: NamedCall
+) -> tuple[int, dict[str, Any]]:
     await admit_calls(redis, admitted, [named.tool])
     call = named.call
     started = time.perf_counter()
