@@ -258,26 +258,35 @@ async def _watch(task_id: str, ctx: TaskContext, call: asyncio.Future, redis) ->
                 call.cancel()
 
 
-async def _run_tool(task: Task, redis) -> tuple[str, dict]:
-    """(status, outcome) where outcome is {"result": ...}, {"error": ...} or {}."""
-    from servers.methods import call_method
+async def _runnable(task: Task):
+    """(the snapshot the task runs on, as its caller's role sees it now, and that caller), or
+    the error that fails the task."""
     from servers.snapshot import DefinitionError
 
     try:
         snapshot = await _db(load_task_snapshot)(task)
     except DefinitionError:
-        error = _error(INTERNAL_ERROR, "The server's definition cannot be served right now")
-        return Task.FAILED, {"error": error}
+        return _error(INTERNAL_ERROR, "The server's definition cannot be served right now")
     try:
         caller = await _db(principal.at_execution)(task)
     except principal.PrincipalGone as gone:
-        return Task.FAILED, {"error": gone.to_dict()}
+        return gone.to_dict()
     if snapshot is not None:
         # The server as the caller's role sees it now (a lowered role hides what it may not call).
         snapshot = access.scoped(snapshot, RoleOnly(caller.role))
     if snapshot is None or task.tool_name not in snapshot.tools:
-        error = _error(INVALID_PARAMS, f"Unknown tool: {task.tool_name}")
-        return Task.FAILED, {"error": error}
+        return _error(INVALID_PARAMS, f"Unknown tool: {task.tool_name}")
+    return snapshot, caller
+
+
+async def _run_tool(task: Task, redis) -> tuple[str, dict]:
+    """(status, outcome) where outcome is {"result": ...}, {"error": ...} or {}."""
+    from servers.methods import call_method
+
+    runnable = await _runnable(task)
+    if isinstance(runnable, dict):
+        return Task.FAILED, {"error": runnable}
+    snapshot, caller = runnable
 
     async def park(key, method, params) -> None:
         await _db(park_request)(task.id, key, method, params)

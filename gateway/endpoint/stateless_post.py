@@ -1,7 +1,7 @@
 """One POST of the stateless era: the transport. It reads the request and its envelope, makes
 the typed call the layers take (serving.py: `Served`; a meta-call routed to the call it names),
 and frames the answer; a client that closes the connection cancels the call (2026-07-28
-cancellation). From the handler to the record is stateless/answer.py; subscriptions/listen
+cancellation). From the handler to the record is stateless_answer.py; subscriptions/listen
 takes over the response (listen.py)."""
 
 from typing import Any
@@ -15,9 +15,9 @@ from ..agents import routing as agents_routing
 from . import disconnect, listen, serving
 from .gate import Gate, Refused
 from .http import respond
-from .stateless.answer import answer
 from .stateless.envelope import Envelope, http_status, read_envelope, refusal
 from .stateless.responder import Responder, StatelessCall
+from .stateless_answer import answer
 from .stateless_context import StatelessContext
 
 

@@ -13,12 +13,12 @@ from mcp_protocol.errors import McpError
 from mcp_protocol.jsonrpc import Request, error_message, result_message
 from servers.snapshot import Snapshot
 
-from ...pipeline.record import record
-from .. import dispatch
-from .envelope import MRTR_METHODS, check_tool_headers, http_status
-from .request_state import read_answers
-from .responder import Responder, StatelessCall
-from .results import decorate
+from ..pipeline.record import record
+from . import dispatch
+from .stateless.envelope import MRTR_METHODS, check_tool_headers, http_status
+from .stateless.request_state import read_answers
+from .stateless.responder import Responder, StatelessCall
+from .stateless.results import decorate
 
 log = logging.getLogger(__name__)
 
