@@ -112,7 +112,9 @@ def test_an_id_jag_of_a_trusted_provider_yields_a_token_acting_as_the_member(exc
     assert body["token_type"] == "Bearer"
     assert "refresh_token" not in body
     assert body["scope"] == "mcp mcp:read"
-    token = AccessToken.objects.select_related("grant").get(digest=digest_token(body["access_token"]))
+    token = AccessToken.objects.select_related("grant").get(
+        digest=digest_token(body["access_token"])
+    )
     grant = token.grant
     assert (grant.user, grant.server, grant.source) == (world.member, world.server, Grant.ID_JAG)
     assert grant.trusted_issuer == world.trust
