@@ -13,6 +13,7 @@ from accounts.models import ServiceAccount
 from accounts.policy import Action
 
 from .base import ScopedViewSet
+from .machine_access import ServiceClientActions
 from .scoping import DefaultOrganization, MemberOrganizationField
 from .serializers import ApiKeySerializer, NewApiKeySerializer
 from .serializers import _django_checked as _checked
@@ -72,6 +73,7 @@ class ServiceAccountSerializer(serializers.ModelSerializer):
 
 
 class ServiceAccountViewSet(
+    ServiceClientActions,
     mixins.ListModelMixin,
     mixins.CreateModelMixin,
     mixins.RetrieveModelMixin,
@@ -89,6 +91,9 @@ class ServiceAccountViewSet(
         "partial_update": Action.SERVICE_ACCOUNTS,
         "destroy": Action.SERVICE_ACCOUNTS,
         "keys": Action.SERVICE_ACCOUNTS,
+        # Client credentials (api/machine_access.py): listing them is an admin's too.
+        "clients": Action.SERVICE_ACCOUNTS,
+        "client": Action.SERVICE_ACCOUNTS,
     }
 
     def perform_create(self, serializer) -> None:
