@@ -127,8 +127,8 @@ class NewServiceClientSerializer(ServiceClientSerializer):
         fields = [*ServiceClientSerializer.Meta.fields, "clientSecret", "tokenEndpoint", "issuer"]
 
 
-class ServiceClientActions:
-    """Mixed into the service accounts' viewset: /api/service-accounts/<id>/clients/."""
+class ServiceClientActions(ScopedViewSet):
+    """The service accounts' viewset's /api/service-accounts/<id>/clients/ routes."""
 
     @extend_schema(
         request=ServiceClientSerializer,

@@ -12,7 +12,6 @@ from accounts import service_accounts as service
 from accounts.models import ServiceAccount
 from accounts.policy import Action
 
-from .base import ScopedViewSet
 from .machine_access import ServiceClientActions
 from .scoping import DefaultOrganization, MemberOrganizationField
 from .serializers import ApiKeySerializer, NewApiKeySerializer
@@ -73,13 +72,12 @@ class ServiceAccountSerializer(serializers.ModelSerializer):
 
 
 class ServiceAccountViewSet(
-    ServiceClientActions,
     mixins.ListModelMixin,
     mixins.CreateModelMixin,
     mixins.RetrieveModelMixin,
     mixins.UpdateModelMixin,
     mixins.DestroyModelMixin,
-    ScopedViewSet,
+    ServiceClientActions,
 ):
     """Service accounts: machine identities whose keys act as them, with their role."""
 

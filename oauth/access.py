@@ -29,12 +29,14 @@ def load_access_token(digest: str, generation: str, credential_class):
         # servers/access_changes.py bumps these tokens when it changes, as it does its keys.
         role, standing = account.role, account.disabled_at is None
     else:
-        role = (
-            Membership.objects.filter(user_id=grant.user_id, organization_id=grant.organization_id)
+        user = grant.user
+        assert user is not None  # the check constraint: a person's grant, else an account's
+        member_role = (
+            Membership.objects.filter(user_id=user.pk, organization_id=grant.organization_id)
             .values_list("role", flat=True)
             .first()
         )
-        standing = role is not None and grant.user.is_active
+        role, standing = member_role or "", member_role is not None and user.is_active
     return credential_class(
         key_id=None,
         organization_id=grant.organization_id,

@@ -140,7 +140,7 @@ class Grant(models.Model):
 
     @property
     def principal_label(self) -> str:
-        if self.service_account_id is not None:
+        if self.service_account is not None:
             return f"service account {self.service_account.name}"
         return self.user.email if self.user is not None else "nobody"
 
