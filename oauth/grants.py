@@ -105,7 +105,7 @@ def grants_for_user(*, user):
 def grants_for_organization(*, organization):
     return (
         Grant.objects.filter(organization=organization, revoked_at=None)
-        .select_related("client", "server", "user")
+        .select_related("client", "server", "user", "service_account")
         .order_by("-created_at")
     )
 
