@@ -35,15 +35,13 @@ def token_from_id_jag(*, client: Client, assertion, resource, scope) -> dict:
         # The draft: confidential clients only; public ones use the authorization code flow.
         raise OAuthError("invalid_client", "An identity assertion needs client authentication", 401)
     header, unverified = assertions.unverified(assertion)
-    if header.get("typ") != ID_JAG_TYP:
+    if not _is_id_jag_typ(header.get("typ")):
         raise OAuthError("invalid_grant", f"The assertion's typ must be {ID_JAG_TYP}")
     issuer = unverified.get("iss")
-    trusted = (
-        TrustedIssuer.objects.filter(issuer=issuer, enabled=True)
-        if isinstance(issuer, str)
-        else None
+    trusted = TrustedIssuer.objects.filter(
+        issuer=issuer if isinstance(issuer, str) else "", enabled=True
     )
-    if not trusted or not trusted.exists():
+    if not trusted.exists():
         raise OAuthError(
             "invalid_grant", "The assertion's issuer is not a trusted identity provider"
         )
@@ -91,6 +89,11 @@ def token_from_id_jag(*, client: Client, assertion, resource, scope) -> dict:
         trusted_issuer=trust,
     )
     return tokens_issue(grant=grant, client=client, refresh_allowed=False)
+
+
+def _is_id_jag_typ(typ) -> bool:
+    # RFC 8725 §3.11 / RFC 7515 §4.1.9: compared case-insensitively, "application/" optional.
+    return isinstance(typ, str) and typ.lower().removeprefix("application/") == ID_JAG_TYP
 
 
 def _member(trust: TrustedIssuer, claims: dict, organization_id: int) -> User:
