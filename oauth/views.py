@@ -223,8 +223,7 @@ def revoke(request):
     if request.method == "OPTIONS":
         return _preflight("POST, OPTIONS")
     try:
-        client_id, secret = _client_credentials(request)
-        client = client_authenticate(client_id=client_id, client_secret=secret)
+        client = _token_client(request)
         token_revoke(client=client, token=request.POST.get("token"))
     except OAuthError as exc:
         return _error(exc)

@@ -266,3 +266,19 @@ def test_only_admins_may_trust_an_identity_provider(world, idp):
             values={"name": "x", "issuer": "https://x.example", "jwks_url": idp.jwks_url},
         )
     assert TrustedIssuer.objects.filter(organization=world.org).count() == 1
+
+
+def test_a_rotated_key_is_fetched_when_an_assertion_names_it(exchange, idp, monkeypatch):
+    assert exchange().status_code == 200
+    monkeypatch.setattr(assertions, "REFETCH_SECONDS", 0)  # the once-a-minute limit, elapsed
+    idp.key = RSAKey.generate_key(2048, parameters={"kid": "rotated"})
+    assert exchange().status_code == 200
+    assert idp.jwks_fetches == 2
+
+
+def test_an_unknown_kid_does_not_refetch_within_the_minute(exchange, idp):
+    assert exchange().status_code == 200
+    forged = RSAKey.generate_key(2048, parameters={"kid": "forged"})
+    for _ in range(3):
+        assert exchange(key=forged, header={"kid": "forged"}).status_code == 400
+    assert idp.jwks_fetches == 1

@@ -254,3 +254,17 @@ def test_the_dashboard_shows_the_secret_once(client, world):
     assert created.client_id in html and "gmcp_cs_" in html
     listing = client.get("/service-accounts/").content.decode()
     assert created.client_id in listing and "gmcp_cs_" not in listing
+
+
+def test_a_private_key_jwt_client_revokes_its_token(client, world, keyed):
+    issued = signed_token(client, world, client_assertion(keyed)).json()["access_token"]
+    response = client.post(
+        "/oauth/revoke",
+        {
+            "token": issued,
+            "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+            "client_assertion": client_assertion(keyed),
+        },
+    )
+    assert response.status_code == 200
+    assert AccessToken.objects.get(digest=digest_token(issued)).revoked_at is not None
