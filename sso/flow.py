@@ -48,7 +48,12 @@ def connection_for_slug(slug: str) -> Connection | None:
 def begin(session, connection: Connection, *, next_url: str = "", login_hint: str = "") -> str:
     """The provider's authorization URL for a new flow, remembered in `session`."""
     provider = oidc.discover(connection.issuer, organization_id=connection.organization_id)
-    flow = oidc.start(provider, client_id=connection.client_id, redirect_uri=redirect_uri())
+    flow = oidc.start(
+        provider,
+        client_id=connection.client_id,
+        redirect_uri=redirect_uri(),
+        scope=provider.scope_for(connection.groups_claim),
+    )
     flows = {
         state: kept
         for state, kept in (session.get(SESSION_KEY) or {}).items()

@@ -55,6 +55,12 @@ class Provider:
     jwks_uri: str
     token_auth_methods: tuple[str, ...]
     algorithms: tuple[str, ...]
+    scopes: tuple[str, ...] = ()
+
+    def scope_for(self, groups_claim: str) -> str:
+        """openid email profile, and the groups claim's scope where the provider offers one by
+        that name (Okta's and Keycloak's `groups`; Entra ID puts groups in by its app settings)."""
+        return f"{SCOPE} {groups_claim}" if groups_claim in self.scopes else SCOPE
 
 
 @dataclass(frozen=True)
@@ -116,6 +122,7 @@ def discover(issuer: str, *, organization_id: int) -> Provider:
             document.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
         ),
         algorithms=tuple(a for a in offered if a in ALGORITHMS),
+        scopes=tuple(str(s) for s in document.get("scopes_supported") or ()),
     )
 
 

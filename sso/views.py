@@ -33,13 +33,19 @@ def _start_page(request, form, *, error: str = "", choices=(), status: int = 200
     return render(request, "sso/start.html", context, status=status)
 
 
-def _to_provider(request, connection, *, login_hint: str = ""):
+def _to_provider(request, connection, *, login_hint: str = "", from_form: bool = False):
     try:
         url = flow.begin(
             request.session, connection, next_url=_next(request), login_hint=login_hint
         )
     except SsoError as exc:
         return _start_page(request, StartForm(), error=str(exc), status=502)
+    if from_form:
+        # The dashboard's policy (form-action 'self', dashboard/csp.py) also governs the
+        # redirects that follow a form's POST, and the provider is another origin: the form's
+        # answer is a page that moves on by itself (a refresh is no form submission).
+        context = {"url": url, "organization": connection.organization}
+        return render(request, "sso/redirect.html", context)
     return redirect(url)
 
 
@@ -60,7 +66,7 @@ def start(request: HttpRequest):
         )
     if len(found) > 1:
         return _start_page(request, form, choices=found)
-    return _to_provider(request, found[0], login_hint=email)
+    return _to_provider(request, found[0], login_hint=email, from_form=True)
 
 
 @require_GET
