@@ -23,7 +23,6 @@ class ConnectionSerializer(serializers.Serializer):
     client_secret = serializers.CharField(
         write_only=True, required=False, allow_blank=True, help_text="Write-only; empty keeps it."
     )
-    client_secret_set = serializers.BooleanField(read_only=True)
     allowed_domains = serializers.ListField(child=serializers.CharField(max_length=253))
     default_role = serializers.ChoiceField(choices=SSO_ROLES, required=False)
     groups_claim = serializers.CharField(max_length=100, required=False)
@@ -34,8 +33,25 @@ class ConnectionSerializer(serializers.Serializer):
         required=False, help_text="Password sign-in refuses members (owners keep it)."
     )
     enabled = serializers.BooleanField(required=False)
-    redirect_uri = serializers.CharField(read_only=True)
-    configured = serializers.BooleanField(read_only=True)
+
+
+class SsoAnswerSerializer(serializers.Serializer):
+    """What GET, PUT and PATCH answer: `configured` false (and only the redirect URI) before
+    anything is set."""
+
+    configured = serializers.BooleanField()
+    redirect_uri = serializers.CharField()
+    issuer = serializers.URLField(required=False)
+    client_id = serializers.CharField(required=False)
+    client_secret_set = serializers.BooleanField(required=False)
+    allowed_domains = serializers.ListField(child=serializers.CharField(), required=False)
+    default_role = serializers.ChoiceField(choices=SSO_ROLES, required=False)
+    groups_claim = serializers.CharField(required=False)
+    role_mapping = serializers.DictField(
+        child=serializers.ChoiceField(choices=SSO_ROLES), required=False
+    )
+    required = serializers.BooleanField(required=False)
+    enabled = serializers.BooleanField(required=False)
 
 
 class ConnectionView(ApiMixin, GenericAPIView):
@@ -69,16 +85,22 @@ class ConnectionView(ApiMixin, GenericAPIView):
             raise serializers.ValidationError(exc.message_dict) from None
         return self._answer(connection, status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
 
-    @extend_schema(operation_id="organization_sso_retrieve")
+    @extend_schema(operation_id="organization_sso_retrieve", responses=SsoAnswerSerializer)
     def get(self, request, slug: str):
         # Unconfigured is an answer too: the redirect URI to register at the provider first.
         return self._answer(config.connection_of(self._organization()))
 
-    @extend_schema(operation_id="organization_sso_update")
+    @extend_schema(
+        operation_id="organization_sso_update",
+        responses={200: SsoAnswerSerializer, 201: SsoAnswerSerializer},
+    )
     def put(self, request, slug: str):
         return self._save(request, partial=False)
 
-    @extend_schema(operation_id="organization_sso_partial_update")
+    @extend_schema(
+        operation_id="organization_sso_partial_update",
+        responses={200: SsoAnswerSerializer, 201: SsoAnswerSerializer},
+    )
     def patch(self, request, slug: str):
         return self._save(request, partial=True)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import httpx2
 import pytest
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from accounts.models import Membership, Organization, User
 from audit.models import AuditEvent
@@ -166,3 +167,49 @@ def test_a_provider_answering_for_another_issuer_is_refused(
 
     assert response.status_code == 502
     assert "names the issuer" in response.text and "localhost" in response.text
+
+
+def test_sso_required_refuses_a_member_s_password_and_sso_still_signs_them_in(
+    committed, world, oidc_provider, sso_server
+):
+    bob = oidc_provider.add_user(email=f"bob@{world.domain}")
+
+    def member_with_password():
+        user = User.objects.create_user(bob.email)
+        # The live server checks with the deployment's hasher (this process uses a fast one).
+        hasher = PBKDF2PasswordHasher()
+        user.password = hasher.encode("bob's own long password", hasher.salt())
+        user.save()
+        Membership.objects.create(organization=world.org, user=user, role=Membership.MEMBER)
+        Connection.objects.filter(pk=world.connection.pk).update(required=True)
+
+    committed(member_with_password)
+    from playwright.async_api import async_playwright
+
+    async def password_sign_in():
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            try:
+                page = await browser.new_page()
+                await page.goto(f"{sso_server.url}/login/")
+                await page.fill("input[name=username]", bob.email)
+                await page.fill("input[name=password]", "bob's own long password")
+                async with page.expect_navigation():
+                    await page.click("button[type=submit]")
+                return page.url, " ".join((await page.inner_text("body")).split())
+            finally:
+                await browser.close()
+
+    url, text = asyncio.run(password_sign_in())
+    assert url.startswith(f"{sso_server.url}/login/")
+    assert f"{world.org.name} requires single sign-on" in text
+
+    url, _text = through_the_sign_in_page(sso_server, oidc_provider, world, bob)
+    assert "/login/" not in url and "/sso/" not in url
+    assert committed(
+        lambda: (
+            AuditEvent.objects.filter(organization_id=world.org.pk, action="sso.sign_in")
+            .filter(target_label=bob.email)
+            .exists()
+        )
+    )
