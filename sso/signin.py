@@ -70,6 +70,13 @@ def _account(connection: Connection, subject: str, email: str, name: str) -> tup
     existing = User.objects.filter(email__iexact=email).first()
     if existing is None:
         return User.objects.create_user(email, None, name=name[:150]), True
+    if Identity.objects.filter(connection=connection, user=existing).exists():
+        # Another subject of this provider signs in to this account already: a provider that
+        # gave the address to someone new must not hand them the old holder's account.
+        raise SsoError(
+            f"{email} is linked to another identity at this provider. Ask an admin to remove "
+            "the old link (Django admin, SSO identities) if it is the same person."
+        )
     if Membership.objects.filter(organization=connection.organization, user=existing).exists():
         return existing, False
     raise SsoError(

@@ -122,3 +122,10 @@ def test_a_disabled_connection_signs_nobody_in(connection):
     connection.save()
     with pytest.raises(SsoError, match="turned off"):
         sign_in(connection=connection, claims=claims())
+
+
+def test_an_address_reassigned_to_a_new_subject_does_not_get_the_old_holder_s_account(connection):
+    first = sign_in(connection=connection, claims=claims(sub="sub-old"))
+    with pytest.raises(SsoError, match="linked to another identity"):
+        sign_in(connection=connection, claims=claims(sub="sub-new"))
+    assert list(Identity.objects.values_list("subject", "user")) == [("sub-old", first.user.pk)]
