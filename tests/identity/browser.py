@@ -32,7 +32,13 @@ async def sign_in(
     page.on("request", on_request)
     try:
         if url is not None:
-            await page.goto(url)
+            try:
+                await page.goto(url)
+            except Exception:
+                # Straight to the callback (a provider session and a grant already): where
+                # nothing listens there, the navigation itself fails, after the request we want.
+                if not captured.done():
+                    raise
         interaction = f"{issuer}/interaction/"
         on_login = page.url.startswith(interaction) and not captured.done()
         if on_login and await page.locator("input[name=password]").count():
@@ -85,7 +91,11 @@ def sign_in_sync(
     page.on("request", on_request)
     try:
         if url is not None:
-            page.goto(url)
+            try:
+                page.goto(url)
+            except Exception:
+                if not captured:  # see sign_in
+                    raise
         interaction = f"{issuer}/interaction/"
         on_login = page.url.startswith(interaction) and not captured
         if on_login and page.locator("input[name=password]").count():
