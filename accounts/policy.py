@@ -48,6 +48,7 @@ class Action(StrEnum):
     SERVICE_ACCOUNTS = "service_accounts.manage"  # machine identities, their keys, transfers
     # enterprise identity providers trusted for ID-JAG (oauth/trust.py)
     TRUSTED_ISSUERS = "trusted_issuers.manage"
+    SSO_MANAGE = "sso.manage"  # single sign-on: the provider, domains, roles, "SSO required"
 
 
 # The least role allowed each action.
@@ -70,6 +71,7 @@ LEAST_ROLE = {
     Action.AUDIT_VIEW: ADMIN,
     Action.SERVICE_ACCOUNTS: ADMIN,
     Action.TRUSTED_ISSUERS: ADMIN,
+    Action.SSO_MANAGE: ADMIN,
 }
 
 # Actions a lower role may still take on objects it created: (least role, attribute naming the
@@ -165,4 +167,5 @@ DESCRIPTIONS = {
     Action.AUDIT_VIEW: "reading the audit log",
     Action.SERVICE_ACCOUNTS: "managing service accounts and moving keys to them",
     Action.TRUSTED_ISSUERS: "managing the enterprise identity providers this organization trusts",
+    Action.SSO_MANAGE: "configuring single sign-on",
 }

@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from audit.api import AuditLogView
+from sso.api import ConnectionView as SsoConnectionView
 
 from .errors import not_found
 from .machine_access import TrustedIssuerViewSet
@@ -58,6 +59,7 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("calls.csv", CallCsvView.as_view(), name="calls-csv"),
     path("organizations/<slug:slug>/audit/", AuditLogView.as_view(), name="organization-audit"),
+    path("organizations/<slug:slug>/sso/", SsoConnectionView.as_view(), name="organization-sso"),
     *router.urls,
     re_path(r"^", not_found),
 ]

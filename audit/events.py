@@ -174,3 +174,73 @@ def token_revoked(grant) -> None:
         target_label=_grant_label(grant),
         actor=_grant_actor(grant),
     )
+
+
+# -- single sign-on (sso/) -------------------------------------------------------------------
+
+
+def sso_config_changed(connection, action: str, *, before=None, after=None) -> None:
+    """sso.config_create / .config_update / .config_delete (the secret itself never: only
+    whether one is set, under a name the redaction leaves readable)."""
+    audit_record(
+        action=f"sso.{action}",
+        organization_id=connection.organization_id,
+        target_type="sso_connection",
+        target_id=connection.pk,
+        target_label=connection.issuer,
+        before=before,
+        after=after,
+    )
+
+
+def sso_joined(membership, *, groups) -> None:
+    """Just-in-time membership: someone the organization's provider vouches for joined."""
+    audit_record(
+        action="sso.join",
+        organization_id=membership.organization_id,
+        target_type="membership",
+        target_id=membership.pk,
+        target_label=_member_label(membership),
+        after={"role": membership.role},
+        detail={"groups": list(groups)},
+        actor=Actor("user", str(membership.user_id), membership.user.email, _address()),
+    )
+
+
+def sso_signed_in(membership, *, subject: str, groups) -> None:
+    audit_record(
+        action="sso.sign_in",
+        organization_id=membership.organization_id,
+        target_type="membership",
+        target_id=membership.pk,
+        target_label=_member_label(membership),
+        detail={"subject": subject, "groups": list(groups), "role": membership.role},
+        actor=Actor("user", str(membership.user_id), membership.user.email, _address()),
+    )
+
+
+def sso_refused(organization_id: int, *, reason: str, email: str = "") -> None:
+    """A sign-in through the organization's provider that did not sign anyone in."""
+    audit_record(
+        action="sso.sign_in_refused",
+        organization_id=organization_id,
+        target_type="sso_connection",
+        target_label=email,
+        detail={"reason": reason},
+    )
+
+
+def sso_break_glass(membership) -> None:
+    """An owner signed in with a password although the organization requires single sign-on."""
+    audit_record(
+        action="sso.break_glass",
+        organization_id=membership.organization_id,
+        target_type="membership",
+        target_id=membership.pk,
+        target_label=_member_label(membership),
+        actor=Actor("user", str(membership.user_id), membership.user.email, _address()),
+    )
+
+
+def _address():
+    return request_address(current_request())

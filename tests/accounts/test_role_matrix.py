@@ -237,6 +237,11 @@ EXPECTED = [
     ),
     R("upstream:auto_approve", {"POST": ADMIN}, kwargs=SRV, body={"auto_approve": "on"}),
     R("audit:log_csv", {"GET": ADMIN}, CURRENT),
+    # ---- single sign-on (sso/urls.py) ----
+    R("sso:start", {"GET": PUBLIC, "POST": PUBLIC}, CURRENT),
+    R("sso:callback", {"GET": PUBLIC}, CURRENT),  # no flow in the session: 400, signed in or not
+    R("sso:begin", {"GET": NOWHERE}, kwargs={"slug": "org_slug"}),  # no SSO in this world
+    R("sso:settings", {"GET": ADMIN, "POST": ADMIN}, CURRENT),
     R("dashboard:analytics", {"GET": VIEWER}, CURRENT),
     R("dashboard:organization_create", {"GET": USER, "POST": USER}, CURRENT),
     R(
@@ -310,6 +315,12 @@ EXPECTED = [
     R("metrics", {"GET": NOWHERE}, CURRENT),
     R("calls-csv", {"GET": VIEWER}, CURRENT),
     R("organization-audit", {"GET": ADMIN}, kwargs={"slug": "org_slug"}),
+    R(
+        "organization-sso",
+        {"GET": ADMIN, "PUT": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN},
+        kwargs={"slug": "org_slug"},
+        body={"issuer": "https://idp.example", "client_id": "c", "allowed_domains": ["t.example"]},
+    ),
     R("organization-list", {"GET": VIEWER}, CURRENT),
     R("organization-detail", {"GET": VIEWER, "PATCH": OWNER}, kwargs={"slug": "org_slug"}),
     R("organization-usage", {"GET": VIEWER}, kwargs={"slug": "org_slug"}),
