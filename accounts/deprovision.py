@@ -107,7 +107,9 @@ def member_deprovision(
         if membership is not None:
             # servers/access_changes.py suspends the keys, oauth/signals.py revokes the grants.
             membership.delete()
-        server_ids = list(Server.objects.filter(organization=organization).values_list("pk", flat=True))
+        server_ids = list(
+            Server.objects.filter(organization=organization).values_list("pk", flat=True)
+        )
         result = Deprovisioned(membership is not None, len(key_idents), live_grants)
         audit_record(
             action="member.deprovision",
@@ -131,9 +133,7 @@ def member_deprovision(
                 Membership, organization=organization, user=user, reason=reason
             ):
                 if isinstance(outcome, Exception):
-                    log.error(
-                        "member_deprovisioned receiver %r failed", receiver, exc_info=outcome
-                    )
+                    log.error("member_deprovisioned receiver %r failed", receiver, exc_info=outcome)
 
         transaction.on_commit(after_commit)
     return result

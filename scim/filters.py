@@ -43,7 +43,7 @@ def _tokens(text: str) -> list[tuple[str, Any]]:
     while at < len(text):
         match = _TOKEN.match(text, at)
         if match is None or match.end() == at:
-            raise FilterError(f"Unexpected text in filter at {at}: {text[at:at + 20]!r}")
+            raise FilterError(f"Unexpected text in filter at {at}: {text[at : at + 20]!r}")
         at = match.end()
         if match.group("str") is not None:
             try:
@@ -197,7 +197,10 @@ class _Parser:
                 return lambda r: any(inner(e) for e in _elements(r, parts))
             return self._test(
                 lambda r: [
-                    v for e in _elements(r, parts) if inner(e) for v in values_at(e, sub or ["value"])
+                    v
+                    for e in _elements(r, parts)
+                    if inner(e)
+                    for v in values_at(e, sub or ["value"])
                 ],
                 (sub or parts)[-1],
             )

@@ -58,7 +58,10 @@ def _save(directory: Directory, group: ScimGroup, body, action: str) -> ScimGrou
                 target_type="scim_group",
                 target_id=str(group.uid),
                 target_label=group.display_name,
-                after={"members_added": len(after - before), "members_removed": len(before - after)},
+                after={
+                    "members_added": len(after - before),
+                    "members_removed": len(before - after),
+                },
             )
     except IntegrityError:
         raise ScimError(409, f"A group named {name} exists already", "uniqueness") from None
@@ -101,9 +104,7 @@ def group_delete(*, directory: Directory, group: ScimGroup) -> None:
 
 
 def group_get(*, directory: Directory, uid: str) -> ScimGroup:
-    found = (
-        directory.organization.scim_groups.filter(uid=uid).first() if is_uuid(uid) else None
-    )
+    found = directory.organization.scim_groups.filter(uid=uid).first() if is_uuid(uid) else None
     if found is None:
         raise ScimError(404, f"Group {uid} not found")
     return found

@@ -21,9 +21,7 @@ ROLES = [("admin", "Admin"), ("member", "Member"), ("viewer", "Viewer")]
 
 
 class Directory(models.Model):
-    organization = models.OneToOneField(
-        Organization, models.CASCADE, related_name="scim_directory"
-    )
+    organization = models.OneToOneField(Organization, models.CASCADE, related_name="scim_directory")
     token_digest = models.CharField(max_length=64, unique=True, null=True, blank=True)
     token_prefix = models.CharField(max_length=16, blank=True)
     token_created_at = models.DateTimeField(null=True, blank=True)

@@ -175,7 +175,10 @@ def resource_types() -> list[dict]:
             "name": kind,
             "endpoint": f"/{kind}s",
             "schema": schema,
-            "meta": {"resourceType": "ResourceType", "location": f"{base_url()}/ResourceTypes/{kind}"},
+            "meta": {
+                "resourceType": "ResourceType",
+                "location": f"{base_url()}/ResourceTypes/{kind}",
+            },
         }
         for kind, schema in (("User", USER_SCHEMA), ("Group", GROUP_SCHEMA))
     ]

@@ -62,6 +62,12 @@ def token_revoke(*, actor: User, organization: Organization) -> None:
             _audit(directory, "token_revoke")
 
 
+def _valid_mapping(group_roles) -> bool:
+    return isinstance(group_roles, dict) and all(
+        isinstance(k, str) and k.strip() and v in ROLE_NAMES for k, v in group_roles.items()
+    )
+
+
 def settings_update(
     *,
     actor: User,
@@ -75,13 +81,10 @@ def settings_update(
     policy.require(user=actor, org=organization, action=Action.SCIM_MANAGE)
     if default_role is not None and default_role not in ROLE_NAMES:
         raise ValidationError({"default_role": f"One of {', '.join(sorted(ROLE_NAMES))}."})
-    if group_roles is not None:
-        if not isinstance(group_roles, dict) or not all(
-            isinstance(k, str) and k.strip() and v in ROLE_NAMES for k, v in group_roles.items()
-        ):
-            raise ValidationError(
-                {"group_roles": "Map group names to one of " + ", ".join(sorted(ROLE_NAMES))}
-            )
+    if group_roles is not None and not _valid_mapping(group_roles):
+        raise ValidationError(
+            {"group_roles": "Map group names to one of " + ", ".join(sorted(ROLE_NAMES))}
+        )
     with transaction.atomic():
         directory = directory_of(organization)
         before = {"default_role": directory.default_role, "group_roles": directory.group_roles}

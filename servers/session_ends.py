@@ -14,6 +14,8 @@ is refused on its next request anyway (it is suspended or revoked), so a session
 a Redis outage can serve nothing; its stream ends at the first keep-alive once Redis is back.
 """
 
+from typing import cast
+
 from infra import keys as rkeys
 from infra.redis import sync_client
 
@@ -35,7 +37,8 @@ def _end(server_ids: list[int], credentials: set[str]) -> int:
     wanted = {c.encode() for c in credentials}
     ended: list[tuple[int, str]] = []
     for server_id in server_ids:
-        sids = [s.decode() for s in redis.smembers(rkeys.server_sessions(server_id))]
+        members = cast(set[bytes], redis.smembers(rkeys.server_sessions(server_id)))
+        sids = [s.decode() for s in members]
         if not sids:
             continue
         pipe = redis.pipeline(transaction=False)

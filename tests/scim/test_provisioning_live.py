@@ -51,9 +51,7 @@ def world(committed, unique):
     def make():
         owner = User.objects.create_user(f"owner-{unique}@example.com", "long enough password 1")
         org = owner.personal_organization()
-        server = import_definition(
-            server_definition(f"scim-{unique}", auth="api_key+oauth"), org
-        )
+        server = import_definition(server_definition(f"scim-{unique}", auth="api_key+oauth"), org)
         token = tokens.token_rotate(actor=owner, organization=org)
         tokens.settings_update(
             actor=owner, organization=org, default_role="member", group_roles={"Admins": "admin"}
@@ -134,13 +132,15 @@ class OpenStream:
         headers = self.mcp.headers(accept="text/event-stream")
         headers.pop("content-type")
         try:
-            with httpx2.Client(timeout=httpx2.Timeout(30, read=60)) as http:
-                with http.stream("GET", self.mcp.url, headers=headers) as response:
-                    self.status = response.status_code
-                    self.opened.set()
-                    for _chunk in response.iter_bytes():
-                        pass
-                    self.clean = True  # the server ended the stream (a final empty chunk)
+            with (
+                httpx2.Client(timeout=httpx2.Timeout(30, read=60)) as http,
+                http.stream("GET", self.mcp.url, headers=headers) as response,
+            ):
+                self.status = response.status_code
+                self.opened.set()
+                for _chunk in response.iter_bytes():
+                    pass
+                self.clean = True  # the server ended the stream (a final empty chunk)
         except httpx2.HTTPError:
             self.clean = False
         finally:
@@ -261,7 +261,10 @@ def test_okta_style_provisioning_and_deactivation_end_everything_on_two_processe
         # Okta deactivates: PATCH with a path-less value.
         deactivated = scim.patch(
             f"/Users/{uid}",
-            json={"schemas": [PATCH], "Operations": [{"op": "replace", "value": {"active": False}}]},
+            json={
+                "schemas": [PATCH],
+                "Operations": [{"op": "replace", "value": {"active": False}}],
+            },
         )
         assert deactivated.status_code == 200, deactivated.text
         assert deactivated.json()["active"] is False
@@ -300,7 +303,9 @@ def test_okta_style_provisioning_and_deactivation_end_everything_on_two_processe
         assert scim.delete(f"/Users/{uid}").status_code == 204
         assert scim.get(f"/Users/{uid}").status_code == 404
         assert wait_until(lambda: echo(second.url, slug, mine.key) == 403, timeout=5)
-        assert committed(lambda: ApiKey.objects.get(name="person's", organization=world.org).revoked_at)
+        assert committed(
+            lambda: ApiKey.objects.get(name="person's", organization=world.org).revoked_at
+        )
         assert not committed(
             lambda: Membership.objects.filter(organization=world.org, user__email=email).exists()
         )
@@ -427,4 +432,3 @@ def test_scim_refuses_a_missing_or_wrong_token_and_other_organizations_users(
     committed(lambda: tokens.token_rotate(actor=world.owner, organization=world.org))
     with scim_client(first.url, world.token) as scim:
         assert scim.get("/Users").status_code == 401
-
