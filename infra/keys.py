@@ -42,6 +42,13 @@ def person_changed(user_id: int) -> str:
     return f"mcp:person:{user_id}:changed"
 
 
+def credential_ended(ident: str) -> str:
+    """The pub/sub channel telling the open session-less streams (2026-07-28
+    `subscriptions/listen`) of a credential (`key:<id>`, `grant:<id>`) to check it again now:
+    published when its person is deprovisioned (accounts/deprovision.py)."""
+    return f"mcp:cred:{ident}:ended"
+
+
 def client_response(sid: str, request_id: str) -> str:
     return f"mcp:s:{sid}:resp:{request_id}"
 

@@ -7,7 +7,9 @@ Ending one is what the endpoint's own end does (gateway/endpoint/sessions.py `en
 its subscriptions and its place in the server's set go, every process's state mirror forgets
 it), plus a wake-up with `keys.SESSION_ENDED` on the session's channel: each open stream of it,
 on whichever web process holds it, checks the session at once and closes (gateway/endpoint/
-streams.py), rather than at its next keep-alive turn.
+streams.py), rather than at its next keep-alive turn. Streams without a session (2026-07-28
+`subscriptions/listen`) are told on their credential's channel (`keys.credential_ended`) and
+check the credential at once (gateway/endpoint/listen.py).
 
 Best effort, like every Redis side effect of a change made durable in Postgres: the credential
 is refused on its next request anyway (it is suspended or revoked), so a session left behind by
@@ -34,6 +36,12 @@ def end_sessions_of(*, server_ids, credentials: set[str]) -> int:
 
 def _end(server_ids: list[int], credentials: set[str]) -> int:
     redis = sync_client()
+    # Session-less streams (2026-07-28 `subscriptions/listen`) listen on their credential's
+    # channel: they check it at once (gateway/endpoint/listen.py).
+    pipe = redis.pipeline(transaction=False)
+    for ident in credentials:
+        pipe.publish(rkeys.credential_ended(ident), b"1")
+    pipe.execute()
     wanted = {c.encode() for c in credentials}
     ended: list[tuple[int, str]] = []
     for server_id in server_ids:

@@ -309,6 +309,12 @@ EXPECTED = [
     R("metrics", {"GET": NOWHERE}, CURRENT),
     R("calls-csv", {"GET": VIEWER}, CURRENT),
     R("organization-audit", {"GET": ADMIN}, kwargs={"slug": "org_slug"}),
+    R("organization-members", {"GET": VIEWER}, kwargs={"slug": "org_slug"}),
+    R(
+        "organization-member",
+        {"DELETE": ADMIN},
+        kwargs={"slug": "org_slug", "pk": "dave_membership_pk"},
+    ),
     R(
         "organization-scim",
         {"GET": ADMIN, "PATCH": ADMIN},

@@ -150,6 +150,53 @@ class OpenStream:
         self.mcp.http.close()
 
 
+class OpenListen:
+    """A session-less 2026-07-28 `subscriptions/listen` stream, read in a thread until the
+    server ends it (with the listen request's own answer, an error)."""
+
+    def __init__(self, url: str, credential: str) -> None:
+        params = {
+            "notifications": {"toolsListChanged": True},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "scim-test", "version": "0.1"},
+            },
+        }
+        self.body = {"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": params}
+        self.headers = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "subscriptions/listen",
+            "authorization": f"Bearer {credential}",
+        }
+        self.url = url
+        self.text = ""
+        self.opened = threading.Event()
+        self.ended = threading.Event()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+        assert self.opened.wait(30), "the listen stream did not open"
+
+    def _read(self) -> None:
+        try:
+            with (
+                httpx2.Client(timeout=httpx2.Timeout(30, read=60)) as http,
+                http.stream("POST", self.url, json=self.body, headers=self.headers) as response,
+            ):
+                assert response.headers["content-type"].startswith("text/event-stream")
+                for text in response.iter_text():
+                    self.text += text
+                    if "acknowledged" in self.text:
+                        self.opened.set()
+        except httpx2.HTTPError:
+            pass
+        finally:
+            self.opened.set()
+            self.ended.set()
+
+
 def test_okta_style_provisioning_and_deactivation_end_everything_on_two_processes(
     two_web_processes, world, committed
 ):
@@ -257,6 +304,8 @@ def test_okta_style_provisioning_and_deactivation_end_everything_on_two_processe
             assert dashboard_status(base, slug, mine.cookie) == 200
         key_stream = OpenStream(second.mcp_url(slug), mine.key)
         token_stream = OpenStream(first.mcp_url(slug), mine.token)
+        listening = OpenListen(second.mcp_url(slug), mine.token)
+        assert not listening.ended.is_set()
 
         # Okta deactivates: PATCH with a path-less value.
         deactivated = scim.patch(
@@ -274,6 +323,7 @@ def test_okta_style_provisioning_and_deactivation_end_everything_on_two_processe
             return (
                 key_stream.ended.is_set()
                 and token_stream.ended.is_set()
+                and listening.ended.is_set()
                 and all(echo(b, slug, mine.key) == 403 for b in (first.url, second.url))
                 and all(echo(b, slug, mine.token) == 401 for b in (first.url, second.url))
             )
@@ -281,6 +331,7 @@ def test_okta_style_provisioning_and_deactivation_end_everything_on_two_processe
         wait_until(everything_stopped, timeout=1.0, what="key, token and streams to stop")
         assert time.monotonic() - stopped_at < 1.0
         assert key_stream.clean and token_stream.clean
+        assert "Access token revoked" in listening.text
         for base in (first.url, second.url):
             assert dashboard_status(base, slug, mine.cookie) == 404
         assert committed(lambda: Grant.objects.get(pk=mine.grant.pk).revoked_at) is not None
