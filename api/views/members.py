@@ -21,7 +21,7 @@ from accounts.policy import Action
 
 from ..base import ApiView
 
-MEMBER = inline_serializer(
+MEMBERS = inline_serializer(
     "Member",
     {
         "id": serializers.IntegerField(),
@@ -30,6 +30,7 @@ MEMBER = inline_serializer(
         "role": serializers.CharField(),
         "joinedAt": serializers.DateTimeField(),
     },
+    many=True,
 )
 
 
@@ -55,7 +56,7 @@ def _member(membership: Membership) -> dict:
 
 
 class MemberListView(_Organization, ApiView):
-    @extend_schema(responses=MEMBER(many=True), operation_id="organization_members_list")
+    @extend_schema(responses=MEMBERS, operation_id="organization_members_list")
     def get(self, request: Request, slug: str):
         organization = self.policy_organization()
         rows = organization.memberships.select_related("user").order_by("created_at", "pk")
