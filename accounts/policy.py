@@ -47,6 +47,8 @@ class Action(StrEnum):
     AUDIT_VIEW = "audit.view"  # read the audit log (who changed what, from where)
     SERVICE_ACCOUNTS = "service_accounts.manage"  # machine identities, their keys, transfers
     SCIM_MANAGE = "scim.manage"  # the SCIM token, default role and group-to-role mapping
+    # enterprise identity providers trusted for ID-JAG (oauth/trust.py)
+    TRUSTED_ISSUERS = "trusted_issuers.manage"
 
 
 # The least role allowed each action.
@@ -69,6 +71,7 @@ LEAST_ROLE = {
     Action.AUDIT_VIEW: ADMIN,
     Action.SERVICE_ACCOUNTS: ADMIN,
     Action.SCIM_MANAGE: ADMIN,
+    Action.TRUSTED_ISSUERS: ADMIN,
 }
 
 # Actions a lower role may still take on objects it created: (least role, attribute naming the
@@ -164,4 +167,5 @@ DESCRIPTIONS = {
     Action.AUDIT_VIEW: "reading the audit log",
     Action.SERVICE_ACCOUNTS: "managing service accounts and moving keys to them",
     Action.SCIM_MANAGE: "managing SCIM provisioning",
+    Action.TRUSTED_ISSUERS: "managing the enterprise identity providers this organization trusts",
 }
