@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "inspector",
     "audit",
     "sso",
+    "scim",
 ]
 
 MIDDLEWARE = [
