@@ -1,4 +1,6 @@
-"""The Redis clients: the real server when REDIS_URL is set, an in-process fakeredis otherwise.
+"""The Redis clients: the real server when REDIS_URL is set, an in-process fakeredis otherwise,
+and redis-py's cluster clients when REDIS_CLUSTER is on (REDIS_URL then names any one node: the
+client discovers the others, follows MOVED/ASK, and after a failover re-reads the slot map).
 
 Every command has a deadline, so a hung Redis (frozen, partitioned) turns into a
 `redis.TimeoutError` the caller answers cleanly instead of a request that never ends:
@@ -18,6 +20,8 @@ import weakref
 
 import redis
 import redis.asyncio as aioredis
+import redis.asyncio.cluster as aiocluster
+import redis.cluster
 from django.conf import settings
 from redis.asyncio.connection import Connection, SSLConnection
 from redis.asyncio.retry import Retry as AsyncRetry
@@ -118,6 +122,44 @@ def _backoff():
     return ExponentialBackoff(cap=0.2, base=0.02)
 
 
+def is_cluster() -> bool:
+    return bool(settings.REDIS_URL) and settings.REDIS_CLUSTER
+
+
+# Attempts of one command across a failover: a dead master's slots answer with connection
+# errors until a replica is promoted (about cluster-node-timeout), then the slot map is re-read.
+CLUSTER_ATTEMPTS = 6
+
+
+def _cluster_retry(retry_class):
+    return retry_class(ExponentialBackoff(cap=0.5, base=0.05), CLUSTER_ATTEMPTS)
+
+
+def _sync_cluster() -> redis.cluster.RedisCluster:
+    return redis.cluster.RedisCluster.from_url(
+        settings.REDIS_URL, retry=_cluster_retry(Retry), **_common_options()
+    )
+
+
+def _async_cluster() -> aiocluster.RedisCluster:
+    client = aiocluster.RedisCluster.from_url(
+        settings.REDIS_URL,
+        retry=_cluster_retry(AsyncRetry),
+        max_connections=settings.REDIS_POOL_MAX_IDLE + 10_000,
+        **_common_options(),
+    )
+    # Blocking commands (BLPOP) get their block time on top of the socket timeout here too:
+    # the cluster client takes no connection class, so its nodes' shared options are changed
+    # before the first node is connected.
+    connection_class = (
+        TimedSSLConnection if settings.REDIS_URL.startswith("rediss://") else TimedConnection
+    )
+    client.nodes_manager.connection_kwargs["connection_class"] = connection_class
+    for node in client.nodes_manager.startup_nodes.values():
+        node.connection_class = connection_class
+    return client
+
+
 def sync_client() -> redis.Redis:
     global _sync_client
     if _sync_client is None:
@@ -125,6 +167,8 @@ def sync_client() -> redis.Redis:
             import fakeredis
 
             _sync_client = fakeredis.FakeRedis(server=_fake())
+        elif is_cluster():
+            _sync_client = _sync_cluster()  # type: ignore[assignment]
         else:
             _sync_client = redis.Redis.from_url(
                 settings.REDIS_URL,
@@ -143,6 +187,8 @@ def async_client() -> aioredis.Redis:
             import fakeredis
 
             client = fakeredis.FakeAsyncRedis(server=_fake())
+        elif is_cluster():
+            client = _async_cluster()  # type: ignore[assignment]
         else:
             options = {}
             if settings.REDIS_URL.startswith(("redis://", "rediss://")):

@@ -89,13 +89,17 @@ class Slot:
     async def take(self, limits: list[tuple[str, int]]) -> None:
         now = time.time()
         lease = self.lease_seconds
-        pipe = self.shared.pipeline(transaction=True)
+        # One MULTI per key: each count stands alone, and on a Redis Cluster a session's leases
+        # and its caller's live in different slots (a MULTI may not span slots).
+        pipes = []
         for key in self.keys:
+            pipe = self.shared.pipeline(transaction=True)
             pipe.zremrangebyscore(key, "-inf", now)
             pipe.zadd(key, {self.lease: now + lease})
             pipe.zcard(key)
             pipe.expire(key, int(lease * 2))
-        replies = await pipe.execute()
+            pipes.append(pipe.execute())
+        replies = [reply for replies in await asyncio.gather(*pipes) for reply in replies]
         self.renewed = time.monotonic()
         for index, (what, limit) in enumerate(limits):
             if replies[index * 4 + 2] > limit:
