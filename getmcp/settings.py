@@ -104,6 +104,8 @@ REDIS_CLUSTER = ENV.REDIS_CLUSTER
 # The Channels layer (the live inspector's events) may live on a Redis of its own; channels_redis
 # speaks no cluster protocol, so under REDIS_CLUSTER it needs one.
 CHANNELS_REDIS_URL = ENV.CHANNELS_REDIS_URL or REDIS_URL
+if REDIS_CLUSTER and not ENV.CHANNELS_REDIS_URL:
+    raise ImproperlyConfigured("REDIS_CLUSTER needs CHANNELS_REDIS_URL (a standalone Redis)")
 
 # The live inspector's channel layer (inspector/): Redis pub/sub, so an event published by any
 # web process reaches a watcher connected to any other; in-process in embedded mode.

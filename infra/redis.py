@@ -17,6 +17,7 @@ Every command has a deadline, so a hung Redis (frozen, partitioned) turns into a
 import asyncio
 import math
 import weakref
+from urllib.parse import urlsplit, urlunsplit
 
 import redis
 import redis.asyncio as aioredis
@@ -135,19 +136,67 @@ def _cluster_retry(retry_class):
     return retry_class(ExponentialBackoff(cap=0.5, base=0.05), CLUSTER_ATTEMPTS)
 
 
-def _sync_cluster() -> redis.cluster.RedisCluster:
-    return redis.cluster.RedisCluster.from_url(
-        settings.REDIS_URL, retry=_cluster_retry(Retry), **_common_options()
-    )
+class SyncCluster(redis.cluster.RedisCluster):
+    """redis-py's cluster client, surviving the death of its "default node": redis-py asks that
+    node which arguments of a command with movable keys (XREAD, XREADGROUP) are keys, outside
+    its retry loop, so once that node is gone (a killed master) every such command failed with
+    a connection error for good. Here the default node is replaced and the question asked
+    again."""
+
+    def determine_slot(self, *args):
+        try:
+            return super().determine_slot(*args)
+        except redis.ConnectionError:
+            self.replace_default_node()
+            return super().determine_slot(*args)
 
 
-def _async_cluster() -> aiocluster.RedisCluster:
-    client = aiocluster.RedisCluster.from_url(
-        settings.REDIS_URL,
-        retry=_cluster_retry(AsyncRetry),
-        max_connections=settings.REDIS_POOL_MAX_IDLE + 10_000,
+class AsyncCluster(aiocluster.RedisCluster):
+    """The asyncio client with the same repair (its command parser asks one node too)."""
+
+    async def _determine_slot(self, command: str, *args):
+        try:
+            return await super()._determine_slot(command, *args)
+        except redis.ConnectionError:
+            self.replace_default_node()
+            await self.commands_parser.initialize(self.get_default_node())
+            return await super()._determine_slot(command, *args)
+
+
+def cluster_url_and_nodes(url: str) -> tuple[str, list[tuple[str, int]]]:
+    """A cluster's REDIS_URL may name several nodes, comma-separated
+    (`redis://:pass@10.0.0.1:6379,10.0.0.2:6379/0`): any one that answers tells the client the
+    rest, so a process starting while one of them is down still finds the cluster. Returns the
+    URL with the first node only, and the others."""
+    parts = urlsplit(url)
+    userinfo, at, hosts = parts.netloc.rpartition("@")
+    first, *others = hosts.split(",")
+    nodes = []
+    for other in others:
+        host, _, port = other.rpartition(":")
+        nodes.append((host, int(port)) if host else (other, 6379))
+    return urlunsplit(parts._replace(netloc=f"{userinfo}{at}{first}")), nodes
+
+
+def sync_cluster(**overrides) -> redis.cluster.RedisCluster:
+    url, others = cluster_url_and_nodes(settings.REDIS_URL)
+    options = {"retry": _cluster_retry(Retry), **_common_options(), **overrides}
+    nodes = [redis.cluster.ClusterNode(host, port) for host, port in others]
+    return SyncCluster.from_url(url, startup_nodes=nodes, **options)
+
+
+def async_cluster(**overrides) -> aiocluster.RedisCluster:
+    """A new asyncio cluster client (the shared one is `async_client()`): `overrides` replace
+    the usual options, as the coalescer's own connections need (infra/coalesce.py)."""
+    options = {
+        "retry": _cluster_retry(AsyncRetry),
+        "max_connections": settings.REDIS_POOL_MAX_IDLE + 10_000,
         **_common_options(),
-    )
+        **overrides,
+    }
+    url, others = cluster_url_and_nodes(settings.REDIS_URL)
+    nodes = [aiocluster.ClusterNode(host, port) for host, port in others]
+    client = AsyncCluster.from_url(url, startup_nodes=nodes, **options)
     # Blocking commands (BLPOP) get their block time on top of the socket timeout here too:
     # the cluster client takes no connection class, so its nodes' shared options are changed
     # before the first node is connected.
@@ -168,7 +217,7 @@ def sync_client() -> redis.Redis:
 
             _sync_client = fakeredis.FakeRedis(server=_fake())
         elif is_cluster():
-            _sync_client = _sync_cluster()  # type: ignore[assignment]
+            _sync_client = sync_cluster()  # type: ignore[assignment]
         else:
             _sync_client = redis.Redis.from_url(
                 settings.REDIS_URL,
@@ -188,7 +237,7 @@ def async_client() -> aioredis.Redis:
 
             client = fakeredis.FakeAsyncRedis(server=_fake())
         elif is_cluster():
-            client = _async_cluster()  # type: ignore[assignment]
+            client = async_cluster()  # type: ignore[assignment]
         else:
             options = {}
             if settings.REDIS_URL.startswith(("redis://", "rediss://")):
@@ -208,3 +257,12 @@ def async_client() -> aioredis.Redis:
             client = aioredis.Redis(connection_pool=pool)
         _async_clients[loop] = client
     return client
+
+
+def publish(client, channel: str, message):
+    """PUBLISH, or on a Redis Cluster SPUBLISH (sharded pub/sub, Redis 7): the message goes to
+    the channel's slot's shard only, not to every node, and unlike PUBLISH it may be queued on
+    a cluster pipeline (redis-py refuses PUBLISH there). Every subscriber of the platform's
+    channels subscribes the same way (infra/hub.py `subscribe_command`). Returns what
+    `execute_command` returns: a coroutine on an asyncio client, the pipeline on a pipeline."""
+    return client.execute_command("SPUBLISH" if is_cluster() else "PUBLISH", channel, message)

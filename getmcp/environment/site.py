@@ -27,8 +27,10 @@ class SiteVariables(Variables):
     )
     REDIS_CLUSTER: bool = var(
         False,
-        "`REDIS_URL` names one node of a Redis Cluster (7+): the platform's state goes through "
-        "redis-py's cluster client, pub/sub is sharded",
+        "`REDIS_URL` names nodes of a Redis Cluster (7+; one or several, comma-separated: "
+        "`redis://10.0.0.1:6379,10.0.0.2:6379/0`): the platform's state goes through "
+        "redis-py's cluster client, pub/sub is sharded; needs `CELERY_BROKER_URL` and "
+        "`CHANNELS_REDIS_URL`",
     )
     CELERY_BROKER_URL: str = var(
         "",

@@ -13,9 +13,9 @@ import uuid
 import pytest
 from kombu import Connection
 
+from accounts.models import ApiKey, User
 from activity.models import CallLog
 from activity.tasks import drain_call_log
-from accounts.models import ApiKey, User
 from servers.definition import import_definition
 from tests.celery_workers import running_workers, wait_until
 from tests.conftest import LiveServer
