@@ -185,7 +185,7 @@ class Hub:
         client = async_client()
         if is_cluster():
             # After a failover the cached slot map may still name the dead master.
-            await client.nodes_manager.initialize()  # type: ignore[union-attr]
+            await client.nodes_manager.initialize()  # type: ignore[attr-defined]
         pubsub = self._pubsub = client.pubsub()
         channels = list(self._listeners)
         if channels:

@@ -263,6 +263,8 @@ def publish(client, channel: str, message):
     """PUBLISH, or on a Redis Cluster SPUBLISH (sharded pub/sub, Redis 7): the message goes to
     the channel's slot's shard only, not to every node, and unlike PUBLISH it may be queued on
     a cluster pipeline (redis-py refuses PUBLISH there). Every subscriber of the platform's
-    channels subscribes the same way (infra/hub.py `subscribe_command`). Returns what
-    `execute_command` returns: a coroutine on an asyncio client, the pipeline on a pipeline."""
-    return client.execute_command("SPUBLISH" if is_cluster() else "PUBLISH", channel, message)
+    channels subscribes the same way (infra/hub.py `subscribe`). Returns what `publish` returns:
+    a coroutine on an asyncio client, the pipeline on a pipeline."""
+    if is_cluster():
+        return client.execute_command("SPUBLISH", channel, message)
+    return client.publish(channel, message)

@@ -15,12 +15,18 @@ from pathlib import Path
 import redis
 from redis.cluster import RedisCluster as SyncCluster
 
-from tests.conftest import free_port
-from tests.faults.harness import REDIS_SERVER
 from tests.waiting import wait_until
 
 NODE_TIMEOUT_MS = 1000
+# Plain imports only (no Django): `python -m tests.scale.redis_cluster` runs without settings.
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def _port_pair_free(port: int) -> bool:
@@ -200,3 +206,19 @@ class RedisClusterForTests:
         for node in self.nodes:
             node.kill()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def main() -> None:
+    """`python -m tests.scale.redis_cluster`: a cluster for benches and manual runs; prints its
+    REDIS_URL and runs until interrupted (bench/README.md, "Redis Cluster")."""
+    cluster = RedisClusterForTests().start()
+    print(cluster.url(), flush=True)
+    try:
+        signal.sigwait({signal.SIGINT, signal.SIGTERM})
+    finally:
+        cluster.close()
+
+
+if __name__ == "__main__":
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    main()
