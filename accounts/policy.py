@@ -46,6 +46,8 @@ class Action(StrEnum):
     SERVER_DELETE = "server.delete"
     AUDIT_VIEW = "audit.view"  # read the audit log (who changed what, from where)
     SERVICE_ACCOUNTS = "service_accounts.manage"  # machine identities, their keys, transfers
+    # enterprise identity providers trusted for ID-JAG (oauth/trust.py)
+    TRUSTED_ISSUERS = "trusted_issuers.manage"
 
 
 # The least role allowed each action.
@@ -67,6 +69,7 @@ LEAST_ROLE = {
     Action.SERVER_DELETE: ADMIN,
     Action.AUDIT_VIEW: ADMIN,
     Action.SERVICE_ACCOUNTS: ADMIN,
+    Action.TRUSTED_ISSUERS: ADMIN,
 }
 
 # Actions a lower role may still take on objects it created: (least role, attribute naming the
@@ -161,4 +164,5 @@ DESCRIPTIONS = {
     Action.SERVER_DELETE: "deleting servers",
     Action.AUDIT_VIEW: "reading the audit log",
     Action.SERVICE_ACCOUNTS: "managing service accounts and moving keys to them",
+    Action.TRUSTED_ISSUERS: "managing the enterprise identity providers this organization trusts",
 }

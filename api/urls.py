@@ -5,6 +5,7 @@ from rest_framework.routers import DefaultRouter
 from audit.api import AuditLogView
 
 from .errors import not_found
+from .machine_access import TrustedIssuerViewSet
 from .service_accounts import ServiceAccountViewSet
 from .views.calls import CallCsvView, CallViewSet
 from .views.docs import SchemaView
@@ -41,6 +42,7 @@ router.register(f"{server}/prompts", PromptViewSet, basename="server-prompt")
 router.register(f"{server}/versions", VersionViewSet, basename="server-version")
 router.register("keys", KeyViewSet, basename="key")
 router.register("service-accounts", ServiceAccountViewSet, basename="service-account")
+router.register("identity-providers", TrustedIssuerViewSet, basename="trusted-issuer")
 router.register("tokens", TokenViewSet, basename="token")
 router.register("calls", CallViewSet, basename="call")
 router.register("secrets", SecretViewSet, basename="secret")

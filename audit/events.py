@@ -74,6 +74,19 @@ def service_account_changed(account, action: str, *, before=None, after=None) ->
     )
 
 
+def trusted_issuer_changed(trust, action: str, *, before=None, after=None) -> None:
+    """trusted_issuer.create / .update / .delete (enterprise identity providers, ID-JAG)"""
+    audit_record(
+        action=f"trusted_issuer.{action}",
+        organization_id=trust.organization_id,
+        target_type="trusted_issuer",
+        target_id=trust.pk,
+        target_label=f"{trust.name} ({trust.issuer})"[:300],
+        before=before,
+        after=after,
+    )
+
+
 def retention_set(organization, days) -> None:
     from activity.models import RetentionOverride
 
@@ -110,12 +123,12 @@ def published(version, *, rollback_from: str | None = None) -> None:
 
 def _grant_actor(grant) -> Actor:
     client = grant.client
-    label = f"{client.client_name or client.client_id} for {grant.user.email}"
+    label = f"{client.client_name or client.client_id} for {grant.principal_label}"
     return Actor("grant", str(grant.pk), label[:300], request_address(current_request()))
 
 
 def _grant_label(grant) -> str:
-    return f"{grant.client.client_name or grant.client.client_id} ({grant.user.email})"[:300]
+    return f"{grant.client.client_name or grant.client.client_id} ({grant.principal_label})"[:300]
 
 
 def grant_created(grant) -> None:

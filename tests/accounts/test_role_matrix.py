@@ -41,7 +41,7 @@ from activity.models import CallLog
 from api.models import PersonalAccessToken
 from dashboard.scoping import SESSION_KEY
 from mcptasks.models import Task
-from oauth.models import Client, Grant
+from oauth.models import Client, Grant, TrustedIssuer
 from servers import publishing
 from servers.models import Prompt, Resource, ResourceTemplate, Server, Tool, UpstreamReview
 from vault.models import Secret
@@ -181,6 +181,37 @@ EXPECTED = [
         kwargs={"pk": "service_account_pk"},
         body={"name": "k"},
     ),
+    R(
+        "dashboard:service_client_create",
+        {"GET": ADMIN, "POST": ADMIN},
+        kwargs={"pk": "service_account_pk"},
+        body={"name": "runner"},
+    ),
+    R("dashboard:service_client_delete", {"POST": ADMIN}, kwargs={"pk": "service_client_pk"}),
+    R(
+        "dashboard:trusted_issuer_list",
+        {"GET": ADMIN, "POST": ADMIN},
+        CURRENT,
+        body={
+            "name": "Another IdP",
+            "issuer": "https://another-idp.example",
+            "jwks_url": "https://another-idp.example/jwks",
+            "subject_mapping": "email",
+        },
+    ),
+    R(
+        "dashboard:trusted_issuer_edit",
+        {"GET": ADMIN, "POST": ADMIN},
+        kwargs={"pk": "trusted_issuer_pk"},
+        body={
+            "name": "Renamed IdP",
+            "issuer": "https://idp.example",
+            "jwks_url": "https://idp.example/jwks",
+            "subject_mapping": "email",
+            "enabled": "on",
+        },
+    ),
+    R("dashboard:trusted_issuer_delete", {"POST": ADMIN}, kwargs={"pk": "trusted_issuer_pk"}),
     R("dashboard:usage", {"GET": VIEWER, "POST": OWNER}, CURRENT, body={"task_concurrency": "2"}),
     R(
         "dashboard:secret_list",
@@ -370,6 +401,38 @@ EXPECTED = [
         kwargs={"pk": "service_account_pk"},
         body={"name": "k"},
     ),
+    R(
+        "service-account-clients",
+        {"GET": ADMIN, "POST": ADMIN},
+        kwargs={"pk": "service_account_pk"},
+        body={"name": "runner"},
+    ),
+    R(
+        "service-account-client",
+        {"DELETE": ADMIN},
+        kwargs={"pk": "service_account_pk", "client_id": "service_client_id"},
+    ),
+    R(
+        "trusted-issuer-list",
+        {"GET": VIEWER, "POST": ADMIN},
+        NAMED,
+        body={
+            "name": "Another IdP",
+            "issuer": "https://another-idp.example",
+            "jwksUrl": "https://another-idp.example/jwks",
+            **ORG,
+        },
+    ),
+    R(
+        "trusted-issuer-detail",
+        {"GET": VIEWER, "PUT": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN},
+        kwargs={"pk": "trusted_issuer_pk"},
+        body={
+            "name": "Renamed IdP",
+            "issuer": "https://idp.example",
+            "jwksUrl": "https://idp.example/jwks",
+        },
+    ),
     R("token-list", {"GET": USER, "POST": USER}, CURRENT, body={"name": "t"}),
     R("token-detail", {"GET": SELF, "DELETE": SELF}, kwargs={"pk": "owner_token_pk"}),
     R("call-list", {"GET": VIEWER}, CURRENT),
@@ -502,6 +565,19 @@ def world(db):
     version = publishing.publish(server, None, user=owner)
     key, _ = ApiKey.issue(org, "target-owner-key", created_by=owner)
     bot = ServiceAccount.objects.create(organization=org, name="target-bot", created_by=owner)
+    bot_client = Client.objects.create(
+        client_id="gmcp_client_matrixbot",
+        kind=Client.SERVICE_ACCOUNT,
+        client_name="Matrix runner",
+        token_endpoint_auth_method="client_secret_basic",
+        service_account=bot,
+    )
+    trusted = TrustedIssuer.objects.create(
+        organization=org,
+        name="Target IdP",
+        issuer="https://idp.example",
+        jwks_url="https://idp.example/jwks",
+    )
     secret = Secret.store(org, "TARGET_SECRET", "value")
     token, _ = PersonalAccessToken.issue(owner, "owner's token")
     call = CallLog.objects.create(
@@ -557,6 +633,9 @@ def world(db):
         version=version.version,
         owner_key_pk=key.pk,
         service_account_pk=bot.pk,
+        service_client_pk=bot_client.pk,
+        service_client_id=bot_client.client_id,
+        trusted_issuer_pk=trusted.pk,
         secret_pk=secret.pk,
         owner_token_pk=token.pk,
         call_pk=call.pk,
