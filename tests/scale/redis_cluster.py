@@ -170,6 +170,13 @@ class RedisClusterForTests:
                 return next(node for node in self.nodes if node.port == int(master[1]))
         raise AssertionError(f"no master serves {key}")
 
+    def slot_ranges_of(self, master: Node) -> list[tuple[int, int]]:
+        return [
+            (first, last)
+            for first, last, owner, *_ in self._any().client().execute_command("CLUSTER", "SLOTS")
+            if int(owner[1]) == master.port
+        ]
+
     def replicas_of(self, master: Node) -> list[Node]:
         myself = master.client().execute_command("CLUSTER", "MYID").decode()
         lines = self._any().client().execute_command("CLUSTER", "NODES").decode().splitlines()

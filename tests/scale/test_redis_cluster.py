@@ -56,6 +56,21 @@ result = {{"rows": calls.count(), "uids": calls.values("uid").distinct().count()
           "waiting": waiting(sync_client())}}
 """
 DRAIN = "from activity.tasks import drain_call_log\ndrain_call_log.delay()"
+# A key of the tenant's organization whose generation lives in one of the given slot ranges
+# (a third of the slots: a few tries).
+ISSUE_IN_SLOTS = """
+from redis.crc import key_slot
+from accounts.models import ApiKey, digest_key
+from infra import keys
+organization = ApiKey.objects.get(digest=digest_key({raw!r})).organization
+for attempt in range(100):
+    key, raw = ApiKey.issue(organization, f"on the master {{attempt}}")
+    slot = key_slot(keys.key_generation(key.digest).encode())
+    if any(first <= slot <= last for first, last in {ranges!r}):
+        break
+    key.delete()
+result = raw
+"""
 REVOKE = """
 from accounts.models import ApiKey, digest_key
 from infra import keys
@@ -264,9 +279,14 @@ def test_calls_continue_after_a_master_is_killed_with_no_row_lost_and_no_revoked
     url, slug = web.url, tenant["slug"]
     # The master holding the call log's stream: the failover's worst case for the log.
     master = redis_cluster.master_of(rkeys.CALL_LOG_STREAM)
+    # And a key whose generation lives there too, used once so every cache holds it.
+    ranges = redis_cluster.slot_ranges_of(master)
+    on_master = on_cluster(ISSUE_IN_SLOTS.format(raw=tenant["key"], ranges=ranges))
+    assert "result" in answer_of(mcp_call(url, slug, on_master))
+    doomed = [*tenant["spare_keys"], on_master]
     with Load(url, slug, tenant["key"]) as load:
         wait_until(lambda: load.acknowledged >= 50, timeout=30, what="calls under load")
-        revoked = on_cluster(REVOKE.format(raws=tenant["spare_keys"]))
+        revoked = on_cluster(REVOKE.format(raws=doomed))
         on_killed = [name for name in revoked if redis_cluster.master_of(name) is master]
         killed_at = time.monotonic()
         heal = redis_cluster.kill_and_wait_for_promotion(master)
@@ -282,11 +302,10 @@ def test_calls_continue_after_a_master_is_killed_with_no_row_lost_and_no_revoked
     )
     state = wait_until_stored(on_cluster, slug, load.acknowledged)
     assert state["rows"] == state["uids"] >= load.acknowledged, state
+    assert on_killed, "no revoked key's generation was on the killed master"
 
     # Past the change log's recheck (SECURITY_RECHECK_SECONDS=1), every revoked key stays out.
     def all_refused() -> bool:
-        return all(
-            mcp_call(url, slug, key).status_code == REVOKED_KEY for key in tenant["spare_keys"]
-        )
+        return all(mcp_call(url, slug, key).status_code == REVOKED_KEY for key in doomed)
 
     stays(all_refused, 3, interval=0.2, what="every revoked key refused")
