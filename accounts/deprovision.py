@@ -52,7 +52,7 @@ from django.dispatch import Signal
 
 from audit.record import audit_record
 from infra import keys as rkeys
-from infra.redis import sync_client
+from infra.redis import publish, sync_client
 from oauth.models import Grant
 from servers.models import Server
 from servers.outages import best_effort
@@ -128,7 +128,7 @@ def member_deprovision(
 
         def after_commit() -> None:
             end_sessions_of(server_ids=server_ids, credentials=key_idents | grant_idents)
-            best_effort(sync_client().publish, rkeys.person_changed(user.pk), reason)
+            best_effort(publish, sync_client(), rkeys.person_changed(user.pk), reason)
             for receiver, outcome in member_deprovisioned.send_robust(
                 Membership, organization=organization, user=user, reason=reason
             ):

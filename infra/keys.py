@@ -1,4 +1,15 @@
-"""Names of the Redis keys the endpoint and the domain share (see docs/architecture.md)."""
+"""Names of the Redis keys the endpoint and the domain share (see docs/architecture.md).
+
+Hash tags (the part in braces) decide a key's slot on a Redis Cluster: whatever one Lua script,
+one MULTI or one multi-key command (BLPOP over a response and a cancellation) touches carries
+the same tag, so it lives in one slot. Per session `{<sid>}`, per organization's quota
+`{o<id>}`. Pipelines without MULTI need none: redis-py's cluster client splits them by node.
+On a standalone Redis a tag is only part of the name.
+"""
+
+
+def _tag(value: object) -> str:
+    return "{" + str(value) + "}"
 
 
 def server_generation(slug: str) -> str:
@@ -17,16 +28,16 @@ def state_changes() -> str:
 
 
 def session(sid: str) -> str:
-    return f"mcp:s:{sid}"
+    return f"mcp:s:{_tag(sid)}"
 
 
 def session_stream(sid: str, stream: str) -> str:
-    return f"mcp:s:{sid}:ev:{stream}"
+    return f"mcp:s:{_tag(sid)}:ev:{stream}"
 
 
 def session_wake(sid: str) -> str:
     """The pub/sub channel that tells a session's open streams to read (infra/hub.py)."""
-    return f"mcp:s:{sid}:wake"
+    return f"mcp:s:{_tag(sid)}:wake"
 
 
 # Published on a session's wake channel when the session was ended from outside (its person was
@@ -50,11 +61,11 @@ def credential_ended(ident: str) -> str:
 
 
 def client_response(sid: str, request_id: str) -> str:
-    return f"mcp:s:{sid}:resp:{request_id}"
+    return f"mcp:s:{_tag(sid)}:resp:{request_id}"
 
 
 def cancellation(sid: str, request_id: str) -> str:
-    return f"mcp:s:{sid}:cancel:{request_id}"
+    return f"mcp:s:{_tag(sid)}:cancel:{request_id}"
 
 
 def server_sessions(server_id: int) -> str:
@@ -66,7 +77,7 @@ def resource_subscribers(server_id: int, uri: str) -> str:
 
 
 def session_subscriptions(sid: str) -> str:
-    return f"mcp:s:{sid}:subs"
+    return f"mcp:s:{_tag(sid)}:subs"
 
 
 def server_events(server_id: int) -> str:
@@ -136,7 +147,7 @@ def upstream_health(server_id: int | None, url_digest: str) -> str:
 
 
 def stream_leases_of_session(sid: str) -> str:
-    return f"mcp:streams:s:{sid}"
+    return f"mcp:streams:s:{_tag(sid)}"
 
 
 def stream_leases_of_caller(server_id: int, caller: str) -> str:
@@ -187,13 +198,16 @@ def stored_results_of_owner(owner_id: int) -> str:
 
 def quota_month(organization_id: int, month: str) -> str:
     """An organization's calls in one month (servers/quotas.py)."""
-    return f"mcp:q:org:{organization_id}:{month}"
+    return f"mcp:q:{_tag(f'o{organization_id}')}:{month}"
 
 
-def quota_minute(server_id: int, ident: str, minute: int, tool: str | None = None) -> str:
-    """A key's or grant's calls to a server (or one tool of it) in one minute."""
+def quota_minute(
+    organization_id: int, server_id: int, ident: str, minute: int, tool: str | None = None
+) -> str:
+    """A key's or grant's calls to a server (or one tool of it) in one minute: in its
+    organization's slot, since one script counts it with the month's count."""
     tail = f":t:{tool}" if tool is not None else ""
-    return f"mcp:q:min:{server_id}:{ident}:{minute}{tail}"
+    return f"mcp:q:{_tag(f'o{organization_id}')}:min:{server_id}:{ident}:{minute}{tail}"
 
 
 # Scan patterns for the metrics scrape (observability/scrape.py).

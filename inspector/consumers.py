@@ -31,7 +31,8 @@ from django.conf import settings
 from accounts import policy
 from accounts.models import User
 from infra import keys as rkeys
-from infra.hub import hub
+from infra.hub import hub, next_message
+from infra.hub import subscribe as subscribe_channels
 from infra.redis import async_client
 from servers.models import Server
 
@@ -222,11 +223,11 @@ class InspectorConsumer(AsyncWebsocketConsumer):
 
         pubsub = async_client().pubsub()
         try:
-            await pubsub.subscribe(events_channel(task_id))
+            await subscribe_channels(pubsub, events_channel(task_id))
             async with asyncio.timeout(TASK_RELAY_SECONDS):
                 while True:
-                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=5)
-                    if message is None:
+                    message = await next_message(pubsub, timeout=5)
+                    if message is None or message["type"] != "message":
                         continue
                     data = orjson.loads(message["data"])
                     update = {"type": "task", "taskId": task_id, "kind": data.get("type")}

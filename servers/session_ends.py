@@ -19,7 +19,7 @@ a Redis outage can serve nothing; its stream ends at the first keep-alive once R
 from typing import cast
 
 from infra import keys as rkeys
-from infra.redis import sync_client
+from infra.redis import publish, sync_client
 
 from . import state_events
 from .outages import best_effort
@@ -40,7 +40,7 @@ def _end(server_ids: list[int], credentials: set[str]) -> int:
     # channel: they check it at once (gateway/endpoint/listen.py).
     pipe = redis.pipeline(transaction=False)
     for ident in credentials:
-        pipe.publish(rkeys.credential_ended(ident), b"1")
+        publish(pipe, rkeys.credential_ended(ident), b"1")
     pipe.execute()
     wanted = {c.encode() for c in credentials}
     ended: list[tuple[int, str]] = []
@@ -68,7 +68,7 @@ def _end(server_ids: list[int], credentials: set[str]) -> int:
         pipe.srem(rkeys.server_sessions(server_id), sid)
         pipe.delete(rkeys.session(sid), rkeys.session_subscriptions(sid))
         state_events.publish(pipe, state_events.SESSION, sid)
-        pipe.publish(rkeys.session_wake(sid), rkeys.SESSION_ENDED)
+        publish(pipe, rkeys.session_wake(sid), rkeys.SESSION_ENDED)
     try:
         pipe.execute()
     finally:
