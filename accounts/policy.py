@@ -44,6 +44,7 @@ class Action(StrEnum):
     SERVER_DELETE = "server.delete"
     AUDIT_VIEW = "audit.view"  # read the audit log (who changed what, from where)
     SERVICE_ACCOUNTS = "service_accounts.manage"  # machine identities, their keys, transfers
+    CONNECTIONS_MANAGE = "connections.manage"  # OAuth providers; revoke members' connections
 
 
 # The least role allowed each action.
@@ -64,6 +65,7 @@ LEAST_ROLE = {
     Action.SERVER_DELETE: ADMIN,
     Action.AUDIT_VIEW: ADMIN,
     Action.SERVICE_ACCOUNTS: ADMIN,
+    Action.CONNECTIONS_MANAGE: ADMIN,
 }
 
 # Actions a lower role may still take on objects it created: (least role, attribute naming the
@@ -157,4 +159,5 @@ DESCRIPTIONS = {
     Action.SERVER_DELETE: "deleting servers",
     Action.AUDIT_VIEW: "reading the audit log",
     Action.SERVICE_ACCOUNTS: "managing service accounts and moving keys to them",
+    Action.CONNECTIONS_MANAGE: "configuring OAuth providers and revoking members' connections",
 }

@@ -4,6 +4,7 @@ from rest_framework.routers import DefaultRouter
 
 from audit.api import AuditLogView
 
+from .connections import ProviderViewSet
 from .errors import not_found
 from .service_accounts import ServiceAccountViewSet
 from .views.calls import CallCsvView, CallViewSet
@@ -44,6 +45,7 @@ router.register("service-accounts", ServiceAccountViewSet, basename="service-acc
 router.register("tokens", TokenViewSet, basename="token")
 router.register("calls", CallViewSet, basename="call")
 router.register("secrets", SecretViewSet, basename="secret")
+router.register("connection-providers", ProviderViewSet, basename="connection-provider")
 
 urlpatterns = [
     path(

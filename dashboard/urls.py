@@ -5,6 +5,7 @@ from .views import (
     bulk,
     calls,
     connect,
+    connected_accounts,
     doctor,
     governance,
     imports,
@@ -110,6 +111,24 @@ urlpatterns = [
     path("tokens/new/", tokens.token_new, name="token_create"),
     path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token_revoke"),
     path("secrets/", secrets.secret_list, name="secret_list"),
+    path(
+        "connected-accounts/", connected_accounts.connected_accounts, name="connected_accounts"
+    ),
+    path(
+        "connected-accounts/providers/<int:pk>/delete/",
+        connected_accounts.provider_delete,
+        name="provider_delete",
+    ),
+    path(
+        "connected-accounts/providers/<int:pk>/connect/",
+        connected_accounts.provider_connect_shared,
+        name="provider_connect_shared",
+    ),
+    path(
+        "connected-accounts/<int:pk>/revoke/",
+        connected_accounts.connection_revoke,
+        name="connection_revoke",
+    ),
     path("secrets/<int:pk>/delete/", secrets.secret_delete, name="secret_delete"),
     path("calls/", calls.call_log, name="call_log"),
     path("calls/export.csv", calls.call_log_csv, name="call_log_csv"),

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "oauth",
     "inspector",
     "audit",
+    "connections",
 ]
 
 MIDDLEWARE = [

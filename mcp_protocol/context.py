@@ -78,6 +78,11 @@ class RequestContext(Protocol):
 
     async def sleep(self, seconds: float) -> None: ...
 
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        """A notification about this request to the client that made it (a URL elicitation's
+        `notifications/elicitation/complete`); only a session's stream carries one."""
+        return None
+
     async def disconnect(self, retry_ms: int = 1000) -> None:
         """Let the client's connection go while the call goes on; only a session-era stream
         that the client can resume does anything with it."""

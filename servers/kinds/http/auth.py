@@ -8,6 +8,7 @@ from typing import Any, cast
 import orjson
 
 from infra import keys
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import ToolError
 from servers.outbound import OutboundError, guarded_request
 
@@ -125,3 +126,25 @@ async def oauth_token(
     if ttl > 0:
         await redis.set(key, crypto.encrypt(token), ex=ttl)
     return token
+
+
+# -- connected accounts ---------------------------------------------------------------------------
+
+
+async def apply_connection(tool: HttpTool, outbound: Outbound, ctx: RequestContext) -> None:
+    """The caller's token for the tool's `connection`, where the config places it; a caller
+    without one is sent to connect (connections/need.py), which may end this call."""
+    from connections.need import token_or_consent
+
+    if tool.organization_id is None:
+        raise ToolError("A tool with a connection runs only on a server of an organization.")
+    requirement = tool.connection
+    token = await token_or_consent(
+        ctx, organization_id=tool.organization_id, requirement=requirement
+    )
+    value = f"{requirement.prefix}{token.value}"
+    if requirement.location == "query":
+        outbound.params.append((requirement.name, value))
+    else:
+        outbound.headers[requirement.name] = value
+    outbound.sensitive += [token.value, value]

@@ -73,6 +73,9 @@ class HttpTool:
     follow_redirects: bool
     secret_names: frozenset[str]
     fingerprint: str
+    # The caller's connected account the request acts as (connections.tokens.Requirement);
+    # None for every tool that declares none, which then never looks one up.
+    connection: Any = None
     _semaphores: Any = field(default_factory=weakref.WeakKeyDictionary, compare=False)
 
     def semaphore(self) -> asyncio.Semaphore:
@@ -200,6 +203,24 @@ def compile_config(
         follow_redirects=config.get("followRedirects", True),
         secret_names=_secret_names(config, headers, auth),
         fingerprint=fingerprint,
+        connection=_connection(config.get("connection")),
+    )
+
+
+def _connection(spec: Any) -> Any:
+    if not spec:
+        return None
+    from connections.tokens import Requirement
+
+    if isinstance(spec, str):
+        spec = {"provider": spec}
+    location = spec.get("in", "header")
+    return Requirement(
+        provider=spec["provider"],
+        scopes=tuple(spec.get("scopes") or ()),
+        location=location,
+        name=spec.get("name", "Authorization" if location == "header" else "access_token"),
+        prefix=spec.get("prefix", "Bearer " if location == "header" else ""),
     )
 
 

@@ -54,6 +54,7 @@ CONFIG_FIELDS = frozenset(
         "maxConcurrency",
         "forwardHeaders",
         "followRedirects",
+        "connection",
     }
 )
 SERVER_FIELDS = frozenset({"baseUrl", "auth", "headers", "forwardHeaders", "timeoutSeconds"})
@@ -191,6 +192,7 @@ def _sends_credentials(config: dict[str, Any]) -> bool:
     return bool(
         (isinstance(auth, dict) and auth.get("type") not in (None, "none"))
         or config.get("forwardHeaders")
+        or config.get("connection")
         or referenced_secrets(config)
     )
 
@@ -262,6 +264,33 @@ def validate_config(
         errors += _validate_forward_headers(config["forwardHeaders"], f"{path}.forwardHeaders")
     if "followRedirects" in config and not isinstance(config["followRedirects"], bool):
         errors.append(f"{path}.followRedirects: must be true or false")
+    if "connection" in config:
+        errors += validate_connection(config["connection"], f"{path}.connection")
+    return errors
+
+
+CONNECTION_FIELDS = frozenset({"provider", "scopes", "in", "name", "prefix"})
+
+
+def validate_connection(connection: Any, path: str) -> list[str]:
+    """`connection: {provider, scopes?, in?: header|query, name?, prefix?}`: the caller's
+    connected account the request acts as (connections/)."""
+    if isinstance(connection, str):
+        connection = {"provider": connection}
+    if not isinstance(connection, dict):
+        return [f"{path}: must be a provider name or a mapping with provider"]
+    errors = [f"{path}.{key}: unknown field" for key in sorted(set(connection) - CONNECTION_FIELDS)]
+    provider = connection.get("provider")
+    if not isinstance(provider, str) or not re.fullmatch(r"[a-z0-9_-]{1,50}", provider):
+        errors.append(f"{path}.provider: must be a provider key (lower-case letters, digits, - _)")
+    scopes = connection.get("scopes", [])
+    if not isinstance(scopes, list) or not all(isinstance(x, str) and x for x in scopes):
+        errors.append(f"{path}.scopes: must be a list of scope names")
+    if connection.get("in", "header") not in ("header", "query"):
+        errors.append(f"{path}.in: must be header or query")
+    for key in ("name", "prefix"):
+        if key in connection and not isinstance(connection[key], str):
+            errors.append(f"{path}.{key}: must be a string")
     return errors
 
 

@@ -16,7 +16,7 @@ from mcp_protocol.errors import ToolError
 from servers.outbound import BlockedDestination, GuardedResponse, OutboundError, guarded_request
 from vault.wording import missing_secrets
 
-from .auth import apply_auth
+from .auth import apply_auth, apply_connection
 from .compiling import HttpTool
 from .config import IDEMPOTENT, MAX_RETRY_AFTER
 from .request import Outbound, build_request, forward_client_headers
@@ -195,11 +195,14 @@ async def fetch(
     outbound = build_request(tool, arguments, variables)
     forward_client_headers(tool, outbound, ctx)
     await apply_auth(tool, outbound, variables, test=test)
+    if tool.connection is not None:
+        await apply_connection(tool, outbound, ctx)
     masker = _masker(secrets, outbound)
     trace = _Trace(ctx)
 
     cache_key = None
-    if tool.cache_ttl and tool.method in ("GET", "HEAD") and not test:
+    # A response fetched with a person's own token is theirs: never cached for anyone.
+    if tool.cache_ttl and tool.method in ("GET", "HEAD") and not test and tool.connection is None:
         from infra.redis import async_client
 
         cache_key = outbound.cache_key(tool)
