@@ -76,11 +76,11 @@ async def wait_for_connection(
 
 
 async def token_or_consent(
-    ctx: RequestContext, *, organization_id: int, requirement: Requirement
+    ctx: RequestContext, *, organization_id: int, requirement: Requirement, stale: str = ""
 ) -> Token:
     try:
         return await token_for(
-            caller=ctx.caller, organization_id=organization_id, requirement=requirement
+            caller=ctx.caller, organization_id=organization_id, requirement=requirement, stale=stale
         )
     except ConnectionUnavailable as exc:
         raise ToolError(str(exc)) from None

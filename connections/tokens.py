@@ -87,7 +87,11 @@ def _due(connection: Connection, now: float) -> bool:
     return expires - now <= margin
 
 
-async def token_for(*, caller: Caller, organization_id: int, requirement: Requirement) -> Token:
+async def token_for(
+    *, caller: Caller, organization_id: int, requirement: Requirement, stale: str = ""
+) -> Token:
+    """The caller's token; `stale`: a token the API just refused (401), so a refresh is tried
+    even before expiry (an upstream revocation then shows as a refused refresh)."""
     provider = await sync_to_async(_provider)(organization_id, requirement.provider)
     if provider is None:
         raise ConnectionUnavailable(
@@ -118,13 +122,13 @@ async def token_for(*, caller: Caller, organization_id: int, requirement: Requir
     missing = set(requirement.scopes) - set(connection.scopes)
     if missing and connection.scopes:
         raise ConnectionNeeded(provider, wanted, f"missing scopes {' '.join(sorted(missing))}")
-    if _due(connection, time.time()):
-        connection = await _refreshed(connection, wanted)
+    if _due(connection, time.time()) or (stale and connection.access_token() == stale):
+        connection = await _refreshed(connection, wanted, forced=bool(stale))
     label = provider.key if provider.per_user else f"{provider.key} (shared)"
     return Token(connection.access_token(), connection.pk, provider.key, label)
 
 
-async def _refreshed(connection: Connection, wanted: list[str]) -> Connection:
+async def _refreshed(connection: Connection, wanted: list[str], *, forced: bool) -> Connection:
     provider = connection.provider
     redis = async_client()
     lock = redis.lock(
@@ -141,7 +145,9 @@ async def _refreshed(connection: Connection, wanted: list[str]) -> Connection:
         current = await sync_to_async(_connection)(provider, connection.user_id)
         if current is None or current.status != Connection.ACTIVE:
             raise ConnectionNeeded(provider, wanted, "consent needed again")
-        if current.version != connection.version or not _due(current, time.time()):
+        if current.version != connection.version:
+            return current
+        if not forced and not _due(current, time.time()):
             return current
         refresh_token = current.refresh_token()
         if not refresh_token:

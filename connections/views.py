@@ -2,6 +2,9 @@
 elicitation (or a tool error's text), then the provider's redirect back. Thin: flow.py holds
 every rule."""
 
+import re
+from urllib.parse import urlsplit
+
 import orjson
 from asgiref.sync import async_to_sync
 from django.contrib.auth.decorators import login_required
@@ -9,11 +12,15 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from dashboard.csp import POLICY
 from infra import keys
 from infra.redis import sync_client
 
 from . import flow
 from .models import Provider
+
+# An origin with nothing that could smuggle another directive into the header.
+_ORIGIN = re.compile(r"^https?://[A-Za-z0-9.:\[\]-]+$")
 
 
 def _problem(request: HttpRequest, title: str, text: str, status: int) -> HttpResponse:
@@ -65,11 +72,24 @@ def connect(request: HttpRequest, elicitation_id: str) -> HttpResponse:
             elicitation_id=elicitation_id,
         )
         return redirect(url)
-    return render(
+    response = render(
         request,
         "connections/connect.html",
         {"provider": provider, "scopes": sorted({*provider.scopes, *record["scopes"]})},
     )
+    response["Cache-Control"] = "no-store"
+    response["Content-Security-Policy"] = _policy_reaching(provider.authorization_url)
+    return response
+
+
+def _policy_reaching(url: str) -> str:
+    """The dashboard's policy, but the form may end at the provider: browsers apply
+    form-action to the redirect that follows the POST."""
+    parts = urlsplit(url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    if parts.scheme not in ("http", "https") or not _ORIGIN.match(origin):
+        return POLICY
+    return POLICY.replace("form-action 'self'", f"form-action 'self' {origin}")
 
 
 @login_required

@@ -196,7 +196,7 @@ async def fetch(
     forward_client_headers(tool, outbound, ctx)
     await apply_auth(tool, outbound, variables, test=test)
     if tool.connection is not None:
-        await apply_connection(tool, outbound, ctx)
+        outbound.connection_token = await apply_connection(tool, outbound, ctx)
     masker = _masker(secrets, outbound)
     trace = _Trace(ctx)
 
@@ -289,6 +289,15 @@ async def _send_with_retries(
             }
         )
         status = response.status_code
+        if status == 401 and tool.connection is not None and not refreshed:
+            # The person's token may have been revoked upstream before it expired: a refresh
+            # tells (a refused one sends the person to consent again, need.py).
+            refreshed = True
+            outbound.connection_token = await apply_connection(
+                tool, outbound, ctx, stale=outbound.connection_token
+            )
+            masker = masker.add(*outbound.sensitive)
+            continue
         if status == 401 and tool.auth and tool.auth.get("type") == "oauth2" and not refreshed:
             # The cached token may have been revoked before it expired: fetch a new one once.
             refreshed = True
