@@ -14,6 +14,7 @@ from connections.models import Provider
 from servers.definition import import_definition
 from tests.conftest import LiveServer
 from tests.identity import browser as oidc_browser
+from vault.models import NetworkAllowance
 
 PASSWORD = "connected accounts password 7"
 # Access tokens of the provider's client for getmcp live this long, so refreshes come often.
@@ -24,9 +25,7 @@ SHORT_TOKEN_SECONDS = 4
 def live(live_database):
     if not shutil.which(oidc_browser.CHROMIUM):
         pytest.skip("Chromium is not installed")
-    server = LiveServer(
-        live_database, own_site_url=True, extra_env={"OUTBOUND_ALLOW_LOOPBACK": "1"}
-    )
+    server = LiveServer(live_database, own_site_url=True)
     yield server
     server.stop()
 
@@ -84,6 +83,9 @@ def world(committed, unique, live, oidc_provider):
         bob = _person(f"bob-{unique}@example.com")
         org = ada.personal_organization()
         Membership.objects.create(user=bob, organization=org, role=Membership.MEMBER)
+        # The provider and its API run on this machine: the organization may reach loopback,
+        # as staff allow a customer's self-hosted provider (vault.NetworkAllowance).
+        NetworkAllowance.objects.create(organization=org, cidr="127.0.0.0/8")
         server = import_definition(definition(f"conn-{unique}", oidc_provider.api), org)
         provider = Provider(
             organization=org,

@@ -220,3 +220,80 @@ async def test_a_service_account_is_told_the_tool_acts_as_a_person(live, world):
         result = await mcp.call_tool("my_items", {})
     assert result.is_error
     assert "service account" in text_of(result)
+
+
+async def test_two_web_processes_refreshing_at_once_make_one_refresh(
+    live, live_database, world, oidc_provider, chromium
+):
+    from django.utils import timezone
+
+    from tests.conftest import LiveServer
+
+    # A client whose tokens live an hour: the only refresh is the one this test forces.
+    steady = oidc_provider.add_client(redirect_uris=[f"{live.url}/connections/callback/"])
+
+    def use_steady_client():
+        world.provider.client_id = steady.client_id
+        world.provider.set_client_secret(steady.client_secret)
+        world.provider.save()
+
+    await asyncio.to_thread(use_steady_client)
+    ada = await person_of(chromium, live, oidc_provider, world.ada, world.ada_upstream)
+    async with client(live, world.server.slug, world.ada_key, STATELESS, ada) as mcp:
+        assert "Ada's private note" in text_of(await mcp.call_tool("my_items", {}))
+    other = await asyncio.to_thread(LiveServer, live_database)
+    try:
+        await asyncio.to_thread(
+            lambda: Connection.objects.filter(provider=world.provider, user=world.ada).update(
+                expires_at=timezone.now()
+            )
+        )
+        assert oidc_provider.grants(steady).get("refresh_token", 0) == 0
+        async with (
+            client(live, world.server.slug, world.ada_key, STATELESS) as first,
+            client(other, world.server.slug, world.ada_key, STATELESS) as second,
+        ):
+            results = await asyncio.gather(
+                *(c.call_tool("my_items", {}) for c in (first, second) for _ in range(4))
+            )
+        assert all("Ada's private note" in text_of(r) for r in results)
+        assert oidc_provider.grants(steady)["refresh_token"] == 1
+    finally:
+        await asyncio.to_thread(other.stop)
+
+
+async def test_removal_from_the_organization_revokes_the_person_s_connections_upstream_too(
+    live, world, oidc_provider, chromium
+):
+    import httpx2
+
+    from accounts import services
+    from accounts.models import Membership
+    from audit.models import AuditEvent
+
+    bob = await person_of(chromium, live, oidc_provider, world.bob, world.bob_upstream)
+    async with client(live, world.server.slug, world.bob_key, STATELESS, bob) as mcp:
+        assert "Bob's private note" in text_of(await mcp.call_tool("my_items", {}))
+    connection = await asyncio.to_thread(
+        lambda: Connection.objects.get(provider=world.provider, user=world.bob)
+    )
+    refresh_token = connection.refresh_token()
+
+    def remove():
+        membership = Membership.objects.get(user=world.bob, organization=world.org)
+        services.membership_remove(actor=world.ada, membership=membership)
+
+    await asyncio.to_thread(remove)
+    assert not await asyncio.to_thread(lambda: Connection.objects.filter(user=world.bob).exists())
+    assert await asyncio.to_thread(
+        lambda: AuditEvent.objects.filter(
+            organization_id=world.org.pk, action="connection.revoke", target_id=str(connection.pk)
+        ).exists()
+    )
+    # The provider was told: the refresh token it issued no longer works.
+    refused = httpx2.post(
+        f"{oidc_provider.issuer}/token",
+        data={"grant_type": "refresh_token", "refresh_token": refresh_token},
+        auth=(world.client.client_id, world.client.client_secret),
+    )
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
