@@ -111,9 +111,7 @@ urlpatterns = [
     path("tokens/new/", tokens.token_new, name="token_create"),
     path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token_revoke"),
     path("secrets/", secrets.secret_list, name="secret_list"),
-    path(
-        "connected-accounts/", connected_accounts.connected_accounts, name="connected_accounts"
-    ),
+    path("connected-accounts/", connected_accounts.connected_accounts, name="connected_accounts"),
     path(
         "connected-accounts/providers/<int:pk>/delete/",
         connected_accounts.provider_delete,
