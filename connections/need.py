@@ -27,7 +27,8 @@ from infra.redis import async_client
 from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import ToolError
 
-from .tokens import ConnectionNeeded, ConnectionUnavailable, Requirement, Token, token_for
+from .requirement import Requirement
+from .tokens import ConnectionNeeded, ConnectionUnavailable, Token, token_for
 
 LINK_SECONDS = 900
 # How long a call waits, after the client said the person went to the link, for the connection.

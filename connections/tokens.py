@@ -21,6 +21,7 @@ from mcp_protocol.caller import Caller
 
 from . import exchange
 from .models import Connection, Provider
+from .requirement import Requirement
 from .storing import mark_needs_consent, swap_refreshed
 
 # Refresh this long before expiry, or at half the token's life when that is shorter (a token
@@ -28,17 +29,6 @@ from .storing import mark_needs_consent, swap_refreshed
 REFRESH_MARGIN_SECONDS = 60.0
 LOCK_SECONDS = 30
 LOCK_WAIT_SECONDS = 20.0
-
-
-@dataclass(frozen=True)
-class Requirement:
-    """What a tool declares: `connection: {provider, scopes}`; where the token goes."""
-
-    provider: str
-    scopes: tuple[str, ...] = ()
-    location: str = "header"  # header | query
-    name: str = "Authorization"
-    prefix: str = "Bearer "
 
 
 @dataclass

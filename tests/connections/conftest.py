@@ -64,6 +64,22 @@ def definition(slug: str, api: str) -> dict:
                 "kind": "http",
                 "config": {"method": "GET", "url": f"{api}/items", "connection": "corp"},
             },
+            {
+                "name": "my_items_in_code",
+                "description": "The caller's items, fetched by code with their token.",
+                "inputSchema": {"type": "object", "properties": {}},
+                "kind": "code",
+                "config": {
+                    "language": "python",
+                    "connections": ["corp"],
+                    "source": (
+                        "async def main(args, ctx):\n"
+                        f"    r = await fetch('{api}/items', headers={{'Authorization': "
+                        "'Bearer ' + connections['corp']})\n"
+                        "    return {'titles': [item['title'] for item in r['json']]}\n"
+                    ),
+                },
+            },
         ],
     }
 

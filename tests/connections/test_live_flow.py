@@ -132,6 +132,17 @@ async def test_the_first_call_asks_to_connect_then_answers_with_that_person_s_ow
     assert "ey" not in stored.access_token_ciphertext[:2] and stored.refresh_token_ciphertext
 
 
+async def test_a_code_tool_reads_the_caller_s_token_as_connections_provider(
+    live, world, oidc_provider, chromium
+):
+    ada = await person_of(chromium, live, oidc_provider, world.ada, world.ada_upstream)
+    async with client(live, world.server.slug, world.ada_key, STATELESS, ada) as mcp:
+        result = await mcp.call_tool("my_items_in_code", {})
+    assert not result.is_error, text_of(result)
+    assert "Ada's private note" in text_of(result)
+    assert len(ada.asked) == 1
+
+
 async def test_a_second_person_gets_a_connection_of_their_own(live, world, oidc_provider, chromium):
     ada = await person_of(chromium, live, oidc_provider, world.ada, world.ada_upstream)
     bob = await person_of(chromium, live, oidc_provider, world.bob, world.bob_upstream)

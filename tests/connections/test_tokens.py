@@ -12,6 +12,7 @@ from django.utils import timezone
 from accounts.models import Membership, ServiceAccount, User
 from connections import exchange, flow, tokens
 from connections.models import Connection, Provider
+from connections.requirement import Requirement
 from mcp_protocol.caller import Caller
 from vault.crypto import encrypt
 
@@ -88,7 +89,7 @@ def test_a_token_near_expiry_is_refreshed_once_by_concurrent_calls(
         return exchange.Tokens("a2", "r2", "Bearer", ["openid"], timezone.now().timestamp() + 3600)
 
     monkeypatch.setattr(exchange, "refresh", provider_refresh)
-    requirement = tokens.Requirement("corp")
+    requirement = Requirement("corp")
 
     async def calls():
         return await asyncio.gather(
@@ -119,7 +120,7 @@ def test_a_refused_refresh_asks_for_consent_again(user, org, provider, monkeypat
             tokens.token_for(
                 caller=person(user, org),
                 organization_id=org.pk,
-                requirement=tokens.Requirement("corp"),
+                requirement=Requirement("corp"),
             )
         )
     assert Connection.objects.get(provider=provider, user=user).status == Connection.NEEDS_CONSENT
@@ -130,9 +131,7 @@ def test_a_service_account_is_told_a_per_person_tool_needs_a_person(org, provide
     caller = Caller(org.pk, "service_account", bot.pk, "member", "api_key", 2)
     with pytest.raises(tokens.ConnectionUnavailable, match="service account"):
         asyncio.run(
-            tokens.token_for(
-                caller=caller, organization_id=org.pk, requirement=tokens.Requirement("corp")
-            )
+            tokens.token_for(caller=caller, organization_id=org.pk, requirement=Requirement("corp"))
         )
 
 
@@ -143,7 +142,7 @@ def test_too_few_scopes_ask_for_more(user, org, provider):
             tokens.token_for(
                 caller=person(user, org),
                 organization_id=org.pk,
-                requirement=tokens.Requirement("corp", ("repo",)),
+                requirement=Requirement("corp", ("repo",)),
             )
         )
     assert need.value.reason == "missing scopes repo"

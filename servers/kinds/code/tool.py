@@ -19,3 +19,6 @@ class CodeTool:
     has_output_schema: bool
     # The paying account behind the organization: sandbox shares count by it (shares.py).
     owner_id: int | None = None
+    # The caller's connected accounts the code reads as connections["<provider>"]
+    # (connections.requirement.Requirement); empty for a tool that declares none.
+    connections: tuple = ()

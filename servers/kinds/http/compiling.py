@@ -73,7 +73,7 @@ class HttpTool:
     follow_redirects: bool
     secret_names: frozenset[str]
     fingerprint: str
-    # The caller's connected account the request acts as (connections.tokens.Requirement);
+    # The caller's connected account the request acts as (connections.requirement.Requirement);
     # None for every tool that declares none, which then never looks one up.
     connection: Any = None
     _semaphores: Any = field(default_factory=weakref.WeakKeyDictionary, compare=False)
@@ -210,18 +210,9 @@ def compile_config(
 def _connection(spec: Any) -> Any:
     if not spec:
         return None
-    from connections.tokens import Requirement
+    from connections.requirement import requirement_of
 
-    if isinstance(spec, str):
-        spec = {"provider": spec}
-    location = spec.get("in", "header")
-    return Requirement(
-        provider=spec["provider"],
-        scopes=tuple(spec.get("scopes") or ()),
-        location=location,
-        name=spec.get("name", "Authorization" if location == "header" else "access_token"),
-        prefix=spec.get("prefix", "Bearer " if location == "header" else ""),
-    )
+    return requirement_of(spec)
 
 
 def compile(tool_def: dict[str, Any]) -> HttpTool:

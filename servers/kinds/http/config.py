@@ -269,29 +269,12 @@ def validate_config(
     return errors
 
 
-CONNECTION_FIELDS = frozenset({"provider", "scopes", "in", "name", "prefix"})
-
-
 def validate_connection(connection: Any, path: str) -> list[str]:
     """`connection: {provider, scopes?, in?: header|query, name?, prefix?}`: the caller's
     connected account the request acts as (connections/)."""
-    if isinstance(connection, str):
-        connection = {"provider": connection}
-    if not isinstance(connection, dict):
-        return [f"{path}: must be a provider name or a mapping with provider"]
-    errors = [f"{path}.{key}: unknown field" for key in sorted(set(connection) - CONNECTION_FIELDS)]
-    provider = connection.get("provider")
-    if not isinstance(provider, str) or not re.fullmatch(r"[a-z0-9_-]{1,50}", provider):
-        errors.append(f"{path}.provider: must be a provider key (lower-case letters, digits, - _)")
-    scopes = connection.get("scopes", [])
-    if not isinstance(scopes, list) or not all(isinstance(x, str) and x for x in scopes):
-        errors.append(f"{path}.scopes: must be a list of scope names")
-    if connection.get("in", "header") not in ("header", "query"):
-        errors.append(f"{path}.in: must be header or query")
-    for key in ("name", "prefix"):
-        if key in connection and not isinstance(connection[key], str):
-            errors.append(f"{path}.{key}: must be a string")
-    return errors
+    from connections.requirement import validate
+
+    return validate(connection, path)
 
 
 def _validate_url(config: dict[str, Any], path: str) -> list[str]:
