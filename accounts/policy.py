@@ -36,6 +36,8 @@ class Action(StrEnum):
     KEY_CREATE = "key.create"  # mint MCP API keys (the playground's too)
     KEY_MANAGE = "key.manage"  # rename, rescope, revoke a key (obj: the key)
     SECRET_WRITE = "secret.write"  # set, replace, delete secrets
+    # approve a tool that reads secrets: writing one is reading them (servers/secret_reach.py)
+    SECRET_REACH = "secret.reach"
     SERVER_CREATE = "server.create"  # new servers, imports of whole servers
     SERVER_EDIT = "server.edit"  # draft tools/resources/prompts, API imports, test runs
     SERVER_PUBLISH = "server.publish"  # publish the draft, roll back
@@ -57,6 +59,7 @@ LEAST_ROLE = {
     Action.KEY_CREATE: MEMBER,
     Action.KEY_MANAGE: ADMIN,  # members: their own keys only, see OWN_OBJECTS
     Action.SECRET_WRITE: ADMIN,
+    Action.SECRET_REACH: ADMIN,
     Action.SERVER_CREATE: MEMBER,
     Action.SERVER_EDIT: MEMBER,
     Action.SERVER_PUBLISH: MEMBER,
@@ -151,6 +154,7 @@ DESCRIPTIONS = {
     Action.KEY_CREATE: "creating API keys",
     Action.KEY_MANAGE: "changing or revoking this API key",
     Action.SECRET_WRITE: "setting or deleting secrets",
+    Action.SECRET_REACH: "approving a tool that reads secrets",
     Action.SERVER_CREATE: "creating servers",
     Action.SERVER_EDIT: "editing servers",
     Action.SERVER_PUBLISH: "publishing servers",

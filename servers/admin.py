@@ -5,6 +5,7 @@ from .models import (
     Prompt,
     Resource,
     ResourceTemplate,
+    SecretReach,
     Server,
     ServerVersion,
     Tool,
@@ -143,6 +144,20 @@ class ToolEmbeddingAdmin(admin.ModelAdmin):
     list_display = ["digest", "created_at"]
     search_fields = ["digest"]
     readonly_fields = ["digest", "vector", "created_at"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(SecretReach)
+class SecretReachAdmin(admin.ModelAdmin):
+    """Read-only: approvals are given in the dashboard and the API, where they are audited."""
+
+    list_display = ("server", "tool", "secrets", "approved_by", "approved_at")
+    search_fields = ("server__slug", "tool")
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -261,3 +261,27 @@ class ToolEmbedding(models.Model):
     digest = models.CharField(max_length=64, primary_key=True)
     vector = models.BinaryField()  # little-endian float32, embedding.DIMENSIONS of them
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+class SecretReach(models.Model):
+    """An approval that one tool, exactly as configured (`digest` of its kind and config), may
+    read the secrets it names. Members build tools but may not read secrets, so a tool of theirs
+    that reaches one is held until someone whose role may (admin and above) approves it:
+    servers/secret_reach.py, docs/roles.md."""
+
+    server = models.ForeignKey(Server, models.CASCADE, related_name="secret_reaches")
+    tool = models.CharField(max_length=64)
+    digest = models.CharField(max_length=64)
+    secrets = models.JSONField(default=list)  # the names, sorted, as approved
+    approved_by = models.ForeignKey(
+        "accounts.User", models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    approved_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["server", "tool", "digest"], name="secret_reach_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.server_id}:{self.tool} reads {', '.join(self.secrets)}"

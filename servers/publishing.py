@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 
 from audit import events as audit_events
 
+from . import secret_reach
 from .definition import DefinitionError, export_definition, import_definition
 from .models import Server, ServerVersion
 
@@ -34,6 +35,11 @@ _SINGULAR = {
 
 class PublishError(Exception):
     """A publish, diff or rollback that cannot be done; the message says why."""
+
+
+class PublishRefused(PublishError):
+    """The acting person may not publish this: a tool reaches secrets nobody approved
+    (servers/secret_reach.py). The API answers it 403."""
 
 
 def parse_version(version: str) -> tuple[int, int, int]:
@@ -83,6 +89,10 @@ def _publish_definition(
             parse_version(version)
             if server.versions.filter(version=version).exists():
                 raise PublishError(f"version: {server.slug}@{version} is already published")
+        try:
+            secret_reach.require_approved(server=server, definition=definition, user=user)
+        except secret_reach.ReachNotApproved as exc:
+            raise PublishRefused(str(exc)) from None
         # serverInfo.version of the published definition is the version clients pinned to.
         frozen = {**definition, "version": version}
         try:

@@ -16,7 +16,7 @@ from django.db.models import Q
 from mcp_protocol.context import NullContext
 from mcp_protocol.errors import McpError
 
-from . import kinds, methods
+from . import kinds, methods, secret_reach
 from .definition import export_definition
 from .snapshot import DefinitionError, compile_definition
 
@@ -85,14 +85,21 @@ async def _masker(server):
     return Masker([*live.values(), *test.values()])
 
 
-async def test_run(server, tool_name: str, arguments: dict, *, client_headers=None) -> dict:
-    """Run `tool_name` of `server` once; raises UnknownTool, or DefinitionError if it cannot
-    compile. Tool failures are part of the report, not exceptions."""
+async def test_run(
+    server, tool_name: str, arguments: dict, *, user=None, client_headers=None
+) -> dict:
+    """Run `tool_name` of `server` once as `user` (None: an operator's command); raises
+    UnknownTool, DefinitionError if it cannot compile, or secret_reach.ReachNotApproved when
+    the tool reads secrets nobody approved and `user` may not. Tool failures are part of the
+    report, not exceptions."""
     # The draft is what its author is editing and wants to try, published or not.
     definition = await sync_to_async(export_definition)(server)
     tool = next((t for t in definition.get("tools") or [] if t.get("name") == tool_name), None)
     if tool is None:
         raise UnknownTool(f"The server {server.slug} has no tool named {tool_name!r}.")
+    await sync_to_async(secret_reach.require_approved)(
+        server=server, definition=definition, user=user, tool=tool_name
+    )
     snapshot = await sync_to_async(_snapshot_for)(server, definition, tool)
     ctx = TestRunContext(client_headers)
     masker = await _masker(server)

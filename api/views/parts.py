@@ -37,6 +37,7 @@ class PartViewSet(
         "import_api_preview": Action.SERVER_EDIT,
         "import_api_commit": Action.SERVER_EDIT,
         "test": Action.SERVER_EDIT,  # runs with the server's test secrets
+        "approve_secrets": Action.SECRET_REACH,  # servers/secret_reach.py
         "from_upstream_preview": Action.SERVER_EDIT,  # reaches out with the server's secrets
         "from_upstream": Action.SERVER_EDIT,
         "bulk": Action.SERVER_EDIT,  # enable, disable or delete many tools

@@ -3,6 +3,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -136,6 +137,8 @@ class ServerViewSet(
         body.is_valid(raise_exception=True)
         try:
             published = publishing.rollback(server, body.validated_data["version"], request.user)
+        except publishing.PublishRefused as exc:
+            raise PermissionDenied(str(exc)) from None
         except publishing.PublishError as exc:
             raise serializers.ValidationError({"version": [str(exc)]}) from None
         data = dict(VersionDetailSerializer(published).data)
@@ -181,6 +184,8 @@ class VersionViewSet(
         body.is_valid(raise_exception=True)
         try:
             published = publishing.publish(server, body.validated_data.get("version"), request.user)
+        except publishing.PublishRefused as exc:
+            raise PermissionDenied(str(exc)) from None
         except publishing.PublishError as exc:
             raise serializers.ValidationError({"version": [str(exc)]}) from None
         data = dict(VersionDetailSerializer(published).data)

@@ -4,6 +4,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
 from integrations.importers import (
@@ -15,6 +16,8 @@ from integrations.importers import (
     plan_import,
 )
 from integrations.importers.preview import validate_operations
+from servers import secret_reach
+from servers.definition import export_definition
 from servers.snapshot import DefinitionError
 from servers.testrun import UnknownTool, test_run_sync
 
@@ -140,10 +143,34 @@ class ToolActions:
         body.is_valid(raise_exception=True)
         check_json(body.validated_data["arguments"], "arguments")
         try:
-            report = test_run_sync(self.server(), tool.name, body.validated_data["arguments"])
+            report = test_run_sync(
+                self.server(), tool.name, body.validated_data["arguments"], user=request.user
+            )
         except (UnknownTool, DefinitionError) as exc:
             raise serializers.ValidationError({"tool": [str(exc)]}) from None
+        except secret_reach.ReachNotApproved as exc:
+            raise PermissionDenied(str(exc)) from None
         return Response(report)
+
+    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT})
+    @action(detail=True, methods=["post"], url_path="approve-secrets")
+    def approve_secrets(self, request, server_slug=None, pk=None):
+        """Approve this tool, as its config now stands, reading the secrets it names (admins
+        and owners: a member's tool that reads secrets neither test-runs nor publishes
+        before). Answers which secrets it reads and whether anything new was approved."""
+        tool = self.get_object()
+        server = self.server()
+        definition = export_definition(server)
+        waiting = secret_reach.pending(server, definition, tool=tool.name)
+        added = secret_reach.approve(server=server, reaches_=waiting, user=request.user)
+        reach = secret_reach.reaches(definition, tool=tool.name)
+        return Response(
+            {
+                "tool": tool.name,
+                "secrets": list(reach[0].secrets) if reach else [],
+                "approved": bool(added),
+            }
+        )
 
 
 def _chosen(op, body) -> bool:

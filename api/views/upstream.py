@@ -10,6 +10,9 @@ from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from rest_framework.exceptions import PermissionDenied
+
+from servers import secret_reach
 from servers.upstream.adding import ADDERS, discover_part
 from servers.upstream.connection import UpstreamRequestFailed, UpstreamUnreachable
 from servers.upstream.target import DEFAULT_TRANSPORT, UpstreamError
@@ -60,6 +63,12 @@ class UpstreamActions:
         body = UpstreamSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
+        try:
+            secret_reach.require_may_send(
+                server=self.server(), headers=data.get("headers"), user=request.user
+            )
+        except secret_reach.ReachNotApproved as exc:
+            raise PermissionDenied(str(exc)) from None
         with _as_field_errors():
             offered = discover_part(
                 self.server(),
@@ -77,6 +86,12 @@ class UpstreamActions:
         body = AddFromUpstreamSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
+        try:
+            secret_reach.require_may_send(
+                server=self.server(), headers=data.get("headers"), user=request.user
+            )
+        except secret_reach.ReachNotApproved as exc:
+            raise PermissionDenied(str(exc)) from None
         with _as_field_errors():
             rows = ADDERS[self._part_name()](
                 self.server(),

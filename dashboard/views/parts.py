@@ -17,6 +17,7 @@ from ..forms.parts import PromptForm, ResourceForm, ResourceTemplateForm
 from ..forms.tools import ToolForm
 from ..scoping import server_or_404
 from .base import authorize, dashboard_view, page
+from .secret_reach import reach_state, warn_if_waiting
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,9 @@ def _editor(request, server, part, part_type, form, row=None):
         # is empty; and the kinds with fields of their own, whose templates the form includes.
         "kind_examples": {kind.name: dict(kind.config_example) for kind in kinds.KINDS.values()},
         "kind_forms": [kind for kind in kinds.KINDS.values() if kind.form_template],
+        "secret_reach": (
+            reach_state(server, row.name, request.user) if part == "tools" and row else None
+        ),
     }
     template = "dashboard/parts/tool_form.html" if part == "tools" else "dashboard/parts/form.html"
     status = 400 if form.is_bound and form.errors else 200
@@ -101,6 +105,8 @@ def part_create(request, slug, part):
         row = form.save()
         _changed(request, server, f"{part_type.singular.capitalize()} “{row.name}” created.")
         _warn_about_destinations(request, server, part, row)
+        if part == "tools":
+            warn_if_waiting(request, server, row.name)
         return _back(server, part_type)
     return _editor(request, server, part, part_type, form)
 
@@ -118,6 +124,8 @@ def part_edit(request, slug, part, pk):
         row = form.save()
         _changed(request, server, f"{part_type.singular.capitalize()} “{row.name}” saved.")
         _warn_about_destinations(request, server, part, row)
+        if part == "tools":
+            warn_if_waiting(request, server, row.name)
         return _back(server, part_type)
     return _editor(request, server, part, part_type, form, row)
 

@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_http_methods
 
 from accounts.policy import Action
-from servers import kinds
+from servers import kinds, secret_reach
 from servers.testrun import DefinitionError, UnknownTool, test_run_sync
 
 from ..scoping import server_or_404
@@ -34,7 +34,9 @@ def tool_test(request: DashboardRequest, slug: str, pk: int):
     if not isinstance(arguments, dict):
         return JsonResponse({"error": {"message": "arguments must be a JSON object."}}, status=400)
     try:
-        report = test_run_sync(server, tool.name, arguments)
+        report = test_run_sync(server, tool.name, arguments, user=request.user)
     except (UnknownTool, DefinitionError) as exc:
         return JsonResponse({"error": {"message": str(exc)}}, status=400)
+    except secret_reach.ReachNotApproved as exc:
+        return JsonResponse({"error": {"message": str(exc)}}, status=403)
     return JsonResponse(report, json_dumps_params={"default": str})

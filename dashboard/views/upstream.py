@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.policy import Action
+from servers import secret_reach
 from servers.models import Server, UpstreamReview
 from servers.upstream import pinning
 from servers.upstream.adding import add_upstream_tools, discover
@@ -33,6 +34,9 @@ def add_tools(request, slug):
         return page(request, "upstream/add_tools.html", context, status=status)
     connection = form.connection()
     try:
+        secret_reach.require_may_send(
+            server=server, headers=connection.get("headers"), user=request.user
+        )
         if request.POST.get("step") == "add":
             selected = request.POST.getlist("tool")
             if not selected:
@@ -45,7 +49,7 @@ def add_tools(request, slug):
         context["taken"] = set(server.tools.values_list("name", flat=True))
     except UpstreamUnreachable as exc:
         context["error"] = f"The upstream cannot be reached: {exc.reason}"
-    except UpstreamError as exc:
+    except (UpstreamError, secret_reach.ReachNotApproved) as exc:
         context["error"] = str(exc)
     status = 400 if "error" in context else 200
     return page(request, "upstream/add_tools.html", context, status=status)

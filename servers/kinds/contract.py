@@ -80,6 +80,12 @@ class ToolKind(ABC):
         """Problems of the server's `server_settings` section."""
         return []
 
+    def secret_names(self, config: dict[str, Any], server_settings: Any = None) -> frozenset[str]:
+        """The secrets a call of this tool can read: those its config names, and those its
+        kind's server-level section (`server_settings`) names, which every call sends. What an
+        admin approves before a member's tool may reach them (servers/secret_reach.py)."""
+        return frozenset()
+
     def destinations(self, config: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         """(field path, URL as written) of every fixed destination a call reaches."""
         return iter(())

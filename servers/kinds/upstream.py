@@ -30,6 +30,7 @@ from vault.wording import missing_secrets
 from ..templating import render_text
 from ..upstream.config import compile_connection, validate_connection
 from .contract import ToolKind
+from .http.config import referenced_secrets
 
 if TYPE_CHECKING:
     from vault.resolve import SecretValues
@@ -173,6 +174,9 @@ class UpstreamKind(ToolKind):
 
     def validate_config(self, config: dict[str, Any]) -> list[str]:
         return validate_config(config)
+
+    def secret_names(self, config: dict[str, Any], server_settings: Any = None) -> frozenset[str]:
+        return frozenset(referenced_secrets(config))  # its headers'
 
     def destinations(self, config: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         yield "config.url", config.get("url")

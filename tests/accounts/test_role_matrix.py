@@ -133,6 +133,7 @@ EXPECTED = [
         body={"action": "enable", "scope": "matching"},
     ),
     R("dashboard:tool_test", {"GET": VIEWER, "POST": MEMBER}, kwargs={**SRV, "pk": "tool_pk"}),
+    R("dashboard:tool_approve_secrets", {"POST": ADMIN}, kwargs={**SRV, "pk": "tool_pk"}),
     R("dashboard:part_create", {"GET": MEMBER, "POST": MEMBER}, kwargs={**SRV, "part": "part"}),
     R(
         "dashboard:part_edit",
@@ -340,6 +341,7 @@ EXPECTED = [
         kwargs={**API_SRV, "pk": "tool_pk"},
     ),
     R("server-tool-test", {"POST": MEMBER}, kwargs={**API_SRV, "pk": "tool_pk"}),
+    R("server-tool-approve-secrets", {"POST": ADMIN}, kwargs={**API_SRV, "pk": "tool_pk"}),
     *(
         R(f"server-{part}-from-upstream{step}", {"POST": MEMBER}, kwargs=API_SRV)
         for part in ("tool", "prompt", "resource")

@@ -93,6 +93,16 @@ async def connect_call_and_refresh(url: str, provider, storage) -> None:
             interval=0.1,
             what="the server to refuse the expired access token",
         )
+        # The SDK counts the token's lifetime from when its answer arrived, a moment after the
+        # server started counting. Until the SDK also sees it expired, it would send it, get a
+        # 401 and authorize from the start (a new grant, so the session bound to the first one
+        # is gone), which is not the refresh this test follows.
+        await wait_until_async(
+            lambda: not provider.context.is_token_valid(),
+            timeout=10,
+            interval=0.05,
+            what="the SDK to see its access token expired",
+        )
         again = await client.call_tool("echo", {"message": "after refresh"})
         assert again.content[0].text == "You said after refresh"
         assert storage.tokens.access_token != first_token

@@ -7,7 +7,7 @@ from mcp_protocol.context import RequestContext
 
 from ..contract import ToolKind
 from . import call, compile
-from .config import validate_config, validate_on_save
+from .config import LANGUAGES, validate_config, validate_on_save
 from .limits import validate_server_settings
 from .tool import CodeTool
 
@@ -41,6 +41,11 @@ class CodeKind(ToolKind):
 
     def validate_server_settings(self, settings: Any, path: str) -> list[str]:
         return validate_server_settings(settings, path)
+
+    def secret_names(self, config: dict[str, Any], server_settings: Any = None) -> frozenset[str]:
+        # What `secrets` holds at run time: the names the source writes literally.
+        runtime = LANGUAGES.get(config.get("language", "python"))
+        return runtime.referenced_secrets(config.get("source") or "") if runtime else frozenset()
 
     def compile(self, tool_def: dict[str, Any]) -> CodeTool:
         return compile(tool_def)

@@ -8,7 +8,7 @@ from mcp_protocol.context import RequestContext
 
 from ..contract import TemplateScope, ToolKind
 from .compiling import HttpTool, compile
-from .config import validate_config, validate_server_settings
+from .config import referenced_secrets, validate_config, validate_server_settings
 from .result import call
 
 
@@ -38,6 +38,10 @@ class HttpKind(ToolKind):
 
     def validate_server_settings(self, settings: Any, path: str) -> list[str]:
         return validate_server_settings(settings, path)
+
+    def secret_names(self, config: dict[str, Any], server_settings: Any = None) -> frozenset[str]:
+        # The server's auth and headers go with every call of every http tool.
+        return frozenset(referenced_secrets([config, server_settings or {}]))
 
     def destinations(self, config: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         yield "config.url", config.get("url")

@@ -7,6 +7,7 @@ from typing import Any
 from mcp_protocol.context import RequestContext
 
 from ..contract import TemplateScope, ToolKind
+from ..http.config import referenced_secrets
 from . import call, compile, validate_config
 from .base import Step
 
@@ -40,6 +41,9 @@ class WorkflowKind(ToolKind):
 
     def validate_config(self, config: dict[str, Any]) -> list[str]:
         return validate_config(config)
+
+    def secret_names(self, config: dict[str, Any], server_settings: Any = None) -> frozenset[str]:
+        return frozenset(referenced_secrets(config))  # its http steps'
 
     def destinations(self, config: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         for index, step in enumerate(config.get("steps") or []):
