@@ -47,6 +47,7 @@ class Action(StrEnum):
     AUDIT_VIEW = "audit.view"  # read the audit log (who changed what, from where)
     SERVICE_ACCOUNTS = "service_accounts.manage"  # machine identities, their keys, transfers
     CONNECTIONS_MANAGE = "connections.manage"  # OAuth providers; revoke members' connections
+    SCIM_MANAGE = "scim.manage"  # the SCIM token, default role and group-to-role mapping
 
 
 # The least role allowed each action.
@@ -69,6 +70,7 @@ LEAST_ROLE = {
     Action.AUDIT_VIEW: ADMIN,
     Action.SERVICE_ACCOUNTS: ADMIN,
     Action.CONNECTIONS_MANAGE: ADMIN,
+    Action.SCIM_MANAGE: ADMIN,
 }
 
 # Actions a lower role may still take on objects it created: (least role, attribute naming the
@@ -164,4 +166,5 @@ DESCRIPTIONS = {
     Action.AUDIT_VIEW: "reading the audit log",
     Action.SERVICE_ACCOUNTS: "managing service accounts and moving keys to them",
     Action.CONNECTIONS_MANAGE: "configuring OAuth providers and revoking members' connections",
+    Action.SCIM_MANAGE: "managing SCIM provisioning",
 }

@@ -10,8 +10,10 @@ from .service_accounts import ServiceAccountViewSet
 from .views.calls import CallCsvView, CallViewSet
 from .views.docs import SchemaView
 from .views.keys import KeyViewSet, TokenViewSet
+from .views.members import MemberDetailView, MemberListView
 from .views.organizations import OrganizationViewSet
 from .views.parts import PromptViewSet, ResourceTemplateViewSet, ResourceViewSet, ToolViewSet
+from .views.scim import ScimSettingsView, ScimTokenView
 from .views.secrets import SecretViewSet
 from .views.servers import SLUG_PATTERN, ServerViewSet, VersionViewSet
 
@@ -58,6 +60,22 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("calls.csv", CallCsvView.as_view(), name="calls-csv"),
     path("organizations/<slug:slug>/audit/", AuditLogView.as_view(), name="organization-audit"),
+    path(
+        "organizations/<slug:slug>/members/",
+        MemberListView.as_view(),
+        name="organization-members",
+    ),
+    path(
+        "organizations/<slug:slug>/members/<int:pk>/",
+        MemberDetailView.as_view(),
+        name="organization-member",
+    ),
+    path("organizations/<slug:slug>/scim/", ScimSettingsView.as_view(), name="organization-scim"),
+    path(
+        "organizations/<slug:slug>/scim/token/",
+        ScimTokenView.as_view(),
+        name="organization-scim-token",
+    ),
     *router.urls,
     re_path(r"^", not_found),
 ]

@@ -1,14 +1,14 @@
-"""A person removed from an organization (by an admin, by leaving, by deprovisioning: any path
-that deletes the membership) loses their connected accounts there at once."""
+"""A person deprovisioned from an organization (removed by an admin, leaving, deactivated or
+deleted by the identity provider over SCIM: accounts/deprovision.py) loses their connected
+accounts there, once the change is committed."""
 
-from django.db.models.signals import post_delete
 from django.dispatch import receiver
 
-from accounts.models import Membership
+from accounts.deprovision import member_deprovisioned
 
 from .revoking import revoke_all
 
 
-@receiver(post_delete, sender=Membership, dispatch_uid="connections.revoke_on_removal")
-def revoke_on_removal(sender, instance: Membership, **kwargs) -> None:
-    revoke_all(organization_id=instance.organization_id, user_id=instance.user_id, reason="removed")
+@receiver(member_deprovisioned, dispatch_uid="connections.revoke_on_deprovision")
+def revoke_on_deprovision(sender, *, organization, user, reason: str, **kwargs) -> None:
+    revoke_all(organization_id=organization.pk, user_id=user.pk, reason=reason)

@@ -14,6 +14,7 @@ from .views import (
     parts,
     playground,
     schema,
+    scim,
     search,
     secret_reach,
     secrets,
@@ -141,6 +142,9 @@ urlpatterns = [
     path("organizations/switch/", orgs.switch, name="organization_switch"),
     path("organization/", orgs.organization_settings, name="organization_settings"),
     path("organization/members/", orgs.members, name="members"),
+    path("organization/scim/", scim.scim_settings, name="scim"),
+    path("organization/scim/token/", scim.scim_token, name="scim_token"),
+    path("organization/scim/token/revoke/", scim.scim_token_revoke, name="scim_token_revoke"),
     path("organization/members/<int:pk>/role/", orgs.member_role, name="member_role"),
     path("organization/members/<int:pk>/remove/", orgs.member_remove, name="member_remove"),
     path(

@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "inspector",
     "audit",
     "connections",
+    "scim",
 ]
 
 MIDDLEWARE = [

@@ -7,6 +7,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("metrics", metrics, name="metrics"),
     path("api/", include("api.urls")),
+    path("scim/v2/", include("scim.urls")),
     path("", include("oauth.urls")),
     path("", include("accounts.urls")),
     path("", include("inspector.urls")),

@@ -29,6 +29,26 @@ def session_wake(sid: str) -> str:
     return f"mcp:s:{sid}:wake"
 
 
+# Published on a session's wake channel when the session was ended from outside (its person was
+# deprovisioned, accounts/deprovision.py): its open streams check the session at once and close
+# instead of waiting for their next keep-alive turn.
+SESSION_ENDED = b"!ended"
+
+
+def person_changed(user_id: int) -> str:
+    """The pub/sub channel telling a person's open inspector sockets to check them again now
+    (inspector/consumers.py): published when they are removed from or deactivated in an
+    organization."""
+    return f"mcp:person:{user_id}:changed"
+
+
+def credential_ended(ident: str) -> str:
+    """The pub/sub channel telling the open session-less streams (2026-07-28
+    `subscriptions/listen`) of a credential (`key:<id>`, `grant:<id>`) to check it again now:
+    published when its person is deprovisioned (accounts/deprovision.py)."""
+    return f"mcp:cred:{ident}:ended"
+
+
 def client_response(sid: str, request_id: str) -> str:
     return f"mcp:s:{sid}:resp:{request_id}"
 

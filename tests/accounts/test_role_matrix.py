@@ -14,7 +14,8 @@ The columns of a line:
             OWNER), USER (anyone logged in), PUBLIC (anyone), ADDRESSEE/SELF (only the invited
             outsider / only the owner; everybody else 403 or 404), LINK (an invitation link:
             the addressee and anonymous visitors, who are asked to log in), NOWHERE (404 for
-            everybody), or a list of Case(who, body) when the body decides
+            everybody), BEARER (only an organization's SCIM bearer token, never a login: 401
+            for everybody here), or a list of Case(who, body) when the body decides
   scope     OBJECT: the URL (or body) names the organization's objects, so an outsider gets 404;
             CURRENT: the route acts on the caller's own current organization (an outsider gets
             their own, and nothing of the target organization may show in the answer);
@@ -51,6 +52,7 @@ from vault.models import Secret
 VIEWER, MEMBER, ADMIN, OWNER = "viewer", "member", "admin", "owner"
 USER, PUBLIC, ADDRESSEE, SELF, NOWHERE = "user", "public", "addressee", "self", "nowhere"
 LINK = "link"
+BEARER = "bearer"
 RANK = {VIEWER: 0, MEMBER: 1, ADMIN: 2, OWNER: 3}
 OBJECT, CURRENT, NAMED = "object", "current", "named"
 PRINCIPALS = ["owner", "admin", "member", "viewer", "outsider", "anonymous"]
@@ -261,6 +263,35 @@ EXPECTED = [
     ),
     R("dashboard:member_remove", {"POST": ADMIN}, kwargs={"pk": "dave_membership_pk"}),
     R("dashboard:invitation_revoke", {"POST": ADMIN}, kwargs={"pk": "invitation_pk"}),
+    R(
+        "dashboard:scim",
+        {"GET": ADMIN, "POST": ADMIN},
+        CURRENT,
+        body={"default_role": "member", "group_roles": "Engineering = admin"},
+    ),
+    R("dashboard:scim_token", {"POST": ADMIN}, CURRENT),
+    R("dashboard:scim_token_revoke", {"POST": ADMIN}, CURRENT),
+    # ---- SCIM (scim/urls.py): the organization's SCIM token authenticates, never a login ----
+    R("scim:config", {"GET": BEARER}, CURRENT),
+    R("scim:schemas", {"GET": BEARER}, CURRENT),
+    R("scim:schema", {"GET": BEARER}, CURRENT, kwargs={"schema_id": "User"}),
+    R("scim:resource_types", {"GET": BEARER}, CURRENT),
+    R("scim:resource_type", {"GET": BEARER}, CURRENT, kwargs={"type_id": "User"}),
+    R("scim:users", {"GET": BEARER, "POST": BEARER}, CURRENT, body={"userName": "x@e.example"}),
+    R(
+        "scim:user",
+        {"GET": BEARER, "PUT": BEARER, "PATCH": BEARER, "DELETE": BEARER},
+        CURRENT,
+        kwargs={"uid": "00000000-0000-0000-0000-000000000000"},
+    ),
+    R("scim:groups", {"GET": BEARER, "POST": BEARER}, CURRENT, body={"displayName": "x"}),
+    R(
+        "scim:group",
+        {"GET": BEARER, "PUT": BEARER, "PATCH": BEARER, "DELETE": BEARER},
+        CURRENT,
+        kwargs={"uid": "00000000-0000-0000-0000-000000000000"},
+    ),
+    R("scim:not_found", {"GET": NOWHERE}, CURRENT, kwargs={"path": "Nothing"}),
     R("dashboard:token_list", {"GET": USER}, CURRENT),
     R("dashboard:token_create", {"GET": USER, "POST": USER}, CURRENT, body={"name": "t"}),
     R("dashboard:token_revoke", {"POST": SELF}, kwargs={"pk": "owner_token_pk"}),
@@ -301,6 +332,19 @@ EXPECTED = [
     R("metrics", {"GET": NOWHERE}, CURRENT),
     R("calls-csv", {"GET": VIEWER}, CURRENT),
     R("organization-audit", {"GET": ADMIN}, kwargs={"slug": "org_slug"}),
+    R("organization-members", {"GET": VIEWER}, kwargs={"slug": "org_slug"}),
+    R(
+        "organization-member",
+        {"DELETE": ADMIN},
+        kwargs={"slug": "org_slug", "pk": "dave_membership_pk"},
+    ),
+    R(
+        "organization-scim",
+        {"GET": ADMIN, "PATCH": ADMIN},
+        kwargs={"slug": "org_slug"},
+        body={"defaultRole": "viewer"},
+    ),
+    R("organization-scim-token", {"POST": ADMIN, "DELETE": ADMIN}, kwargs={"slug": "org_slug"}),
     R("organization-list", {"GET": VIEWER}, CURRENT),
     R("organization-detail", {"GET": VIEWER, "PATCH": OWNER}, kwargs={"slug": "org_slug"}),
     R("organization-usage", {"GET": VIEWER}, kwargs={"slug": "org_slug"}),
@@ -641,6 +685,8 @@ def expected(who: str, principal: str, scope: str, method: str) -> str:
     """'allow', 'deny' (403), 'hidden' (404), 'login' (302 to login / 401)."""
     if who == NOWHERE:
         return "hidden"
+    if who == BEARER:
+        return "bearer"
     if who == PUBLIC or (who == LINK and principal in ("anonymous", "outsider")):
         return "allow"
     if principal == "anonymous":
@@ -694,6 +740,8 @@ def verdict(outcome: str, response, principal: str, api: bool) -> str | None:
         return f"server error {code}"
     if outcome == "deny" and code != 403:
         return f"expected 403, got {code}"
+    if outcome == "bearer" and code != 401:
+        return f"expected 401 (a bearer token, not a login), got {code}"
     if outcome == "hidden" and code != 404:
         return f"expected 404, got {code}"
     if outcome == "refused" and code not in (400, 404):

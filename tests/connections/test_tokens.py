@@ -149,9 +149,23 @@ def test_too_few_scopes_ask_for_more(user, org, provider):
     assert need.value.scopes == ["openid", "repo"]
 
 
-def test_removing_a_member_revokes_their_connections_in_that_organization(org, provider):
+def test_a_member_who_leaves_loses_their_connections_in_that_organization_only(user, org, provider):
+    from accounts import services
+
     member = User.objects.create_user("leaving@example.com", "long enough password 4")
     membership = Membership.objects.create(user=member, organization=org, role=Membership.MEMBER)
     connection(provider, member, expires_in=3600, refresh="")
-    membership.delete()
-    assert not Connection.objects.filter(user=member).exists()
+    elsewhere = member.personal_organization()
+    other = Provider.objects.create(
+        organization=elsewhere,
+        key="corp",
+        name="Corp",
+        authorization_url="https://as.example/authorize",
+        token_url="https://as.example/token",
+        client_id="cid",
+    )
+    connection(other, member, expires_in=3600, refresh="")
+    services.membership_remove(actor=member, membership=membership)
+    assert list(Connection.objects.filter(user=member).values_list("organization", flat=True)) == [
+        elsewhere.pk
+    ]
