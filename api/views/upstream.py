@@ -8,9 +8,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import action
-from rest_framework.response import Response
-
 from rest_framework.exceptions import PermissionDenied
+from rest_framework.response import Response
 
 from servers import secret_reach
 from servers.upstream.adding import ADDERS, discover_part

@@ -1,6 +1,7 @@
 """The compiled code tool: what `compile` makes of a tool definition and every language runs."""
 
 from dataclasses import dataclass
+from typing import Any
 
 from .limits import Limits
 
@@ -21,4 +22,4 @@ class CodeTool:
     owner_id: int | None = None
     # The caller's connected accounts the code reads as connections["<provider>"]
     # (connections.requirement.Requirement); empty for a tool that declares none.
-    connections: tuple = ()
+    connections: tuple[Any, ...] = ()
