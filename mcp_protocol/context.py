@@ -50,6 +50,9 @@ class RequestContext(Protocol):
     # Test runs: the server's test secrets, and what the run did, for the person debugging it.
     use_test_secrets: bool = False
     http_trace: list[dict[str, Any]] | None = None  # each outbound exchange, secrets masked
+    # The connected accounts (connections/) the call acted through, as the call log names them;
+    # a tool adds to its own context's tuple (an instance attribute), never to this default.
+    connections_used: tuple[str, ...] = ()
     host_calls: list[dict[str, Any]] | None = None  # code tools: each host function call
     printed: list[dict[str, Any]] | None = None  # code tools: what the code printed
     # Stateless era with the tasks extension: a workflow `task` step hands the call over to a

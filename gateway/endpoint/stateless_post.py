@@ -159,7 +159,15 @@ async def run_until_done_or_gone(
     finally:
         responder.close()
         # A call cancelled by its client is logged without a reply, as the session era does.
-        record(gate.call(), request.method, request.params, reply, started, **_who(envelope))
+        record(
+            gate.call(),
+            request.method,
+            request.params,
+            reply,
+            started,
+            connections=ctx.connections_used,
+            **_who(envelope),
+        )
 
 
 def _who(envelope: Envelope) -> dict[str, Any]:

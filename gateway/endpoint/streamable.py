@@ -201,7 +201,14 @@ async def answer(gate: Gate, request: Request, ctx: SessionContext) -> dict[str,
         assert gate.snapshot is not None  # admitted
         log.exception("Internal error in %s on %s", request.method, gate.snapshot.slug)
         reply = error_message(request.id, McpError(errors.INTERNAL_ERROR, "Internal error"))
-    record(gate.call(), request.method, request.params, reply, started)
+    record(
+        gate.call(),
+        request.method,
+        request.params,
+        reply,
+        started,
+        connections=ctx.connections_used,
+    )
     return reply
 
 

@@ -94,6 +94,36 @@ async def person_of(chromium, live, oidc_provider, user, upstream) -> Person:
     return Person(await context.new_page(), live, oidc_provider, user, upstream)
 
 
+def logged_connections(world) -> dict[str, set[str]]:
+    """tools/call rows of the server's call log, by tool: the connections they name (the live
+    server queues them in Redis; the drain, run here as the beat would, stores them)."""
+    from activity.drain import drain_call_log
+    from activity.models import CallLog
+    from tests.waiting import wait_until
+
+    def rows():
+        drain_call_log()
+        return list(
+            CallLog.objects.filter(
+                server_slug=world.server.slug, method="tools/call", outcome="ok"
+            ).values_list("tool", "connection")
+        )
+
+    def by_tool() -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for tool, connection in rows():
+            found.setdefault(tool, set()).add(connection)
+        return found
+
+    # The live server's recorder sends its rows in batches: wait for both tools' answered calls.
+    wait_until(
+        lambda: all("corp" in by_tool().get(tool, ()) for tool in ("my_items", "whoami")),
+        timeout=30,
+        what="the calls in the call log",
+    )
+    return by_tool()
+
+
 def text_of(result) -> str:
     return "".join(c.text for c in result.content if c.type == "text")
 
@@ -127,6 +157,13 @@ async def test_the_first_call_asks_to_connect_then_answers_with_that_person_s_ow
     stored = await asyncio.to_thread(
         lambda: Connection.objects.get(provider=world.provider, user=world.ada)
     )
+    # The call log names the connection each call acted through.
+    logged = await asyncio.to_thread(logged_connections, world)
+    if mode == SESSION:
+        assert logged == {"my_items": {"corp"}, "whoami": {"corp"}}
+    else:
+        # The input_required rounds acted through nothing yet: they name no connection.
+        assert logged == {"my_items": {"", "corp"}, "whoami": {"", "corp"}}
     assert stored.status == Connection.ACTIVE
     # Encrypted at rest: the row holds no token in the clear.
     assert "ey" not in stored.access_token_ciphertext[:2] and stored.refresh_token_ciphertext

@@ -63,6 +63,8 @@ async def _connections(tool: CodeTool, ctx: RequestContext) -> dict[str, str]:
             ctx, organization_id=tool.organization_id, requirement=requirement
         )
         tokens[requirement.provider] = token.value
+        if token.label not in ctx.connections_used:
+            ctx.connections_used = (*ctx.connections_used, token.label)
     return tokens
 
 

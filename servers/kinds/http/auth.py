@@ -152,4 +152,6 @@ async def apply_connection(
     else:
         outbound.headers[requirement.name] = value
     outbound.sensitive += [token.value, value]
+    if token.label not in ctx.connections_used:
+        ctx.connections_used = (*ctx.connections_used, token.label)
     return token.value
