@@ -56,6 +56,8 @@ def _member(membership: Membership) -> dict:
 
 
 class MemberListView(_Organization, ApiView):
+    pagination_class = None  # type: ignore[assignment]  # few members: one list
+
     @extend_schema(responses=MEMBERS, operation_id="organization_members_list")
     def get(self, request: Request, slug: str):
         organization = self.policy_organization()

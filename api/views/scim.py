@@ -88,7 +88,7 @@ class ScimSettingsView(_Organization, ApiView):
 class ScimTokenView(_Organization, ApiView):
     @extend_schema(
         request=None,
-        responses=inline_serializer("ScimToken", {"token": serializers.CharField()}),
+        responses={201: inline_serializer("ScimToken", {"token": serializers.CharField()})},
         operation_id="organization_scim_token_create",
     )
     def post(self, request: Request, slug: str):
