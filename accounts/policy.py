@@ -48,6 +48,9 @@ class Action(StrEnum):
     SERVICE_ACCOUNTS = "service_accounts.manage"  # machine identities, their keys, transfers
     CONNECTIONS_MANAGE = "connections.manage"  # OAuth providers; revoke members' connections
     SCIM_MANAGE = "scim.manage"  # the SCIM token, default role and group-to-role mapping
+    # enterprise identity providers trusted for ID-JAG (oauth/trust.py)
+    TRUSTED_ISSUERS = "trusted_issuers.manage"
+    SSO_MANAGE = "sso.manage"  # single sign-on: the provider, domains, roles, "SSO required"
 
 
 # The least role allowed each action.
@@ -71,6 +74,8 @@ LEAST_ROLE = {
     Action.SERVICE_ACCOUNTS: ADMIN,
     Action.CONNECTIONS_MANAGE: ADMIN,
     Action.SCIM_MANAGE: ADMIN,
+    Action.TRUSTED_ISSUERS: ADMIN,
+    Action.SSO_MANAGE: ADMIN,
 }
 
 # Actions a lower role may still take on objects it created: (least role, attribute naming the
@@ -167,4 +172,6 @@ DESCRIPTIONS = {
     Action.SERVICE_ACCOUNTS: "managing service accounts and moving keys to them",
     Action.CONNECTIONS_MANAGE: "configuring OAuth providers and revoking members' connections",
     Action.SCIM_MANAGE: "managing SCIM provisioning",
+    Action.TRUSTED_ISSUERS: "managing the enterprise identity providers this organization trusts",
+    Action.SSO_MANAGE: "configuring single sign-on",
 }

@@ -102,36 +102,35 @@ def record_call(
         client_version = client_version or str(client_info.get("version") or "")
     if isinstance(at, datetime):
         at = at.timestamp()
-    _buffer.append(
-        _storable(
-            {
-                "uid": _new_uid(),
-                "at": at if at is not None else time.time(),
-                "organization_id": organization_id,
-                "server_id": server_id,
-                "server_slug": (server_slug or "")[:63],
-                "surface": surface if surface in SURFACES else "mcp",
-                "method": (method or "")[:100],
-                "tool": tool[:200] if tool else None,
-                "api_key_id": api_key_id,
-                "key_name": (key_name or "")[:100],
-                "user_id": user_id,
-                "oauth_client": (oauth_client or "")[:200],
-                "oauth_grant_id": oauth_grant_id,
-                "client_name": (client_name or "")[:200],
-                "client_version": (client_version or "")[:100],
-                "user_agent": (user_agent or "")[:500],
-                "client_ip": _ip_or_none(client_ip),
-                "outcome": outcome if outcome in OUTCOMES else "error",
-                "error": scrub_error(error),
-                "latency_ms": float(latency_ms or 0.0),
-                "arguments": redact_arguments(arguments, keep=log_arguments),
-                "session_id": (session_id or "")[:100],
-                "request_id": str(request_id or "")[:100],
-                "connection": (connection or "")[:200],
-            }
-        )
+    row = _storable(
+        {
+            "uid": _new_uid(),
+            "at": at if at is not None else time.time(),
+            "organization_id": organization_id,
+            "server_id": server_id,
+            "server_slug": (server_slug or "")[:63],
+            "surface": surface if surface in SURFACES else "mcp",
+            "method": (method or "")[:100],
+            "tool": tool[:200] if tool else None,
+            "api_key_id": api_key_id,
+            "key_name": (key_name or "")[:100],
+            "user_id": user_id,
+            "oauth_client": (oauth_client or "")[:200],
+            "oauth_grant_id": oauth_grant_id,
+            "client_name": (client_name or "")[:200],
+            "client_version": (client_version or "")[:100],
+            "user_agent": (user_agent or "")[:500],
+            "client_ip": _ip_or_none(client_ip),
+            "outcome": outcome if outcome in OUTCOMES else "error",
+            "error": scrub_error(error),
+            "latency_ms": float(latency_ms or 0.0),
+            "arguments": redact_arguments(arguments, keep=log_arguments),
+            "session_id": (session_id or "")[:100],
+            "request_id": str(request_id or "")[:100],
+            "connection": (connection or "")[:200],
+        }
     )
+    _buffer.append(row)
     if len(_buffer) >= BATCH_ROWS and not _wake.is_set():
         # Once set it stays set until the flusher wakes: setting it again for every row while
         # the flusher pushes took the event's lock and notified nobody, per call.

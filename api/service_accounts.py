@@ -12,7 +12,7 @@ from accounts import service_accounts as service
 from accounts.models import ServiceAccount
 from accounts.policy import Action
 
-from .base import ScopedViewSet
+from .machine_access import ServiceClientActions
 from .scoping import DefaultOrganization, MemberOrganizationField
 from .serializers import ApiKeySerializer, NewApiKeySerializer
 from .serializers import _django_checked as _checked
@@ -77,7 +77,7 @@ class ServiceAccountViewSet(
     mixins.RetrieveModelMixin,
     mixins.UpdateModelMixin,
     mixins.DestroyModelMixin,
-    ScopedViewSet,
+    ServiceClientActions,
 ):
     """Service accounts: machine identities whose keys act as them, with their role."""
 
@@ -89,6 +89,9 @@ class ServiceAccountViewSet(
         "partial_update": Action.SERVICE_ACCOUNTS,
         "destroy": Action.SERVICE_ACCOUNTS,
         "keys": Action.SERVICE_ACCOUNTS,
+        # Client credentials (api/machine_access.py): listing them is an admin's too.
+        "clients": Action.SERVICE_ACCOUNTS,
+        "client": Action.SERVICE_ACCOUNTS,
     }
 
     def perform_create(self, serializer) -> None:

@@ -3,9 +3,11 @@ from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from audit.api import AuditLogView
+from sso.api import ConnectionView as SsoConnectionView
 
 from .connections import ProviderViewSet
 from .errors import not_found
+from .machine_access import TrustedIssuerViewSet
 from .service_accounts import ServiceAccountViewSet
 from .views.calls import CallCsvView, CallViewSet
 from .views.docs import SchemaView
@@ -44,6 +46,7 @@ router.register(f"{server}/prompts", PromptViewSet, basename="server-prompt")
 router.register(f"{server}/versions", VersionViewSet, basename="server-version")
 router.register("keys", KeyViewSet, basename="key")
 router.register("service-accounts", ServiceAccountViewSet, basename="service-account")
+router.register("identity-providers", TrustedIssuerViewSet, basename="trusted-issuer")
 router.register("tokens", TokenViewSet, basename="token")
 router.register("calls", CallViewSet, basename="call")
 router.register("secrets", SecretViewSet, basename="secret")
@@ -60,6 +63,7 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("calls.csv", CallCsvView.as_view(), name="calls-csv"),
     path("organizations/<slug:slug>/audit/", AuditLogView.as_view(), name="organization-audit"),
+    path("organizations/<slug:slug>/sso/", SsoConnectionView.as_view(), name="organization-sso"),
     path(
         "organizations/<slug:slug>/members/",
         MemberListView.as_view(),

@@ -74,6 +74,19 @@ def service_account_changed(account, action: str, *, before=None, after=None) ->
     )
 
 
+def trusted_issuer_changed(trust, action: str, *, before=None, after=None) -> None:
+    """trusted_issuer.create / .update / .delete (enterprise identity providers, ID-JAG)"""
+    audit_record(
+        action=f"trusted_issuer.{action}",
+        organization_id=trust.organization_id,
+        target_type="trusted_issuer",
+        target_id=trust.pk,
+        target_label=f"{trust.name} ({trust.issuer})"[:300],
+        before=before,
+        after=after,
+    )
+
+
 def retention_set(organization, days) -> None:
     from activity.models import RetentionOverride
 
@@ -110,12 +123,12 @@ def published(version, *, rollback_from: str | None = None) -> None:
 
 def _grant_actor(grant) -> Actor:
     client = grant.client
-    label = f"{client.client_name or client.client_id} for {grant.user.email}"
+    label = f"{client.client_name or client.client_id} for {grant.principal_label}"
     return Actor("grant", str(grant.pk), label[:300], request_address(current_request()))
 
 
 def _grant_label(grant) -> str:
-    return f"{grant.client.client_name or grant.client.client_id} ({grant.user.email})"[:300]
+    return f"{grant.client.client_name or grant.client.client_id} ({grant.principal_label})"[:300]
 
 
 def grant_created(grant) -> None:
@@ -203,6 +216,56 @@ def connection_revoked(connection, *, reason: str) -> None:
         target_id=connection.pk,
         target_label=_connection_label(connection),
         before={"provider": connection.provider.key, "scopes": connection.scopes},
+# -- single sign-on (sso/) -------------------------------------------------------------------
+
+
+def sso_config_changed(connection, action: str, *, before=None, after=None) -> None:
+    """sso.config_create / .config_update / .config_delete (the secret itself never: only
+    whether one is set, under a name the redaction leaves readable)."""
+    audit_record(
+        action=f"sso.{action}",
+        organization_id=connection.organization_id,
+        target_type="sso_connection",
+        target_id=connection.pk,
+        target_label=connection.issuer,
+        before=before,
+        after=after,
+    )
+
+
+def sso_joined(membership, *, groups) -> None:
+    """Just-in-time membership: someone the organization's provider vouches for joined."""
+    audit_record(
+        action="sso.join",
+        organization_id=membership.organization_id,
+        target_type="membership",
+        target_id=membership.pk,
+        target_label=_member_label(membership),
+        after={"role": membership.role},
+        detail={"groups": list(groups)},
+        actor=Actor("user", str(membership.user_id), membership.user.email, _address()),
+    )
+
+
+def sso_signed_in(membership, *, subject: str, groups) -> None:
+    audit_record(
+        action="sso.sign_in",
+        organization_id=membership.organization_id,
+        target_type="membership",
+        target_id=membership.pk,
+        target_label=_member_label(membership),
+        detail={"subject": subject, "groups": list(groups), "role": membership.role},
+        actor=Actor("user", str(membership.user_id), membership.user.email, _address()),
+    )
+
+
+def sso_refused(organization_id: int, *, reason: str, email: str = "") -> None:
+    """A sign-in through the organization's provider that did not sign anyone in."""
+    audit_record(
+        action="sso.sign_in_refused",
+        organization_id=organization_id,
+        target_type="sso_connection",
+        target_label=email,
         detail={"reason": reason},
     )
 
@@ -218,3 +281,17 @@ def provider_changed(provider, action: str, *, before=None, after=None) -> None:
         before=before,
         after=after,
     )
+def sso_break_glass(membership) -> None:
+    """An owner signed in with a password although the organization requires single sign-on."""
+    audit_record(
+        action="sso.break_glass",
+        organization_id=membership.organization_id,
+        target_type="membership",
+        target_id=membership.pk,
+        target_label=_member_label(membership),
+        actor=Actor("user", str(membership.user_id), membership.user.email, _address()),
+    )
+
+
+def _address():
+    return request_address(current_request())

@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "inspector",
     "audit",
     "connections",
+    "sso",
     "scim",
 ]
 
@@ -283,6 +284,12 @@ OAUTH_CIMD_TIMEOUT_SECONDS = ENV.OAUTH_CIMD_TIMEOUT_SECONDS
 OAUTH_CIMD_MAX_BYTES = ENV.OAUTH_CIMD_MAX_BYTES
 # Tests only: client metadata documents served over http on loopback.
 OAUTH_CIMD_ALLOW_HTTP_LOOPBACK = ENV.OAUTH_CIMD_ALLOW_HTTP_LOOPBACK
+# Enterprise-managed authorization (ID-JAG) and client assertions (oauth/assertions.py).
+OAUTH_JWKS_CACHE_SECONDS = ENV.OAUTH_JWKS_CACHE_SECONDS
+# Tests only: a trusted identity provider's JWKS served over http on loopback.
+OAUTH_JWKS_ALLOW_HTTP_LOOPBACK = ENV.OAUTH_JWKS_ALLOW_HTTP_LOOPBACK
+OAUTH_ASSERTION_SKEW_SECONDS = ENV.OAUTH_ASSERTION_SKEW_SECONDS
+OAUTH_ASSERTION_MAX_SECONDS = ENV.OAUTH_ASSERTION_MAX_SECONDS
 
 # Connector doctor (integrations/doctor): it calls SITE_URL through the SSRF guard. A SITE_URL on
 # loopback (a local install) is called as it is; one on a private network only when this is set.

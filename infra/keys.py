@@ -110,6 +110,12 @@ def oauth_registrations(source: str, minute: int) -> str:
     return f"oauth:reg:{source}:{minute}"
 
 
+def oauth_assertion_jti(issuer_digest: str, jti_digest: str) -> str:
+    """A JWT assertion's `jti` seen from one issuer (ID-JAG, client assertions), kept until its
+    `exp`: a second use is a replay."""
+    return f"oauth:jti:{issuer_digest}:{jti_digest}"
+
+
 def http_response_cache(server_id: int | None, fingerprint: str, digest: str) -> str:
     """A cached response of an HTTP tool (per tool version and request)."""
     return f"mcp:http:cache:{server_id}:{fingerprint}:{digest}"

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 # Who stands behind a credential: a person (an OAuth grant's, a personal key's creator), or a
-# service account (accounts.ServiceAccount: an organization's machine identity its keys act as).
+# service account (accounts.ServiceAccount: an organization's machine identity its keys and its
+# client credentials' tokens act as).
 PrincipalKind = Literal["person", "service_account", "anonymous"]
 # How the caller proved it: an API key, an OAuth access token (its grant), or nothing at all
 # (a server with `auth: none`).
@@ -31,7 +32,8 @@ class Caller:
     credential_kind: CredentialKind
     # The API key's id, or the OAuth grant's (a refreshed token keeps its grant).
     credential_id: int | None
-    # The API key's name as its owner wrote it; "" for OAuth and anonymous callers.
+    # The API key's name as its owner wrote it; for a service account's OAuth token (client
+    # credentials) the account's name; "" for other OAuth and anonymous callers.
     credential_name: str = ""
     # The OAuth client acting for the person, "" when the caller is not an OAuth client.
     client: str = ""

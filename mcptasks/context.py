@@ -14,7 +14,6 @@ from typing import Any
 
 import orjson
 
-from mcp_protocol import caller
 from mcp_protocol.context import REQUIRED_CAPABILITY, RequestContext
 from mcp_protocol.errors import (
     INVALID_PARAMS,
@@ -24,18 +23,20 @@ from mcp_protocol.errors import (
     McpError,
 )
 
+from . import principal
 from .events import events_channel
 from .wire import is_extension_era
 
 
 class TaskContext(RequestContext):
-    def __init__(self, task, redis, park_request, settle_request) -> None:
+    def __init__(self, task, redis, park_request, settle_request, caller=None) -> None:
         self.task_id = task.id
         self.protocol_version = task.protocol_version
         self.client_capabilities = task.client_capabilities or {}
         self.client_info = None
-        # The request that made the task has gone: its caller is the one the row names.
-        self.caller = caller.stored(task.organization_id, task.credential)
+        # The request that made the task has gone: its caller is the one the row names, as the
+        # runner checked it again (principal.at_execution).
+        self.caller = caller if caller is not None else principal.submitted(task)
         self._redis = redis
         self._park = park_request  # async (key, method, params) -> None: make it outstanding
         self._settle = settle_request  # async (key) -> None: it is answered

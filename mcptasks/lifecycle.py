@@ -14,11 +14,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from activity.storable import storable_json
+from mcp_protocol.caller import Caller
 from mcp_protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcp_protocol.pagination import paginate
 from mcp_protocol.versions import STATELESS
 
-from . import events
+from . import events, principal
 from .models import Task
 from .wire import is_extension_era
 
@@ -50,7 +51,7 @@ def create_task(
     snapshot,
     tool_name: str,
     arguments: Any,  # from the wire: None or anything; checked below
-    credential: str,
+    credential: Caller | str,
     ttl_ms: int | None = None,
     *,
     protocol_version: str = "",
@@ -64,7 +65,9 @@ def create_task(
     `server_version` pins the task to that published version (ignored when it is not one, as
     for a server that serves its draft); `input_responses` are answers the client gave before
     the task began (MRTR rounds of the call that created it); `task_id`, when the caller chose
-    the id (to listen to the task's events before it can publish any)."""
+    the id (to listen to the task's events before it can publish any). `credential` is the
+    request's `Caller`, kept whole on the row so the worker knows who it runs for; a bare
+    credential name (a harness's) keeps only that name."""
     tool = snapshot.tools.get(tool_name)
     if tool is None:
         raise McpError(INVALID_PARAMS, f"Unknown tool: {tool_name}")
@@ -101,7 +104,7 @@ def create_task(
             organization_id=snapshot.organization_id,
             server_id=snapshot.server_id,
             server_version=server_version or "",
-            credential=credential,
+            **_caller_fields(credential),
             tool_name=tool_name,
             arguments=arguments,
             protocol_version=protocol_version or "",
@@ -114,6 +117,12 @@ def create_task(
         )
         transaction.on_commit(lambda: dispatch(task.id))
     return task
+
+
+def _caller_fields(credential: Caller | str) -> dict[str, object]:
+    if isinstance(credential, str):
+        return {"credential": credential}
+    return principal.row_fields(credential)
 
 
 def refuse_without_workers() -> None:

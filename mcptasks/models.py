@@ -29,7 +29,19 @@ class Task(models.Model):
     server = models.ForeignKey("servers.Server", models.CASCADE, related_name="mcp_tasks")
     # The published version the call was made against; blank means whatever is served.
     server_version = models.CharField(max_length=40, blank=True)
+    # The credential's stable name (Caller.ident): what every lookup of the task matches.
     credential = models.CharField(max_length=200)
+    # Who stood behind that credential when the task was submitted (mcp_protocol.caller.Caller),
+    # so the worker that runs it knows the person or service account, their role and client.
+    # Blank on rows made before these were kept, and for an anonymous caller.
+    principal = models.CharField(max_length=20, blank=True)
+    principal_id = models.PositiveBigIntegerField(null=True, blank=True)
+    # The role at submission: the widest the run may have (the worker checks the role again).
+    role = models.CharField(max_length=10, blank=True)
+    credential_kind = models.CharField(max_length=10, blank=True)
+    credential_id = models.PositiveBigIntegerField(null=True, blank=True)
+    credential_name = models.CharField(max_length=200, blank=True)
+    client = models.CharField(max_length=200, blank=True)
     tool_name = models.CharField(max_length=64)
     arguments = models.JSONField(default=dict)
     protocol_version = models.CharField(max_length=20, blank=True)

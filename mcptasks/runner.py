@@ -9,9 +9,11 @@ heartbeat) goes on.
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from datetime import timedelta
+from types import MappingProxyType
+from typing import NamedTuple
 
 import redis.asyncio as aioredis
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
@@ -21,8 +23,9 @@ from django.utils import timezone
 
 from infra.redis import async_client, is_embedded
 from mcp_protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, Cancelled, InputRequired, McpError
+from servers import access
 
-from . import events, fairness
+from . import events, fairness, principal
 from .context import TaskContext
 from .models import Task
 
@@ -214,6 +217,14 @@ def load_task_snapshot(task: Task):
     return snapshot
 
 
+class RoleOnly(NamedTuple):
+    """What servers.access narrows by, for a run: the role alone (the key's own limits were
+    applied when the task was submitted)."""
+
+    role: str
+    access: Mapping[int, object] = MappingProxyType({})
+
+
 # -- the run --------------------------------------------------------------------------------------
 
 
@@ -247,19 +258,35 @@ async def _watch(task_id: str, ctx: TaskContext, call: asyncio.Future, redis) ->
                 call.cancel()
 
 
-async def _run_tool(task: Task, redis) -> tuple[str, dict]:
-    """(status, outcome) where outcome is {"result": ...}, {"error": ...} or {}."""
-    from servers.methods import call_method
+async def _runnable(task: Task):
+    """(the snapshot the task runs on, as its caller's role sees it now, and that caller), or
+    the error that fails the task."""
     from servers.snapshot import DefinitionError
 
     try:
         snapshot = await _db(load_task_snapshot)(task)
     except DefinitionError:
-        error = _error(INTERNAL_ERROR, "The server's definition cannot be served right now")
-        return Task.FAILED, {"error": error}
+        return _error(INTERNAL_ERROR, "The server's definition cannot be served right now")
+    try:
+        caller = await _db(principal.at_execution)(task)
+    except principal.PrincipalGone as gone:
+        return gone.to_dict()
+    if snapshot is not None:
+        # The server as the caller's role sees it now (a lowered role hides what it may not call).
+        snapshot = access.scoped(snapshot, RoleOnly(caller.role))
     if snapshot is None or task.tool_name not in snapshot.tools:
-        error = _error(INVALID_PARAMS, f"Unknown tool: {task.tool_name}")
-        return Task.FAILED, {"error": error}
+        return _error(INVALID_PARAMS, f"Unknown tool: {task.tool_name}")
+    return snapshot, caller
+
+
+async def _run_tool(task: Task, redis) -> tuple[str, dict]:
+    """(status, outcome) where outcome is {"result": ...}, {"error": ...} or {}."""
+    from servers.methods import call_method
+
+    runnable = await _runnable(task)
+    if isinstance(runnable, dict):
+        return Task.FAILED, {"error": runnable}
+    snapshot, caller = runnable
 
     async def park(key, method, params) -> None:
         await _db(park_request)(task.id, key, method, params)
@@ -267,7 +294,7 @@ async def _run_tool(task: Task, redis) -> tuple[str, dict]:
     async def settle(key) -> None:
         await _db(settle_request)(task.id, key)
 
-    ctx = TaskContext(task, redis, park, settle)
+    ctx = TaskContext(task, redis, park, settle, caller)
     params = {"name": task.tool_name, "arguments": task.arguments}
 
     async def rounds() -> dict:

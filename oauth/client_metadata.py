@@ -6,7 +6,10 @@ from .errors import OAuthError
 from .models import SCOPES
 
 AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
-GRANT_TYPES = ("authorization_code", "refresh_token")
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+# The jwt-bearer grant takes enterprise identity assertions (oauth/id_jag.py); client credentials
+# are a service account's, created by its admins (oauth/service_clients.py), never registered.
+GRANT_TYPES = ("authorization_code", "refresh_token", JWT_BEARER)
 TEXT_LIMITS = {"client_name": 200, "client_uri": 2000, "logo_uri": 2000, "software_id": 200}
 
 
@@ -23,8 +26,17 @@ def validate_metadata(metadata) -> dict:
     """The registrable subset of client metadata, or OAuthError (RFC 7591 §2, §3.2.2)."""
     if not isinstance(metadata, dict):
         raise OAuthError("invalid_client_metadata", "The body must be a JSON object")
+    grant_types = metadata.get("grant_types") or ["authorization_code", "refresh_token"]
+    if not isinstance(grant_types, list) or not set(grant_types) <= set(GRANT_TYPES):
+        raise OAuthError(
+            "invalid_client_metadata", f"grant_types may only be {', '.join(GRANT_TYPES)}"
+        )
     uris = metadata.get("redirect_uris")
-    if not isinstance(uris, list) or not uris or len(uris) > 20:
+    # A client that only presents assertions never sees a redirect.
+    needs_uris = "authorization_code" in grant_types
+    if uris is None and not needs_uris:
+        uris = []
+    if not isinstance(uris, list) or (needs_uris and not uris) or len(uris) > 20:
         raise OAuthError("invalid_redirect_uri", "redirect_uris must list 1 to 20 URIs")
     for uri in uris:
         why = redirects.problem(uri)
@@ -36,10 +48,9 @@ def validate_metadata(metadata) -> dict:
             "invalid_client_metadata",
             f"token_endpoint_auth_method must be one of {', '.join(AUTH_METHODS)}",
         )
-    grant_types = metadata.get("grant_types") or ["authorization_code", "refresh_token"]
-    if not isinstance(grant_types, list) or not set(grant_types) <= set(GRANT_TYPES):
+    if JWT_BEARER in grant_types and method == "none":
         raise OAuthError(
-            "invalid_client_metadata", "grant_types may only be authorization_code, refresh_token"
+            "invalid_client_metadata", "The jwt-bearer grant needs a confidential client"
         )
     response_types = metadata.get("response_types") or ["code"]
     if response_types != ["code"]:

@@ -91,7 +91,9 @@ def client_authenticate(*, client_id: str, client_secret: str | None) -> Client:
     if cimd.looks_like_document_url(client_id or ""):
         client = Client.objects.filter(client_id=client_id, kind=Client.METADATA_DOCUMENT).first()
     else:
-        client = Client.objects.filter(client_id=client_id or "", kind=Client.REGISTERED).first()
+        client = Client.objects.filter(
+            client_id=client_id or "", kind__in=(Client.REGISTERED, Client.SERVICE_ACCOUNT)
+        ).first()
     if client is None:
         raise OAuthError("invalid_client", "Unknown client_id", 401)
     if client.is_public:

@@ -32,6 +32,41 @@ def grant_create(*, user, server, client, scope: str, resource: str) -> Grant:
     return grant
 
 
+def grant_for_machine(
+    *,
+    source: str,
+    server,
+    client,
+    scope: str,
+    resource: str,
+    user=None,
+    service_account=None,
+    trusted_issuer=None,
+) -> Grant:
+    """The live grant a token-endpoint grant (ID-JAG, client credentials) issues under: the same
+    principal, client, server and scope reuse one, so sessions and rate windows (bound to the
+    grant) carry over between tokens, and revoking it ends them all."""
+    fields = {
+        "source": source,
+        "server": server,
+        "client": client,
+        "scope": scope,
+        "user": user,
+        "service_account": service_account,
+        "trusted_issuer": trusted_issuer,
+    }
+    with transaction.atomic():
+        grant = Grant.objects.select_for_update().filter(revoked_at=None, **fields).first()
+        if grant is not None:
+            Grant.objects.filter(pk=grant.pk).update(last_used_at=timezone.now())
+            return grant
+        grant = Grant.objects.create(
+            organization_id=server.organization_id, resource=resource, **fields
+        )
+    audit_events.grant_created(grant)
+    return grant
+
+
 def grant_revoke(*, grant: Grant, reason: str) -> bool:
     """Revoke a grant and every token issued under it. False when it was revoked already."""
     now = timezone.now()
@@ -70,7 +105,7 @@ def grants_for_user(*, user):
 def grants_for_organization(*, organization):
     return (
         Grant.objects.filter(organization=organization, revoked_at=None)
-        .select_related("client", "server", "user")
+        .select_related("client", "server", "user", "service_account")
         .order_by("-created_at")
     )
 

@@ -7,9 +7,12 @@ from django.conf import settings
 
 from servers.slugs import is_slug
 
+from .assertions import ALGORITHMS
+from .client_metadata import JWT_BEARER
 from .models import SCOPE_MCP, SCOPE_OFFLINE, SCOPE_READ
 
 CHALLENGE_SCOPE = SCOPE_MCP
+GRANT_TYPES = ["authorization_code", "refresh_token", JWT_BEARER, "client_credentials"]
 
 
 def issuer() -> str:
@@ -75,13 +78,17 @@ def authorization_server_metadata() -> dict:
         "scopes_supported": [SCOPE_MCP, SCOPE_READ, SCOPE_OFFLINE],
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
+        # jwt-bearer: enterprise identity assertions (ID-JAG, docs/oauth.md); client_credentials:
+        # service accounts' credentials.
+        "grant_types_supported": GRANT_TYPES,
         "code_challenge_methods_supported": ["S256"],
         "token_endpoint_auth_methods_supported": [
             "none",
             "client_secret_post",
             "client_secret_basic",
+            "private_key_jwt",
         ],
+        "token_endpoint_auth_signing_alg_values_supported": list(ALGORITHMS),
         "revocation_endpoint_auth_methods_supported": [
             "none",
             "client_secret_post",

@@ -26,7 +26,12 @@ def digest_token(raw: str) -> str:
 
 class Client(models.Model):
     REGISTERED, METADATA_DOCUMENT = "registered", "metadata_document"
-    KINDS = [(REGISTERED, "Self-registered (DCR)"), (METADATA_DOCUMENT, "Metadata document")]
+    SERVICE_ACCOUNT = "service_account"
+    KINDS = [
+        (REGISTERED, "Self-registered (DCR)"),
+        (METADATA_DOCUMENT, "Metadata document"),
+        (SERVICE_ACCOUNT, "Service account credentials"),
+    ]
 
     client_id = models.CharField(max_length=2000, unique=True)
     kind = models.CharField(max_length=20, choices=KINDS, default=REGISTERED)
@@ -46,6 +51,20 @@ class Client(models.Model):
     first_used_at = models.DateTimeField(null=True, blank=True)
     # Metadata documents: when the fetched copy must be fetched again (its cache headers).
     metadata_expires_at = models.DateTimeField(null=True, blank=True)
+    # Service-account credentials (client_credentials grant, oauth/service_clients.py): the
+    # account its tokens act as, and for private_key_jwt the public keys its assertions are
+    # signed with (a JWKS, RFC 7517; public parts only).
+    service_account = models.ForeignKey(
+        "accounts.ServiceAccount",
+        models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="oauth_clients",
+    )
+    jwks = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     def __str__(self) -> str:
         return self.client_name or self.client_id
@@ -60,7 +79,35 @@ class Client(models.Model):
 
 
 class Grant(models.Model):
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="oauth_grants")
+    # How it came to be: a person's consent, an enterprise identity provider's assertion (ID-JAG,
+    # acting as the member it names, no consent page), or a service account's client credentials.
+    CONSENT, ID_JAG, CLIENT_CREDENTIALS = "consent", "id_jag", "client_credentials"
+    SOURCES = [
+        (CONSENT, "Consent"),
+        (ID_JAG, "Enterprise identity provider (ID-JAG)"),
+        (CLIENT_CREDENTIALS, "Client credentials"),
+    ]
+
+    # The person it acts as; None for a service account's grant (then service_account is set).
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="oauth_grants",
+    )
+    service_account = models.ForeignKey(
+        "accounts.ServiceAccount",
+        models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="oauth_grants",
+    )
+    source = models.CharField(max_length=20, choices=SOURCES, default=CONSENT)
+    # ID-JAG grants: the trusted identity provider whose assertion made it.
+    trusted_issuer = models.ForeignKey(
+        "TrustedIssuer", models.CASCADE, null=True, blank=True, related_name="grants"
+    )
     organization = models.ForeignKey(
         "accounts.Organization", models.CASCADE, related_name="oauth_grants"
     )
@@ -79,9 +126,23 @@ class Grant(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["user", "revoked_at"], name="oauth_grant_user_live")]
+        constraints = [
+            # It acts as exactly one principal: a person or a service account.
+            models.CheckConstraint(
+                condition=models.Q(user__isnull=False, service_account__isnull=True)
+                | models.Q(user__isnull=True, service_account__isnull=False),
+                name="oauth_grant_one_principal",
+            )
+        ]
 
     def __str__(self) -> str:
-        return f"{self.client} for {self.user} on {self.server}"
+        return f"{self.client} for {self.principal_label} on {self.server}"
+
+    @property
+    def principal_label(self) -> str:
+        if self.service_account is not None:
+            return f"service account {self.service_account.name}"
+        return self.user.email if self.user is not None else "nobody"
 
     @property
     def active(self) -> bool:
@@ -126,3 +187,46 @@ class RefreshToken(models.Model):
         now = now or timezone.now()
         grace = settings.OAUTH_REFRESH_GRACE_SECONDS
         return self.rotated_at is not None and (now - self.rotated_at).total_seconds() <= grace
+
+
+class TrustedIssuer(models.Model):
+    """An enterprise identity provider an organization trusts to assert which of its members an
+    MCP client acts for (Identity Assertion Authorization Grant, SEP-990; oauth/id_jag.py)."""
+
+    # Mapping by SSO subject (the member's single sign-on identity) joins when SSO lands.
+    BY_EMAIL, BY_SSO_SUBJECT = "email", "sso_subject"
+    SUBJECT_MAPPINGS = [
+        (BY_EMAIL, "By email (the assertion's email claim)"),
+        (
+            BY_SSO_SUBJECT,
+            "By SSO subject (the assertion's sub, as the organization's single sign-on with the "
+            "same issuer knows the person)",
+        ),
+    ]
+
+    organization = models.ForeignKey(
+        "accounts.Organization", models.CASCADE, related_name="trusted_issuers"
+    )
+    name = models.CharField(max_length=100)
+    issuer = models.CharField(max_length=2000)
+    jwks_url = models.CharField(max_length=2000)
+    # The `aud` its assertions must carry; empty: this authorization server's issuer URL.
+    audience = models.CharField(max_length=2000, blank=True)
+    # The client_ids (as registered here) whose assertions it may make; empty: any client.
+    allowed_client_ids = models.JSONField(default=list, blank=True)
+    subject_mapping = models.CharField(max_length=20, choices=SUBJECT_MAPPINGS, default=BY_EMAIL)
+    enabled = models.BooleanField(default=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "issuer"], name="oauth_trusted_issuer_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.issuer}) trusted by {self.organization}"

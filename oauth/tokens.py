@@ -28,7 +28,10 @@ ACCESS_PREFIX = "gmcp_at_"
 REFRESH_PREFIX = "gmcp_rt_"
 
 
-def tokens_issue(*, grant: Grant, client) -> dict:
+def tokens_issue(*, grant: Grant, client, refresh_allowed: bool = True) -> dict:
+    """An access token under the grant, and a refresh token when the grant or the client asked
+    for one (never for the assertion and client-credentials grants: the client presents its
+    assertion or credentials again, RFC 6749 §4.4.3)."""
     now = timezone.now()
     access = ACCESS_PREFIX + secrets.token_urlsafe(32)
     lifetime = settings.OAUTH_ACCESS_TOKEN_SECONDS
@@ -41,7 +44,8 @@ def tokens_issue(*, grant: Grant, client) -> dict:
         "expires_in": lifetime,
         "scope": grant.scope,
     }
-    if SCOPE_OFFLINE in grant.scopes or "refresh_token" in (client.grant_types or []):
+    wants_refresh = SCOPE_OFFLINE in grant.scopes or "refresh_token" in (client.grant_types or [])
+    if refresh_allowed and wants_refresh:
         refresh = REFRESH_PREFIX + secrets.token_urlsafe(32)
         RefreshToken.objects.create(
             digest=digest_token(refresh),

@@ -18,6 +18,7 @@ from servers.models import Server, accepts_oauth
 
 from . import metadata
 from .authorization import RedirectError, authorization_request_parse, code_issue, redirect_with
+from .client_metadata import JWT_BEARER
 from .clients import (
     client_authenticate,
     client_register,
@@ -27,7 +28,9 @@ from .clients import (
 from .consent import consent_token, consent_token_valid
 from .errors import OAuthError
 from .grants import grant_create, is_member
+from .id_jag import token_from_id_jag
 from .redirects import form_action_source, host_of
+from .service_clients import client_from_assertion, token_from_client_credentials
 from .tokens import token_from_code, token_from_refresh, token_revoke
 
 MAX_REGISTRATION_BYTES = 64 * 1024
@@ -156,6 +159,19 @@ def _client_credentials(request) -> tuple[str | None, str | None]:
     return request.POST.get("client_id"), request.POST.get("client_secret")
 
 
+def _token_client(request):
+    """The token endpoint's client: a private_key_jwt assertion (RFC 7523 §2.2), or an id with
+    its secret (basic or post), or a public client's id alone."""
+    if request.POST.get("client_assertion") is not None:
+        return client_from_assertion(
+            client_id=request.POST.get("client_id"),
+            assertion_type=request.POST.get("client_assertion_type"),
+            assertion=request.POST.get("client_assertion"),
+        )
+    client_id, secret = _client_credentials(request)
+    return client_authenticate(client_id=client_id, client_secret=secret)
+
+
 @csrf_exempt
 @require_http_methods(["POST", "OPTIONS"])
 def token(request):
@@ -163,8 +179,7 @@ def token(request):
         return _preflight("POST, OPTIONS")
     form = request.POST
     try:
-        client_id, secret = _client_credentials(request)
-        client = client_authenticate(client_id=client_id, client_secret=secret)
+        client = _token_client(request)
         grant_type = form.get("grant_type")
         if grant_type == "authorization_code":
             body = token_from_code(
@@ -181,8 +196,22 @@ def token(request):
                 resource=form.get("resource"),
                 scope=form.get("scope"),
             )
+        elif grant_type == JWT_BEARER:
+            body = token_from_id_jag(
+                client=client,
+                assertion=form.get("assertion"),
+                resource=form.get("resource"),
+                scope=form.get("scope"),
+            )
+        elif grant_type == "client_credentials":
+            body = token_from_client_credentials(
+                client=client, resource=form.get("resource"), scope=form.get("scope")
+            )
         else:
-            raise OAuthError("unsupported_grant_type", "Use authorization_code or refresh_token")
+            raise OAuthError(
+                "unsupported_grant_type",
+                f"Use {', '.join(metadata.GRANT_TYPES)}",
+            )
     except OAuthError as exc:
         return _error(exc)
     return _json(body, 200, NO_STORE, "POST, OPTIONS")
@@ -194,8 +223,7 @@ def revoke(request):
     if request.method == "OPTIONS":
         return _preflight("POST, OPTIONS")
     try:
-        client_id, secret = _client_credentials(request)
-        client = client_authenticate(client_id=client_id, client_secret=secret)
+        client = _token_client(request)
         token_revoke(client=client, token=request.POST.get("token"))
     except OAuthError as exc:
         return _error(exc)

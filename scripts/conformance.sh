@@ -22,6 +22,12 @@
 #   CONFORMANCE_AUTHORIZATION  1 to run the authorization-server scenarios against the issuer
 #                              (authorization-server-metadata-endpoint, authorization-code-grant;
 #                              headless Chromium signs in and consents)           (1)
+#                              The suite (0.2.0-alpha.12) has no authorization-server scenario
+#                              for the jwt-bearer (ID-JAG) or client_credentials grants: its
+#                              auth/enterprise-managed-authorization and auth/client-credentials-*
+#                              scenarios test an MCP client against the suite's own mock server.
+#                              Those grants here are shown by tests/oauth/test_machine_sdk.py
+#                              (the official Python SDK's providers against a live server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)

@@ -132,7 +132,8 @@ def _service_account_changed(sender, instance, created, using: str = "default", 
     if created or not (_changed(instance, "role") or _changed(instance, "disabled_at")):
         return
     keys = ApiKey.objects.filter(service_account_id=instance.pk)
-    _bump_digests(list(keys.values_list("digest", flat=True)), using)
+    grants = Grant.objects.filter(service_account_id=instance.pk, revoked_at=None)
+    _bump_digests([*keys.values_list("digest", flat=True), *_grant_digests(grants)], using)
     if _changed(instance, "role"):
         limited = Server.objects.filter(organization_id=instance.organization_id)
         server_ids = list(limited.exclude(role_access={}).values_list("pk", flat=True))

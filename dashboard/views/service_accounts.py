@@ -50,7 +50,9 @@ def service_account_list(request: DashboardRequest):
             else:
                 messages.success(request, f"Service account “{account.name}” created.")
                 return redirect("dashboard:service_account_list")
-    accounts = request.org.service_accounts.order_by("name").prefetch_related("api_keys")
+    accounts = request.org.service_accounts.order_by("name").prefetch_related(
+        "api_keys", "oauth_clients"
+    )
     return page(
         request,
         "dashboard/service_accounts/list.html",

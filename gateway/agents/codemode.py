@@ -12,14 +12,13 @@ tool. It can do less than a code tool, on purpose: it is the caller's code, not 
 it sees no secrets and may not fetch, elicit or sample: it calls the server's tools (and logs).
 
 Each `call_tool` inside is a tools/call of the caller's own: the endpoint's inner-call hook
-(gateway/endpoint/inner_calls.py, passed to routing.before as `inner`) charges quotas, runs the
+(gateway/endpoint/inner_calls.py, bound as the request's `Served.call_tool`) charges quotas, runs the
 call through servers.methods.tools_call on the caller's narrowed snapshot (access, validation),
 and writes its call-log row and inspector event, as for a direct call.
 """
 
 import functools
 import re
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp_protocol.context import RequestContext
@@ -32,6 +31,7 @@ from servers.kinds.code.result import to_result
 from servers.kinds.code.runtime import OUTPUT_CHECK, LimitExceeded, Run, driver
 from servers.kinds.code.tool import CodeTool
 
+from ..pipeline.served import Served
 from . import discovery
 
 RUN = "getmcp_run_code"
@@ -40,10 +40,6 @@ NAMES = frozenset({RUN})
 NO_ARGUMENT_MAIN = re.compile(r"^(async[ \t]+)?def[ \t]+main[ \t]*\([ \t]*\)", re.MULTILINE)
 REFUSED = ("fetch", "elicit", "sample")
 STOPPED = "The program was stopped"
-
-# (gate, ctx, name, arguments) -> the call's result; raises SandboxException for what the
-# program should see as an exception (a refused or over-quota call).
-InnerCall = Callable[[Any, RequestContext, str, dict], Awaitable[dict]]
 
 
 def offered(snapshot) -> bool:
@@ -180,18 +176,16 @@ def program_of(source: Any) -> tuple[str, int]:
     return source.rstrip() + "\n" + driver(entry), lines
 
 
-async def run(gate, arguments: dict, ctx: RequestContext, inner: InnerCall | None) -> dict:
+async def run(served: Served, arguments: dict, ctx: RequestContext) -> dict:
     """The result of one program: what main returned, or a tool error (a limit, an exception
     the program did not catch, a source that does not parse)."""
     from vault.masking import Masker
 
-    if inner is None:
-        raise ToolError(f"{RUN} is not available on this surface")
     unknown = sorted(set(arguments) - {"code"})
     if unknown:
         raise ToolError(f"{RUN} takes only `code` (not {', '.join(unknown)})")
     source, user_lines = program_of(arguments.get("code"))
-    snapshot = gate.snapshot
+    snapshot = served.snapshot
     limits = limits_of(snapshot)
     tool = CodeTool(
         name=RUN,
@@ -208,7 +202,7 @@ async def run(gate, arguments: dict, ctx: RequestContext, inner: InnerCall | Non
     )
 
     async def tools_call(scoped, params: dict, call_ctx: RequestContext) -> dict:
-        return await inner(gate, call_ctx, params["name"], params.get("arguments") or {})
+        return await served.call_tool(call_ctx, params["name"], params.get("arguments") or {})
 
     masker = Masker(())
     program = _ProgramRun(tool, {}, ctx, masker, {})

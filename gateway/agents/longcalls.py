@@ -29,6 +29,8 @@ from mcptasks.models import Task, new_task_id
 from mcptasks.wire import EXTENSION, RELATED_TASK
 from servers.db import run as run_db
 
+from ..pipeline.served import Served
+
 STATUS, RESULT, CANCEL = "getmcp_task_status", "getmcp_task_result", "getmcp_task_cancel"
 HANDLE_SCHEMA = {
     "type": "object",
@@ -108,9 +110,9 @@ def _workers_or_required(tool) -> bool:
     return tool.task_support == "required" or in_process() or workers_alive()
 
 
-async def maybe_call(gate, request, ctx) -> dict | None:
+async def maybe_call(served: Served, request, ctx) -> dict | None:
     """The answer to a tools/call that goes the long-call way; None for every other call."""
-    snapshot = gate.snapshot
+    snapshot = served.snapshot
     params = request.params
     name = params.get("name")
     tool = snapshot.tools.get(name) if isinstance(name, str) else None
@@ -133,7 +135,7 @@ async def maybe_call(gate, request, ctx) -> dict | None:
             snapshot,
             tool.name,
             arguments,
-            gate.caller.ident,
+            served.caller,
             None,
             protocol_version=ctx.protocol_version,
             client_capabilities=dict(ctx.client_capabilities or {}),
@@ -143,21 +145,21 @@ async def maybe_call(gate, request, ctx) -> dict | None:
     except BaseException:
         await asyncio.shield(events[0].close())
         raise
-    return await wait(gate, task.id, ctx, tool=tool, events=events)
+    return await wait(served, task.id, ctx, tool=tool, events=events)
 
 
-def _find(gate, handle) -> Task:
+def _find(served: Served, handle) -> Task:
     return lifecycle.get_task(
         handle,
-        gate.snapshot.organization_id,
-        gate.caller.ident,
-        server_id=gate.snapshot.server_id,
+        served.snapshot.organization_id,
+        served.caller.ident,
+        server_id=served.snapshot.server_id,
     )
 
 
-async def _row(gate, handle) -> Task:
+async def _row(served: Served, handle) -> Task:
     try:
-        return await run_db(_find, gate, handle)
+        return await run_db(_find, served, handle)
     except McpError:
         raise ToolError(f"Unknown or expired handle: {handle!r}") from None
 
@@ -208,7 +210,7 @@ async def _listen(task_id: str) -> tuple[Subscription, asyncio.Queue[bytes | Non
 
 
 async def wait(
-    gate,
+    served: Served,
     task_id: str,
     ctx,
     *,
@@ -219,7 +221,7 @@ async def wait(
     """Wait for the task up to the server's limit, relaying progress; its outcome or a handle.
     A cancelled call that started the task (notifications/cancelled, or a stateless client
     gone) cancels the task; a cancelled getmcp_task_result only stops waiting."""
-    seconds = float(gate.snapshot.agents.wait_seconds)
+    seconds = float(served.snapshot.agents.wait_seconds)
     loop = asyncio.get_running_loop()
     started = loop.time()
     deadline = started + seconds
@@ -227,19 +229,19 @@ async def wait(
     # The session era hears of a cancellation through Redis; ctx.sleep raises Cancelled on it.
     watcher = None if _stateless(ctx) else asyncio.ensure_future(ctx.sleep(seconds + 1))
     try:
-        task = await _row(gate, task_id)
+        task = await _row(served, task_id)
         next_poll = loop.time() + POLL_SECONDS
         while not task.is_terminal and loop.time() < deadline:
             _raise_if_cancelled(watcher)
             if task.status == Task.INPUT_REQUIRED and not _stateless(ctx):
                 await _ask_client(task, ctx)
-                task = await _row(gate, task_id)
+                task = await _row(served, task_id)
                 continue
             timeout = max(0.0, min(0.25, deadline - loop.time()))
             if await _take_event(inbox, timeout, ctx):
                 next_poll = 0
             if loop.time() >= next_poll:
-                task = await _row(gate, task_id)
+                task = await _row(served, task_id)
                 next_poll = loop.time() + POLL_SECONDS
         _raise_if_cancelled(watcher)
         if task.is_terminal:
@@ -247,7 +249,7 @@ async def wait(
         return handoff(task, loop.time() - started, tool)
     except (Cancelled, asyncio.CancelledError):
         if owns_task:
-            await _cancel_quietly(gate, task_id)
+            await _cancel_quietly(served, task_id)
         raise
     finally:
         if watcher is not None:
@@ -284,9 +286,9 @@ async def _ask_client(task: Task, ctx) -> None:
         await run_db(update_task, task, {key: answer})
 
 
-async def _cancel_quietly(gate, task_id: str) -> None:
+async def _cancel_quietly(served: Served, task_id: str) -> None:
     try:
-        task = await run_db(_find, gate, task_id)
+        task = await run_db(_find, served, task_id)
         await run_db(
             lifecycle.cancel_task, task, message="Cancelled: the caller cancelled the call."
         )
@@ -294,11 +296,11 @@ async def _cancel_quietly(gate, task_id: str) -> None:
         pass
 
 
-async def call_provided(gate, name: str, arguments: dict, ctx) -> dict:
+async def call_provided(served: Served, name: str, arguments: dict, ctx) -> dict:
     handle = arguments.get("handle") if isinstance(arguments, dict) else None
     if not isinstance(handle, str) or not handle:
         raise ToolError(f"{name} needs the handle a long call answered")
-    task = await _row(gate, handle)
+    task = await _row(served, handle)
     if name == STATUS:
         text = f"Call {handle}: {task.status}" + (
             f" ({task.status_message})" if task.status_message else ""
@@ -314,7 +316,7 @@ async def call_provided(gate, name: str, arguments: dict, ctx) -> dict:
             "content": [{"type": "text", "text": f"Call {handle}: {task.status}"}],
             "structuredContent": {"handle": handle, "status": task.status},
         }
-    return await wait(gate, handle, ctx, owns_task=False)
+    return await wait(served, handle, ctx, owns_task=False)
 
 
 def _raise_if_cancelled(watcher) -> None:

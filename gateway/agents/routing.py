@@ -1,16 +1,17 @@
 """The hooks the MCP endpoint calls, the same in every era and transport:
 
-- `route(gate, request)` before dispatch: a `getmcp_call_tool` call becomes the ordinary
+- `route(served, request)` before dispatch: a `getmcp_call_tool` call becomes the ordinary
   tools/call of the tool it names (so validation, logging, rate limits, scopes, tasks and
   budgets treat it exactly as a direct call), and `?tools=all` on the URL becomes the
   full-list flag of a tools/list.
-- `before(gate, request, ctx)`: answers the platform's own tools (search, describe, the long-call
+- `before(served, request, ctx)`: answers the platform's own tools (search, describe, the long-call
   tools), long calls, and resources/read of kept results; None for everything else.
-- `after(gate, request, result)`: the output budget of a tools/call result.
+- `after(served, request, result)`: the output budget of a tools/call result.
 - tools/list (in `before`): the meta-tools instead of every tool on a big server.
 
-`before` takes `inner`, the endpoint's hook for a call made inside a request (a code-mode
-program's call_tool: codemode.py); a caller that passes none offers no code mode.
+Each takes the admitted request as a typed `Served` (gateway/pipeline/served.py), whose
+`call_tool` is the endpoint's hook for a call made inside a request (a code-mode program's
+call_tool: codemode.py).
 """
 
 from dataclasses import replace
@@ -20,21 +21,22 @@ from mcp_protocol.errors import INVALID_PARAMS, McpError, ToolError
 from mcp_protocol.jsonrpc import Request
 from servers import methods
 
+from ..pipeline.served import Served
 from . import budgets, codemode, discovery, longcalls, results
 
 FULL_LIST_QUERY = ("tools", "all")
 
 
-def route(gate, request):
+def route(served: Served, request):
     if not isinstance(request, Request):
         return request
     params = request.params if isinstance(request.params, dict) else {}
-    if request.method == "tools/list" and _url_asks_full_list(gate):
+    if request.method == "tools/list" and served.full_list:
         meta = dict(params.get("_meta") or {}) if isinstance(params.get("_meta"), dict) else {}
         meta[discovery.FULL_LIST_META] = True
         return replace(request, params={**params, "_meta": meta})
     if request.method != "tools/call" or not discovery.is_meta_call(
-        gate.snapshot, params.get("name")
+        served.snapshot, params.get("name")
     ):
         return request
     if params.get("name") != discovery.CALL:
@@ -47,15 +49,10 @@ def route(gate, request):
     return replace(request, params={**routed, "name": name, "arguments": arguments})
 
 
-def route_all(gate, parsed):
+def route_all(served: Served, parsed):
     if isinstance(parsed, list):
-        return [route(gate, message) for message in parsed]
-    return route(gate, parsed)
-
-
-def _url_asks_full_list(gate) -> bool:
-    key, value = FULL_LIST_QUERY
-    return value in (gate.request.query.get(key) or [])
+        return [route(served, message) for message in parsed]
+    return route(served, parsed)
 
 
 def list_tools(snapshot, params: dict, ctx: RequestContext) -> list:
@@ -82,12 +79,11 @@ def talks_to_client(snapshot, request) -> bool:
     return longcalls.eligible(snapshot, tool)
 
 
-async def layer(call, inner, *, tools_call=None) -> dict:
+async def layer(call, inner) -> dict:
     """The dispatch layer of discovery and long calls (gateway/pipeline/dispatch.py): the
     platform's own tools, long calls, the meta-tools' tools/list and kept results' pages are
-    answered here; every other call goes on inside. `tools_call`: how a code-mode program's
-    call_tool runs a tool (gateway/endpoint/inner_calls.py)."""
-    answered = await before(call.gate, call.request, call.context, inner=tools_call)
+    answered here; every other call goes on inside."""
+    answered = await before(call.served, call.request, call.context)
     if answered is not None:
         return answered
     return await inner(call)
@@ -95,19 +91,19 @@ async def layer(call, inner, *, tools_call=None) -> dict:
 
 async def budget_layer(call, inner) -> dict:
     """The dispatch layer of output budgets: a tools/call result over budget is cut here."""
-    return await after(call.gate, call.request, await inner(call))
+    return await after(call.served, call.request, await inner(call))
 
 
-async def before(gate, request, ctx: RequestContext, inner=None) -> dict | None:
+async def before(served: Served, request, ctx: RequestContext) -> dict | None:
     params = request.params
     if request.method == "tools/list":
-        return methods.page(list_tools(gate.snapshot, params, ctx), params, "tools")
+        return methods.page(list_tools(served.snapshot, params, ctx), params, "tools")
     if request.method == "resources/read" and budgets.is_result_uri(params.get("uri")):
         page = await results.read_page(
-            gate.redis,
+            served.redis,
             params["uri"],
-            server_id=gate.snapshot.server_id,
-            credential=gate.caller.ident,
+            server_id=served.snapshot.server_id,
+            credential=served.caller.ident,
         )
         if page is None:
             raise McpError(INVALID_PARAMS, "Resource not found", {"uri": params["uri"]})
@@ -115,27 +111,25 @@ async def before(gate, request, ctx: RequestContext, inner=None) -> dict | None:
     if request.method != "tools/call":
         return None
     name = params.get("name")
-    snapshot = gate.snapshot
-    if provided(snapshot, name):
+    if provided(served.snapshot, name):
         arguments = params.get("arguments") or {}
         try:
-            result = await _provided_call(gate, snapshot, name, arguments, ctx, inner)
+            result = await _provided_call(served, name, arguments, ctx)
         except ToolError as exc:
             return {"content": [{"type": "text", "text": exc.message}], "isError": True}
-        return await after(gate, request, result, tool=None)
-    long_result = await longcalls.maybe_call(gate, request, ctx)
+        return await after(served, request, result, tool=None)
+    long_result = await longcalls.maybe_call(served, request, ctx)
     if long_result is None:
         return None
-    return await after(gate, request, long_result)
+    return await after(served, request, long_result)
 
 
-async def _provided_call(
-    gate, snapshot, name: str, arguments, ctx: RequestContext, inner=None
-) -> dict:
+async def _provided_call(served: Served, name: str, arguments, ctx: RequestContext) -> dict:
     if not isinstance(arguments, dict):
         raise ToolError("Tool arguments must be an object")
+    snapshot = served.snapshot
     if name == codemode.RUN:
-        return await codemode.run(gate, arguments, ctx, inner)
+        return await codemode.run(served, arguments, ctx)
     if name == discovery.SEARCH:
         return await discovery.search(snapshot, arguments)
     if name == discovery.DESCRIBE:
@@ -144,18 +138,18 @@ async def _provided_call(
         # route() rewrote every well-formed meta-call; this one names no callable tool.
         discovery.call_target(arguments)
         raise ToolError(f"{discovery.CALL} cannot call {arguments.get('name')!r} through itself")
-    return await longcalls.call_provided(gate, name, arguments, ctx)
+    return await longcalls.call_provided(served, name, arguments, ctx)
 
 
-async def after(gate, request, result, tool=...) -> dict:
+async def after(served: Served, request, result, tool=...) -> dict:
     if request.method != "tools/call" or not isinstance(result, dict):
         return result
     if result.get("resultType") not in (None, "complete") or "task" in result:
         return result  # a task was created, or the client must answer first
-    snapshot = gate.snapshot
+    snapshot = served.snapshot
     if tool is ...:
         name = request.params.get("name")
         tool = snapshot.tools.get(name) if isinstance(name, str) else None
     return await budgets.apply(
-        gate.redis, snapshot, tool, request.params, result, credential=gate.caller.ident
+        served.redis, snapshot, tool, request.params, result, credential=served.caller.ident
     )

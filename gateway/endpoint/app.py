@@ -239,7 +239,9 @@ class McpApp:
             if req.method == "GET":
                 await surfaces.webtools_metadata(gate, send)
             elif req.method == "POST" and version is None:
-                await surfaces.webtools_call(gate, send)
+                body, ok = await surfaces.webtools_body(gate, send)
+                if ok:
+                    await surfaces.webtools_call(gate, send, body)
             else:
                 await respond(send, 405, headers=[("allow", "GET" if version else "GET, POST")])
         except Refused as refused:

@@ -11,19 +11,17 @@ each wrapped in the layers that apply to it (gateway/pipeline/dispatch.py): task
 discovery and long calls, output budgets; then add the era's own methods.
 """
 
-from functools import partial
-
 from servers import methods
 
 from ..agents import routing as agents
 from ..pipeline.dispatch import core, layered
-from . import inner_calls, session_methods, tasks
+from . import session_methods, tasks
 from .stateless.core import mrtr_layer, run_discover
 from .stateless.envelope import MRTR_METHODS
 
 # Discovery and long calls; a code-mode program's call_tool runs each tool as its caller's own
-# direct call (inner_calls.py).
-discovery = partial(agents.layer, tools_call=inner_calls.tools_call)
+# direct call (the request's Served.call_tool: inner_calls.py).
+discovery = agents.layer
 # Every core method: discovery and kept results (tools/list, resources/read) answer first; a
 # tools/call result is held to its output budget.
 CORE = layered(core, discovery, agents.budget_layer)

@@ -8,16 +8,21 @@ from typing import Any
 
 from observability import tracing
 
-from . import inbound, stateless_post, streamable
+from . import inbound, session_post, stateless_post, streamable
 from .gate import Gate
 from .http import Send
 
 # The transport of each era and kind of POST.
 TRANSPORTS: dict[tuple[inbound.Era, inbound.Kind], Callable[[Gate, Send, Any], Awaitable[None]]] = {
     ("session", "initialize"): streamable.initialize_post,
-    ("session", "messages"): streamable.session_post,
+    ("session", "request"): session_post.request_post,
+    ("session", "batch"): session_post.batch_post,
+    ("session", "notice"): session_post.notice_post,
     ("stateless", "listen"): stateless_post.listen_post,
-    ("stateless", "messages"): stateless_post.handle,
+    # The stateless era takes one request per POST: the transport refuses a batch itself.
+    ("stateless", "request"): stateless_post.handle,
+    ("stateless", "batch"): stateless_post.handle,
+    ("stateless", "notice"): stateless_post.handle,
 }
 
 

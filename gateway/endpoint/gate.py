@@ -130,7 +130,7 @@ class Gate:
             ("vary", "origin"),
         ]
 
-    def context(self, request: Any, writer: Any) -> SessionContext:
+    def context(self, request: Any, writer: Any = None) -> SessionContext:
         assert self.session is not None  # only a session-era request with its session asks
         return SessionContext(
             redis=self.redis,

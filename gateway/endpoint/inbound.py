@@ -18,8 +18,9 @@ from .stateless.envelope import is_modern
 # The session era (2024-11-05 .. 2025-11-25) or the stateless one (2026-07-28).
 Era = Literal["session", "stateless"]
 # What the POST does in its era: the session era's handshake, the stateless era's subscription
-# stream (each answers differently from an ordinary exchange), or messages.
-Kind = Literal["initialize", "listen", "messages"]
+# stream (each answers differently from an ordinary exchange), one request, a batch, or a
+# notice (a notification, or the client's answer to a question: nothing to answer but 202).
+Kind = Literal["initialize", "listen", "request", "batch", "notice"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +51,19 @@ async def read(request: HttpRequest, session_id: str | None) -> Inbound:
         ) from None
     version = headers.get("mcp-protocol-version", "")
     era: Era = "stateless" if is_modern(message, session_id, version) else "session"
-    method = message.method if isinstance(message, Request) else None
-    kind: Kind = "messages"
-    if era == "session" and method == "initialize":
-        kind = "initialize"
-    elif era == "stateless" and method == "subscriptions/listen":
-        kind = "listen"
-    return Inbound(era, kind, message)
+    return Inbound(era, kind_of(era, message), message)
+
+
+def kind_of(era: Era, message: Any) -> Kind:
+    if isinstance(message, list):
+        return "batch"
+    if not isinstance(message, Request):
+        return "notice"
+    if era == "session" and message.method == "initialize":
+        return "initialize"
+    if era == "stateless" and message.method == "subscriptions/listen":
+        return "listen"
+    return "request"
 
 
 def _accepts(accept: str, media_type: str) -> bool:

@@ -21,9 +21,11 @@ from mcp_protocol.jsonrpc import (
 from observability import tracing
 
 from ..agents import routing as agents_routing
-from . import sessions, stream_limits, streamable, streams
+from ..pipeline.served import Served
+from . import serving, session_post, sessions, stream_limits, streamable, streams
 from .gate import Gate, Refused, start_background
 from .http import BodyTooLarge, respond, respond_json
+from .session_methods import SessionCall
 
 LEGACY_VERSION = "2024-11-05"
 
@@ -86,7 +88,8 @@ async def handle_message(gate: Gate, send: Send) -> None:
     except McpError as exc:
         await respond_json(send, 400, streamable.error_body(exc))
         return
-    message = agents_routing.route(gate, message)
+    served = serving.served(gate)
+    message = agents_routing.route(served, message)
     tracing.begin(gate, message)
     await admit_on_stream(gate, message)
     if isinstance(message, list):
@@ -97,22 +100,22 @@ async def handle_message(gate: Gate, send: Send) -> None:
         )
         return
     if isinstance(message, Notification):
-        await streamable.handle_notification(gate, message)
+        await session_post.handle_notification(gate, message)
         await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
         return
     if isinstance(message, Response):
-        await streamable.deliver_client_response(gate, message)
+        await session_post.deliver_client_response(gate, message)
         await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
         return
     writer = streams.StreamWriter(gate.redis, gate.session.sid, streams.GET_STREAM)
     assert gate.snapshot is not None  # admitted
-    if streamable.may_talk_to_client(gate.snapshot, message):
+    if session_post.may_talk_to_client(gate.snapshot, message):
         # The call may need the client's answer, which arrives in a later POST: accept this one
         # now (old clients send one POST at a time) and let the result travel on the stream.
-        start_background(reply_on_stream(gate, message, writer))
+        start_background(reply_on_stream(gate, served, message, writer))
         await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
         return
-    reply = await reply_on_stream(gate, message, writer)
+    reply = await reply_on_stream(gate, served, message, writer)
     if reply is None:
         await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
         return
@@ -134,20 +137,22 @@ async def admit_on_stream(gate: Gate, message: Any) -> None:
 
 
 async def reply_on_stream(
-    gate: Gate, message: Request, writer: streams.StreamWriter
+    gate: Gate, served: Served, message: Request, writer: streams.StreamWriter
 ) -> dict[str, Any] | None:
-    reply = await answer(gate, message, writer)
+    reply = await answer(gate, served, message, writer)
     if reply is not None:
         await writer.emit(reply)
     return reply
 
 
 async def answer(
-    gate: Gate, request: Request, writer: streams.StreamWriter
+    gate: Gate, served: Served, request: Request, writer: streams.StreamWriter
 ) -> dict[str, Any] | None:
     if request.method == "initialize":
         return await initialize(gate, request)
-    return await streamable.answer(gate, request, gate.context(request, writer=writer))
+    assert gate.session is not None  # a legacy POST names its stream's session
+    context = gate.context(request, writer=writer)
+    return await session_post.answer(SessionCall(served, gate.session, request, context))
 
 
 async def initialize(gate: Gate, request: Request) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from mcp_protocol.jsonrpc import Request, RequestId, error_message, notification
 from servers.snapshot import DefinitionError, get_snapshot
 
 from ..pipeline import credentials as auth
-from . import stream_limits, streams, tasks
+from . import serving, stream_limits, streams, tasks
 from .gate import Gate, Refused
 from .http import respond_json, send_chunk, start_sse
 
@@ -152,7 +152,7 @@ async def serve(gate: Gate, send: Send, request: Request) -> None:
             raise errors.invalid_params("notifications must be an object (the listen filter)")
         assert gate.snapshot is not None  # admitted
         honoured = honoured_filter(requested, gate.snapshot.capabilities)
-        task_ids = await tasks.listen_task_ids(gate, request, requested)
+        task_ids = await tasks.listen_task_ids(serving.served(gate), request, requested)
         if task_ids:
             honoured["taskIds"] = task_ids
     except errors.McpError as exc:

@@ -10,31 +10,25 @@ from mcp_protocol.context import LOG_LEVELS
 from mcp_protocol.jsonrpc import Request
 from servers.snapshot import Snapshot
 
+from ..pipeline.served import Served
 from . import sessions, tasks
 from .context import SessionContext
-from .gate import Gate
 from .sessions import Session
 
 
 @dataclass(frozen=True, slots=True)
 class SessionCall:
-    """One admitted session-era request, as a handler sees it."""
+    """One admitted session-era request, as a handler sees it: the admitted request as the
+    layers read it (`Served`), its session, the message and the context the tool sees."""
 
-    gate: Gate
+    served: Served
+    session: Session
     request: Request
     context: SessionContext
 
     @property
     def snapshot(self) -> Snapshot:
-        snapshot = self.gate.snapshot
-        assert snapshot is not None  # admitted
-        return snapshot
-
-    @property
-    def session(self) -> Session:
-        session = self.gate.session
-        assert session is not None  # the session era's methods run in their session
-        return session
+        return self.served.snapshot
 
 
 async def ping(call: SessionCall) -> dict[str, Any]:
@@ -45,7 +39,7 @@ async def set_level(call: SessionCall) -> dict[str, Any]:
     level = call.request.params.get("level")
     if level not in LOG_LEVELS:
         raise errors.invalid_params(f"Unknown log level: {level!r}")
-    await sessions.set_log_level(call.gate.redis, call.session.sid, level)
+    await sessions.set_log_level(call.served.redis, call.session.sid, level)
     return {}
 
 
@@ -57,17 +51,17 @@ def _uri(request: Request) -> str:
 
 
 async def subscribe(call: SessionCall) -> dict[str, Any]:
-    await sessions.subscribe(call.gate.redis, call.session, _uri(call.request))
+    await sessions.subscribe(call.served.redis, call.session, _uri(call.request))
     return {}
 
 
 async def unsubscribe(call: SessionCall) -> dict[str, Any]:
-    await sessions.unsubscribe(call.gate.redis, call.session, _uri(call.request))
+    await sessions.unsubscribe(call.served.redis, call.session, _uri(call.request))
     return {}
 
 
 async def task_method(call: SessionCall) -> dict[str, Any]:
-    result = await tasks.session_call(call.gate, call.request, call.context)
+    result = await tasks.session_call(call.served, call.session, call.request, call.context)
     if result is None:
         raise errors.method_not_found(call.request.method)
     return result

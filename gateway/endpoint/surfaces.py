@@ -2,19 +2,17 @@
 tool, the generated OpenAPI document, the discovery document and the Webtools API. Each handler
 parses, calls a function of gateway.surfaces, and renders."""
 
-import time
 from typing import Any
 
 import orjson
 
 from gateway.endpoint.http import Send
-from mcp_protocol.context import NullContext
 from mcp_protocol.jsonrpc import dumps
 from mcp_protocol.limits import MAX_JSON_DEPTH, depth_exceeds
 from servers.snapshot import Snapshot
 
-from ..pipeline.record import record
-from ..surfaces import discovery, info, openapi, rest, webtools
+from ..pipeline import named_call
+from ..surfaces import discovery, info, openapi, webtools
 from .gate import Gate, Refused
 from .http import BodyTooLarge, respond, respond_json
 
@@ -28,10 +26,6 @@ def base_url(gate: Gate) -> str:
     return (
         f"{scope.get('scheme', 'http')}://{gate.request.header('host', 'localhost')}{mount(gate)}"
     )
-
-
-def rest_context(gate: Gate) -> NullContext:
-    return NullContext(caller=gate.caller)
 
 
 async def read_json(gate: Gate, send: Send) -> tuple[Any, bool]:
@@ -72,11 +66,9 @@ async def call_tool(gate: Gate, send: Send, name: str) -> None:
     body, ok = await read_json(gate, send)
     if not ok:
         return
-    await gate.admit_calls([name])
-    started = time.perf_counter()
-    status, payload = await rest.call_tool_rest(gate.snapshot, name, body, rest_context(gate))
-    reply = {"result": {}} if status == 200 else {"error": {"message": payload.get("error", "")}}
-    record(gate.call("rest"), "tools/call", {"name": name, "arguments": body}, reply, started)
+    assert gate.admitted is not None  # app.rest_tool admitted it
+    named = named_call.NamedCall(call=gate.call("rest"), tool=name, arguments=body, body=body)
+    status, payload = await named_call.rest_call(gate.redis, gate.admitted, named)
     await respond_json(send, status, payload, gate.cors_headers())
 
 
@@ -97,10 +89,25 @@ async def webtools_metadata(gate: Gate, send: Send) -> None:
     )
 
 
-async def webtools_call(gate: Gate, send: Send) -> None:
+async def webtools_call(gate: Gate, send: Send, body: Any) -> None:
+    """A Webtools POST whose body was read (and whose pinned version, if any, admitted) by the
+    entrance (app.py)."""
+    assert gate.admitted is not None  # admitted by the entrance
+    action = body.get("action") if isinstance(body, dict) else None
+    arguments = body.get("request") if isinstance(body, dict) else None
+    named = named_call.NamedCall(
+        call=gate.call("webtools"), tool=action, arguments=arguments, body=body
+    )
+    status, payload = await named_call.webtools_call(gate.redis, gate.admitted, named)
+    await respond_json(send, status, payload, gate.cors_headers())
+
+
+async def webtools_body(gate: Gate, send: Send) -> tuple[Any, bool]:
+    """A Webtools POST's body, with the request admitted again for the version it pins, if that
+    is not the one served; (None, False) after answering 400/413/404 itself."""
     body, ok = await read_json(gate, send)
     if not ok:
-        return
+        return None, False
     pinned = webtools.requested_version(body)
     assert gate.snapshot is not None  # admitted
     if pinned and pinned != gate.snapshot.server_info["version"]:
@@ -110,22 +117,8 @@ async def webtools_call(gate: Gate, send: Send) -> None:
         if gate.snapshot is None:
             status, payload = webtools.not_found(gate.slug, pinned)
             await respond_json(send, status, payload, gate.cors_headers())
-            return
-    await gate.admit_calls([body.get("action") if isinstance(body, dict) else None])
-    started = time.perf_counter()
-    status, payload = await webtools.execute(gate.snapshot, body, rest_context(gate))
-    action = body.get("action") if isinstance(body, dict) else None
-    reply = {"result": {}} if status == 200 else {"error": {"message": str(payload.get("error"))}}
-    record(
-        gate.call("webtools"),
-        "tools/call",
-        {"name": action, "arguments": (body or {}).get("request")}
-        if isinstance(body, dict)
-        else {},
-        reply,
-        started,
-    )
-    await respond_json(send, status, payload, gate.cors_headers())
+            return None, False
+    return body, True
 
 
 async def get_pinned(gate: Gate) -> Snapshot | None:

@@ -41,8 +41,10 @@ from servers.kinds.workflow import StartTask
 from servers.snapshot import Snapshot
 
 from ..pipeline.dispatch import Handler
+from ..pipeline.served import Served
 from .context import SessionContext
-from .gate import Gate, start_background
+from .gate import start_background
+from .sessions import Session
 from .stateless.envelope import META_CAPABILITIES
 from .stateless.responder import StatelessCall
 
@@ -61,13 +63,12 @@ def _tool(snapshot: Snapshot, params: dict[str, Any]) -> CompiledTool | None:
     return snapshot.tools.get(name) if isinstance(name, str) else None
 
 
-def _served_version(gate: Gate) -> str:
-    assert gate.snapshot is not None  # admitted
-    return str(gate.snapshot.server_info.get("version") or "")
+def _served_version(served: Served) -> str:
+    return str(served.snapshot.server_info.get("version") or "")
 
 
 def _create(
-    gate: Gate,
+    served: Served,
     tool: CompiledTool,
     params: dict[str, Any],
     *,
@@ -77,25 +78,24 @@ def _create(
     answers: dict[str, Any] | None = None,
 ) -> Task:
     return lifecycle.create_task(
-        gate.snapshot,
+        served.snapshot,
         tool.name,
         params.get("arguments"),
-        gate.caller.ident,
+        served.caller,
         ttl,
         protocol_version=era,
         client_capabilities=capabilities,
-        server_version=_served_version(gate),
+        server_version=_served_version(served),
         input_responses=answers or {},
     )
 
 
-def _find(gate: Gate, task_id: Any) -> Task:
-    assert gate.snapshot is not None  # admitted
+def _find(served: Served, task_id: Any) -> Task:
     return lifecycle.get_task(
         task_id,
-        gate.snapshot.organization_id,
-        gate.caller.ident,
-        server_id=gate.snapshot.server_id,
+        served.snapshot.organization_id,
+        served.caller.ident,
+        server_id=served.snapshot.server_id,
     )
 
 
@@ -116,49 +116,51 @@ def wants_stream(request: Request) -> bool:
     return request.method == "tasks/result"
 
 
-async def session_call(gate: Gate, request: Request, ctx: SessionContext) -> dict[str, Any] | None:
+async def session_call(
+    served: Served, session: Session, request: Request, ctx: SessionContext
+) -> dict[str, Any] | None:
     """The answer to a session-era tasks/* request or task-augmented tools/call; None for a
     tools/call that runs the ordinary way."""
     params = request.params
     if request.method == "tools/call":
-        return await _session_tools_call(gate, params)
-    assert gate.session is not None and gate.snapshot is not None  # an admitted session's call
-    if not versions.has_core_tasks(gate.session.protocol_version):
+        return await _session_tools_call(served, session, params)
+    if not versions.has_core_tasks(session.protocol_version):
         raise errors.method_not_found(request.method)
     task_id = params.get("taskId")
+    snapshot = served.snapshot
     if request.method == "tasks/list":
         cursor = params.get("cursor")
         if cursor is not None and not isinstance(cursor, str):
             raise errors.invalid_params("cursor must be a string")
         page: dict[str, Any] = await run_db(
             lifecycle.list_tasks,
-            gate.snapshot.organization_id,
-            gate.caller.ident,
+            snapshot.organization_id,
+            served.caller.ident,
             cursor,
-            server_id=gate.snapshot.server_id,
+            server_id=snapshot.server_id,
         )
         page["tasks"] = [task_wire(task, CORE_ERA) for task in page["tasks"]]
         return page
-    task = await run_db(_find, gate, task_id)
+    task = await run_db(_find, served, task_id)
     if request.method == "tasks/get":
         return task_wire(task, CORE_ERA)
     if request.method == "tasks/cancel":
         task = await run_db(lifecycle.cancel_task, task, CORE_ERA)
         return {**task_wire(task, CORE_ERA), "_meta": _related(task)}
-    return await core_task_result(task.id, gate.snapshot.organization_id, gate.caller.ident, ctx)
+    return await core_task_result(task.id, snapshot.organization_id, served.caller.ident, ctx)
 
 
 def _related(task: Task) -> dict[str, Any]:
     return {RELATED_TASK: {"taskId": task.id}}
 
 
-async def _session_tools_call(gate: Gate, params: dict[str, Any]) -> dict[str, Any] | None:
-    assert gate.snapshot is not None  # admitted
-    tool = _tool(gate.snapshot, params)
+async def _session_tools_call(
+    served: Served, session: Session, params: dict[str, Any]
+) -> dict[str, Any] | None:
+    tool = _tool(served.snapshot, params)
     if tool is None:
         return None
-    assert gate.session is not None  # a session-era call runs in its session
-    augmented = versions.has_core_tasks(gate.session.protocol_version) and "task" in params
+    augmented = versions.has_core_tasks(session.protocol_version) and "task" in params
     if not augmented:
         if tool.task_support == "required":
             raise McpError(
@@ -173,17 +175,17 @@ async def _session_tools_call(gate: Gate, params: dict[str, Any]) -> dict[str, A
         raise McpError(errors.METHOD_NOT_FOUND, f"Tool {tool.name} does not support task execution")
     task = await run_db(
         _create,
-        gate,
+        served,
         tool,
         params,
-        era=gate.session.protocol_version,
-        capabilities=gate.session.capabilities,
+        era=session.protocol_version,
+        capabilities=session.capabilities,
         ttl=hint.get("ttl"),
     )
     meta = params.get("_meta")
     token = meta.get("progressToken") if isinstance(meta, dict) else None
     start_background(
-        relay_status(gate.redis, gate.session.sid, task.id, progress_token=_token_or_none(token))
+        relay_status(served.redis, session.sid, task.id, progress_token=_token_or_none(token))
     )
     return {**create_task_result(task, CORE_ERA), "_meta": _related(task)}
 
@@ -298,7 +300,7 @@ def _require_extension(call: StatelessCall) -> None:
 async def session_layer(call: Any, inner: Handler) -> dict[str, Any]:
     """The session era's tasks layer of tools/call: a task-augmented call becomes a task; any
     other goes on inside."""
-    result = await session_call(call.gate, call.request, call.context)
+    result = await session_call(call.served, call.session, call.request, call.context)
     if result is not None:
         return result
     return await inner(call)
@@ -308,8 +310,7 @@ async def stateless_layer(call: StatelessCall, inner: Handler) -> dict[str, Any]
     """The stateless era's tasks layer of tools/call: a task when the request declares the
     extension and the tool allows one; a `task` step in a workflow first runs what comes before
     it inside, asking through MRTR."""
-    assert call.gate.snapshot is not None  # admitted
-    tool = _tool(call.gate.snapshot, call.request.params)
+    tool = _tool(call.snapshot, call.request.params)
     if tool is None or tool.task_support == "forbidden":
         return await inner(call)
     if not declares_extension(call.envelope.capabilities):
@@ -333,7 +334,7 @@ async def stateless_layer(call: StatelessCall, inner: Handler) -> dict[str, Any]
             answers = started.answers
     task = await run_db(
         _create,
-        call.gate,
+        call.served,
         tool,
         call.request.params,
         era=call.envelope.protocol_version,
@@ -349,7 +350,7 @@ def _has_task_step(tool: CompiledTool) -> bool:
 
 async def stateless_get(call: StatelessCall) -> dict[str, Any]:
     _require_extension(call)
-    task = await run_db(_find, call.gate, call.request.params.get("taskId"))
+    task = await run_db(_find, call.served, call.request.params.get("taskId"))
     return task_wire(task, EXTENSION_ERA)
 
 
@@ -358,14 +359,14 @@ async def stateless_update(call: StatelessCall) -> dict[str, Any]:
     responses = call.request.params.get("inputResponses")
     if not isinstance(responses, dict):
         raise errors.invalid_params("inputResponses must be an object")
-    task = await run_db(_find, call.gate, call.request.params.get("taskId"))
+    task = await run_db(_find, call.served, call.request.params.get("taskId"))
     await run_db(lifecycle.update_task, task, responses)
     return {}
 
 
 async def stateless_cancel(call: StatelessCall) -> dict[str, Any]:
     _require_extension(call)
-    task = await run_db(_find, call.gate, call.request.params.get("taskId"))
+    task = await run_db(_find, call.served, call.request.params.get("taskId"))
     await run_db(lifecycle.cancel_task, task, EXTENSION_ERA)
     return {}
 
@@ -373,20 +374,19 @@ async def stateless_cancel(call: StatelessCall) -> dict[str, Any]:
 # -- subscriptions/listen {notifications: {taskIds}} --------------------------------------------
 
 
-def _own_task_ids(gate: Gate, task_ids: list[str]) -> list[str]:
-    assert gate.snapshot is not None  # admitted
+def _own_task_ids(served: Served, task_ids: list[str]) -> list[str]:
     found = set(
         Task.objects.filter(
             pk__in=task_ids,
-            server_id=gate.snapshot.server_id,
-            organization_id=gate.snapshot.organization_id,
-            credential=gate.caller.ident,
+            server_id=served.snapshot.server_id,
+            organization_id=served.snapshot.organization_id,
+            credential=served.caller.ident,
         ).values_list("pk", flat=True)
     )
     return [task_id for task_id in task_ids if task_id in found]
 
 
-async def listen_task_ids(gate: Gate, request: Request, requested: dict[str, Any]) -> list[str]:
+async def listen_task_ids(served: Served, request: Request, requested: dict[str, Any]) -> list[str]:
     """The task ids of a listen filter this caller may follow; -32021 when the request asks
     for some without declaring the extension, -32602 for a malformed list."""
     task_ids = requested.get("taskIds")
@@ -401,7 +401,7 @@ async def listen_task_ids(gate: Gate, request: Request, requested: dict[str, Any
         raise missing_extension()
     if not task_ids:
         return []
-    own: list[str] = await run_db(_own_task_ids, gate, list(dict.fromkeys(task_ids)))
+    own: list[str] = await run_db(_own_task_ids, served, list(dict.fromkeys(task_ids)))
     return own
 
 

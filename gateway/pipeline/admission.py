@@ -60,7 +60,8 @@ async def admit_calls(redis: Redis, admitted: Admitted, parsed: Any) -> None:
     REST or Webtools call gives)."""
     snapshot = admitted.snapshot
     assert snapshot is not None  # only an admitted request's messages come here
-    require_scope(snapshot, admitted.credential, requested_methods(parsed))
+    methods = requested_methods(parsed)
+    require_scope(snapshot, admitted.credential, methods)
     await charge.calls(redis, snapshot, admitted.credential, parsed)
 
 

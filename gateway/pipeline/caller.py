@@ -12,9 +12,22 @@ from .credentials import Credential
 
 def resolve(credential: Credential) -> Caller:
     if credential.grant_id is not None:
+        account = credential.service_account_id
+        if account is not None:
+            # Client credentials: the token acts as the service account, named like its keys.
+            return Caller(
+                organization_id=credential.organization_id,
+                principal="service_account",
+                principal_id=account,
+                role=credential.role,
+                credential_kind="oauth",
+                credential_id=credential.grant_id,
+                credential_name=credential.name,
+                client=credential.client_name,
+            )
         return Caller(
             organization_id=credential.organization_id,
-            principal="person",  # a grant is always a person's consent
+            principal="person",  # a person's consent, or their identity provider's assertion
             principal_id=credential.user_id,
             role=credential.role,
             credential_kind="oauth",

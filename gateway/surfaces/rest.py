@@ -11,21 +11,10 @@ from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import INVALID_PARAMS, InputRequired, McpError
 from servers.methods import call_method
 
+from .arguments import input_errors
 from .results import plain_value, text_of
 
 log = logging.getLogger(__name__)
-
-
-def input_errors(tool, arguments) -> list[dict]:
-    """The tool's own compiled validator, error by error, with JSON-pointer-like paths."""
-    errors = sorted(tool.input_validator.iter_errors(arguments), key=lambda e: list(e.path))
-    return [
-        {
-            "path": "/" + "/".join(str(part) for part in error.absolute_path),
-            "message": error.message,
-        }
-        for error in errors
-    ]
 
 
 async def call_tool_rest(snapshot, name: str, body, ctx: RequestContext) -> tuple[int, dict]:

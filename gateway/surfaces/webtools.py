@@ -14,7 +14,7 @@ from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import INVALID_PARAMS, InputRequired, McpError
 from servers.methods import call_method
 
-from .rest import input_errors
+from .arguments import in_words, input_errors
 from .results import plain_value, text_of, value_schema
 
 log = logging.getLogger(__name__)
@@ -117,14 +117,8 @@ def _check_request(tool, body: dict) -> tuple[int, dict] | None:
         return error(SCHEMA_ERROR, "request: must be an object")
     problems = input_errors(tool, request)
     if problems:
-        return error(SCHEMA_ERROR, _format_errors(problems))
+        return error(SCHEMA_ERROR, in_words(problems, "request"))
     return None
-
-
-def _format_errors(errors: list[dict]) -> str:
-    return "; ".join(
-        f"request{e['path'] if e['path'] != '/' else ''}: {e['message']}" for e in errors
-    )
 
 
 async def execute(snapshot, body, ctx: RequestContext) -> tuple[int, dict]:

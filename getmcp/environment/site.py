@@ -136,3 +136,17 @@ class OAuthVariables(Variables):
     OAUTH_CIMD_ALLOW_HTTP_LOOPBACK: bool = var(
         False, "tests only: accept `http://127.0.0.1…` client metadata documents"
     )
+    OAUTH_JWKS_CACHE_SECONDS: int = var(
+        300,
+        "how long a trusted identity provider's JWKS is kept before it is fetched again "
+        "(an unknown key id fetches it at once, at most once a minute)",
+    )
+    OAUTH_JWKS_ALLOW_HTTP_LOOPBACK: bool = var(
+        False, "tests only: accept a trusted identity provider's JWKS at `http://127.0.0.1…`"
+    )
+    OAUTH_ASSERTION_SKEW_SECONDS: int = var(
+        60, "clock skew allowed on an assertion's `exp`, `iat` and `nbf` (ID-JAG, client JWTs)"
+    )
+    OAUTH_ASSERTION_MAX_SECONDS: int = var(
+        3600, "an assertion issued (`iat`) longer ago than this is refused, whatever its `exp`"
+    )

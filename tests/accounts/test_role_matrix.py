@@ -43,7 +43,7 @@ from api.models import PersonalAccessToken
 from connections.models import Connection, Provider
 from dashboard.scoping import SESSION_KEY
 from mcptasks.models import Task
-from oauth.models import Client, Grant
+from oauth.models import Client, Grant, TrustedIssuer
 from servers import publishing
 from servers.models import Prompt, Resource, ResourceTemplate, Server, Tool, UpstreamReview
 from vault.crypto import encrypt
@@ -205,6 +205,36 @@ EXPECTED = [
         kwargs={"elicitation_id": "no-such-link"},
     ),
     R("connections:callback", {"GET": USER}, CURRENT),
+        "dashboard:service_client_create",
+        {"GET": ADMIN, "POST": ADMIN},
+        kwargs={"pk": "service_account_pk"},
+        body={"name": "runner"},
+    ),
+    R("dashboard:service_client_delete", {"POST": ADMIN}, kwargs={"pk": "service_client_pk"}),
+    R(
+        "dashboard:trusted_issuer_list",
+        {"GET": ADMIN, "POST": ADMIN},
+        CURRENT,
+        body={
+            "name": "Another IdP",
+            "issuer": "https://another-idp.example",
+            "jwks_url": "https://another-idp.example/jwks",
+            "subject_mapping": "email",
+        },
+    ),
+    R(
+        "dashboard:trusted_issuer_edit",
+        {"GET": ADMIN, "POST": ADMIN},
+        kwargs={"pk": "trusted_issuer_pk"},
+        body={
+            "name": "Renamed IdP",
+            "issuer": "https://idp.example",
+            "jwks_url": "https://idp.example/jwks",
+            "subject_mapping": "email",
+            "enabled": "on",
+        },
+    ),
+    R("dashboard:trusted_issuer_delete", {"POST": ADMIN}, kwargs={"pk": "trusted_issuer_pk"}),
     R("dashboard:usage", {"GET": VIEWER, "POST": OWNER}, CURRENT, body={"task_concurrency": "2"}),
     R(
         "dashboard:secret_list",
@@ -230,6 +260,11 @@ EXPECTED = [
     ),
     R("upstream:auto_approve", {"POST": ADMIN}, kwargs=SRV, body={"auto_approve": "on"}),
     R("audit:log_csv", {"GET": ADMIN}, CURRENT),
+    # ---- single sign-on (sso/urls.py) ----
+    R("sso:start", {"GET": PUBLIC, "POST": PUBLIC}, CURRENT),
+    R("sso:callback", {"GET": PUBLIC}, CURRENT),  # no flow in the session: 400, signed in or not
+    R("sso:begin", {"GET": NOWHERE}, kwargs={"slug": "org_slug"}),  # no SSO in this world
+    R("sso:settings", {"GET": ADMIN, "POST": ADMIN}, CURRENT),
     R("dashboard:analytics", {"GET": VIEWER}, CURRENT),
     R("dashboard:organization_create", {"GET": USER, "POST": USER}, CURRENT),
     R(
@@ -332,6 +367,12 @@ EXPECTED = [
     R("metrics", {"GET": NOWHERE}, CURRENT),
     R("calls-csv", {"GET": VIEWER}, CURRENT),
     R("organization-audit", {"GET": ADMIN}, kwargs={"slug": "org_slug"}),
+    R(
+        "organization-sso",
+        {"GET": ADMIN, "PUT": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN},
+        kwargs={"slug": "org_slug"},
+        body={"issuer": "https://idp.example", "client_id": "c", "allowed_domains": ["t.example"]},
+    ),
     R("organization-members", {"GET": VIEWER}, kwargs={"slug": "org_slug"}),
     R(
         "organization-member",
@@ -447,6 +488,36 @@ EXPECTED = [
         {"GET": VIEWER, "PUT": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN},
         kwargs={"pk": "provider_pk"},
         body={"clientId": "y", "name": "Renamed"},
+        "service-account-clients",
+        {"GET": ADMIN, "POST": ADMIN},
+        kwargs={"pk": "service_account_pk"},
+        body={"name": "runner"},
+    ),
+    R(
+        "service-account-client",
+        {"DELETE": ADMIN},
+        kwargs={"pk": "service_account_pk", "client_id": "service_client_id"},
+    ),
+    R(
+        "trusted-issuer-list",
+        {"GET": VIEWER, "POST": ADMIN},
+        NAMED,
+        body={
+            "name": "Another IdP",
+            "issuer": "https://another-idp.example",
+            "jwksUrl": "https://another-idp.example/jwks",
+            **ORG,
+        },
+    ),
+    R(
+        "trusted-issuer-detail",
+        {"GET": VIEWER, "PUT": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN},
+        kwargs={"pk": "trusted_issuer_pk"},
+        body={
+            "name": "Renamed IdP",
+            "issuer": "https://idp.example",
+            "jwksUrl": "https://idp.example/jwks",
+        },
     ),
     R("token-list", {"GET": USER, "POST": USER}, CURRENT, body={"name": "t"}),
     R("token-detail", {"GET": SELF, "DELETE": SELF}, kwargs={"pk": "owner_token_pk"}),
@@ -580,6 +651,19 @@ def world(db):
     version = publishing.publish(server, None, user=owner)
     key, _ = ApiKey.issue(org, "target-owner-key", created_by=owner)
     bot = ServiceAccount.objects.create(organization=org, name="target-bot", created_by=owner)
+    bot_client = Client.objects.create(
+        client_id="gmcp_client_matrixbot",
+        kind=Client.SERVICE_ACCOUNT,
+        client_name="Matrix runner",
+        token_endpoint_auth_method="client_secret_basic",
+        service_account=bot,
+    )
+    trusted = TrustedIssuer.objects.create(
+        organization=org,
+        name="Target IdP",
+        issuer="https://idp.example",
+        jwks_url="https://idp.example/jwks",
+    )
     secret = Secret.store(org, "TARGET_SECRET", "value")
     provider = Provider.objects.create(
         organization=org,
@@ -646,6 +730,9 @@ def world(db):
         version=version.version,
         owner_key_pk=key.pk,
         service_account_pk=bot.pk,
+        service_client_pk=bot_client.pk,
+        service_client_id=bot_client.client_id,
+        trusted_issuer_pk=trusted.pk,
         secret_pk=secret.pk,
         provider_pk=provider.pk,
         connection_pk=connection.pk,

@@ -9,7 +9,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 
 async def sign_in(
     page,
-    url: str,
+    url: str | None,
     *,
     issuer: str,
     username: str,
@@ -17,7 +17,7 @@ async def sign_in(
     redirect_prefix: str,
     timeout: float = 30,
 ) -> str:
-    """Opens `url`; signs in on the provider's login page and presses Allow on its consent page
+    """Opens `url` (None: goes on from where the page is); signs in on the provider's login page and presses Allow on its consent page
     when they show up (a provider session and an earlier grant skip them). Returns the first URL
     under `redirect_prefix` the browser was sent to, after that request was answered (or failed),
     so a callback served there has done its work."""
@@ -31,7 +31,14 @@ async def sign_in(
 
     page.on("request", on_request)
     try:
-        await page.goto(url)
+        if url is not None:
+            try:
+                await page.goto(url)
+            except Exception:
+                # Straight to the callback (a provider session and a grant already): where
+                # nothing listens there, the navigation itself fails, after the request we want.
+                if not captured.done():
+                    raise
         interaction = f"{issuer}/interaction/"
         on_login = page.url.startswith(interaction) and not captured.done()
         if on_login and await page.locator("input[name=password]").count():
@@ -56,8 +63,9 @@ async def sign_in(
         # Let the callback answer before the caller looks at what it did.
         with contextlib.suppress(Exception):
             await asyncio.wait_for(redirect.response(), timeout)
+        # The page is still the provider's until the document the callback led to commits.
         with contextlib.suppress(Exception):
-            await page.wait_for_load_state(timeout=timeout * 1000)
+            await page.wait_for_url(lambda u: not u.startswith(issuer), timeout=timeout * 1000)
         return redirect.url
     finally:
         page.remove_listener("request", on_request)
@@ -65,7 +73,7 @@ async def sign_in(
 
 def sign_in_sync(
     page,
-    url: str,
+    url: str | None,
     *,
     issuer: str,
     username: str,
@@ -82,7 +90,12 @@ def sign_in_sync(
 
     page.on("request", on_request)
     try:
-        page.goto(url)
+        if url is not None:
+            try:
+                page.goto(url)
+            except Exception:
+                if not captured:  # see sign_in
+                    raise
         interaction = f"{issuer}/interaction/"
         on_login = page.url.startswith(interaction) and not captured
         if on_login and page.locator("input[name=password]").count():
@@ -108,7 +121,7 @@ def sign_in_sync(
         with contextlib.suppress(Exception):
             captured[0].response()
         with contextlib.suppress(Exception):
-            page.wait_for_load_state(timeout=timeout * 1000)
+            page.wait_for_url(lambda u: not u.startswith(issuer), timeout=timeout * 1000)
         return captured[0].url
     finally:
         page.remove_listener("request", on_request)

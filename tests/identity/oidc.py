@@ -208,9 +208,16 @@ class OidcProvider:
 
     # --- the browser step ---
     async def sign_in(
-        self, page, url: str, *, user: User, redirect_prefix: str, password: str | None = None
+        self,
+        page,
+        url: str | None,
+        *,
+        user: User,
+        redirect_prefix: str,
+        password: str | None = None,
     ) -> str:
-        """Opens `url` in a Playwright page; whenever the provider's login or consent page shows
+        """Opens `url` in a Playwright page (None: goes on from the page's current one, say
+        after a click that led to the provider); whenever the provider's login or consent page shows
         up, signs in as `user` and allows. Returns the first URL under `redirect_prefix` the
         browser was sent to (the client's callback, with code and state)."""
         from tests.identity import browser
@@ -225,7 +232,13 @@ class OidcProvider:
         )
 
     def sign_in_sync(
-        self, page, url: str, *, user: User, redirect_prefix: str, password: str | None = None
+        self,
+        page,
+        url: str | None,
+        *,
+        user: User,
+        redirect_prefix: str,
+        password: str | None = None,
     ) -> str:
         """`sign_in` for Playwright's sync API."""
         from tests.identity import browser

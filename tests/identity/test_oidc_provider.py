@@ -196,3 +196,32 @@ def test_a_wrong_password_is_refused_by_the_provider(oidc_provider, callback):
 
     with pytest.raises(RuntimeError, match="Wrong username or password"):
         asyncio.run(run())
+
+
+def test_the_sync_helper_signs_in_too_and_a_second_authorization_skips_login_and_consent(
+    oidc_provider, callback
+):
+    from playwright.sync_api import sync_playwright
+
+    client = oidc_provider.add_client(redirect_uris=[callback])
+    ada = oidc_provider.add_user(email="ada@corp.example")
+    session = OAuth2Session(
+        client.client_id, client.client_secret, scope=SCOPE, redirect_uri=callback
+    )
+    endpoint = discovery(oidc_provider)["authorization_endpoint"]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page()
+            first, _ = session.create_authorization_url(endpoint)
+            assert "code=" in oidc_provider.sign_in_sync(
+                page, first, user=ada, redirect_prefix=callback
+            )
+            # The provider's session and the grant are remembered: straight back with a code.
+            second, state = session.create_authorization_url(endpoint)
+            redirected = oidc_provider.sign_in_sync(
+                page, second, user=ada, redirect_prefix=callback
+            )
+            assert f"state={state}" in redirected and "code=" in redirected
+        finally:
+            browser.close()

@@ -20,4 +20,4 @@ async def mrtr_layer(call: StatelessCall, inner: Handler) -> dict[str, Any]:
     try:
         return await inner(call)
     except InputRequired as exc:
-        return input_required(call.gate, call.request, exc, call.context)
+        return input_required(call.served, call.request, exc, call.context)

@@ -19,8 +19,7 @@ from mcp_protocol.errors import (
 )
 from mcp_protocol.jsonrpc import Request
 from mcp_protocol.param_headers import HeaderParameters
-
-from ..gate import Gate
+from servers.snapshot import Snapshot
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -214,10 +213,9 @@ def read_envelope(request: Request, headers: dict[str, Any]) -> Envelope:
     return Envelope(meta)
 
 
-def check_tool_headers(gate: Gate, request: Request) -> None:
+def check_tool_headers(snapshot: Snapshot, request: Request, headers: Any) -> None:
     name = request.params.get("name")
-    assert gate.snapshot is not None  # admitted
-    tool = gate.snapshot.tools.get(name) if isinstance(name, str) else None
+    tool = snapshot.tools.get(name) if isinstance(name, str) else None
     arguments = request.params.get("arguments")
     if tool is not None and tool.header_parameters and isinstance(arguments, dict):
-        check_parameter_headers(tool.header_parameters, arguments, gate.request.headers)
+        check_parameter_headers(tool.header_parameters, arguments, headers)

@@ -12,7 +12,7 @@ from mcp_protocol import errors, sealed_state
 from mcp_protocol.errors import InputRequired
 from mcp_protocol.jsonrpc import Request
 
-from ..gate import Gate
+from ...pipeline.served import Served
 from ..stateless_context import StatelessContext
 from .envelope import MRTR_METHODS
 
@@ -22,13 +22,12 @@ def _state_secret() -> bytes:
     return secret.encode()
 
 
-def _state_bind(gate: Gate, request: Request) -> dict[str, Any]:
+def _state_bind(served: Served, request: Request) -> dict[str, Any]:
     target = request.params.get(MRTR_METHODS[request.method])
-    assert gate.snapshot is not None  # admitted
     return {
-        "server": gate.snapshot.server_id,
+        "server": served.snapshot.server_id,
         "tool": f"{request.method} {target}",
-        "credential": gate.caller.ident,
+        "credential": served.caller.ident,
     }
 
 
@@ -38,7 +37,7 @@ def _request_digest(request: Request) -> str:
     return hashlib.sha256(orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
-def read_answers(gate: Gate, request: Request) -> dict[str, Any]:
+def read_answers(served: Served, request: Request) -> dict[str, Any]:
     """The client's answers so far: those sealed in requestState, then this round's."""
     params = request.params
     answers: dict[str, Any] = {}
@@ -46,7 +45,9 @@ def read_answers(gate: Gate, request: Request) -> dict[str, Any]:
         token = params["requestState"]
         if not isinstance(token, str):
             raise errors.invalid_params("requestState must be a string")
-        state = sealed_state.unseal(token, secret=_state_secret(), bind=_state_bind(gate, request))
+        state = sealed_state.unseal(
+            token, secret=_state_secret(), bind=_state_bind(served, request)
+        )
         if state.get("request") != _request_digest(request):
             raise errors.invalid_params(
                 "Invalid requestState", {"reason": "issued for other arguments"}
@@ -66,12 +67,12 @@ def read_answers(gate: Gate, request: Request) -> dict[str, Any]:
 
 
 def input_required(
-    gate: Gate, request: Request, exc: InputRequired, ctx: StatelessContext
+    served: Served, request: Request, exc: InputRequired, ctx: StatelessContext
 ) -> dict[str, Any]:
     state = sealed_state.seal(
         {"answers": ctx.used_answers, "request": _request_digest(request)},
         secret=_state_secret(),
-        bind=_state_bind(gate, request),
+        bind=_state_bind(served, request),
         ttl_seconds=settings.MCP_REQUEST_STATE_TTL_SECONDS,
     )
     return {

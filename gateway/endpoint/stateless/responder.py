@@ -10,7 +10,7 @@ from mcp_protocol import sse
 from mcp_protocol.jsonrpc import Request
 from servers.snapshot import Snapshot
 
-from ..gate import Gate
+from ...pipeline.served import Served
 from ..http import respond_json, send_chunk, start_sse
 from ..stateless_context import StatelessContext
 from ..streams import stream_beat
@@ -74,18 +74,16 @@ class Responder:
 class StatelessCall:
     """One admitted modern request, as a handler (`async handler(call) -> dict`) sees it."""
 
-    __slots__ = ("gate", "request", "envelope", "context")
+    __slots__ = ("served", "request", "envelope", "context")
 
     def __init__(
-        self, gate: Gate, request: Request, envelope: Envelope, context: StatelessContext
+        self, served: Served, request: Request, envelope: Envelope, context: StatelessContext
     ) -> None:
-        self.gate = gate
+        self.served = served  # the admitted request as the layers read it
         self.request = request
         self.envelope = envelope
         self.context = context
 
     @property
     def snapshot(self) -> Snapshot:
-        snapshot = self.gate.snapshot
-        assert snapshot is not None  # admitted
-        return snapshot
+        return self.served.snapshot

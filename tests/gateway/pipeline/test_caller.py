@@ -123,3 +123,52 @@ def test_a_service_accounts_key_resolves_to_the_account_not_its_maker():
     assert resolve(credential) == Caller(
         5, "service_account", 9, "member", "api_key", 4, credential_name="deploy"
     )
+
+
+@pytest.fixture
+def service_token(committed, unique):
+    """An OAuth server and an access token issued by the client_credentials grant to a service
+    account of its organization (oauth/service_clients.py), all committed."""
+
+    def make():
+        from accounts.models import User
+        from accounts.service_accounts import service_account_create
+        from oauth import metadata
+        from oauth.service_clients import service_client_create, token_from_client_credentials
+        from servers.definition import import_definition
+        from tests.gateway.endpoint.conftest import server_definition
+
+        owner = User.objects.create_user(f"sa-{unique}@example.com", "long enough password 1")
+        org = owner.personal_organization()
+        server = import_definition(server_definition(f"sa-{unique}", auth="oauth"), org)
+        account = service_account_create(actor=owner, organization=org, name="CI", role="admin")
+        client, _ = service_client_create(actor=owner, account=account, name="CI runner")
+        body = token_from_client_credentials(
+            client=client, resource=metadata.resource_uri(server.slug), scope=None
+        )
+        return server, account, body["access_token"]
+
+    return committed(make)
+
+
+async def test_a_client_credentials_token_resolves_to_the_service_account_warm(
+    service_token, django_db_blocker
+):
+    server, account, raw = service_token
+    redis = async_client()
+    with django_db_blocker.unblock():
+        for _ in range(2):
+            first = await admission.admit(redis, arrival(server.slug, raw))
+    await wait_until_async(
+        lambda: mirror().lookup(server.slug, generation_digest(digest(raw)), None) is not None,
+        timeout=5,
+        interval=0.01,
+        what="the mirror to hold the server and the token",
+    )
+    with redis_commands_of_this_task() as sent:
+        warm = await admission.admit(redis, arrival(server.slug, raw))
+    assert sent == []
+    assert warm.caller == first.caller
+    assert (warm.caller.principal, warm.caller.principal_id) == ("service_account", account.pk)
+    assert (warm.caller.role, warm.caller.credential_kind) == ("admin", "oauth")
+    assert (warm.caller.credential_name, warm.caller.client) == ("CI", "CI runner")
