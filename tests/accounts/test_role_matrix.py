@@ -186,25 +186,6 @@ EXPECTED = [
         body={"name": "k"},
     ),
     R(
-        "dashboard:connected_accounts",
-        {"GET": VIEWER, "POST": ADMIN},
-        CURRENT,
-        body={"preset": "github", "key": "gh2", "client_id": "x", "account_mode": "per_user"},
-    ),
-    R("dashboard:provider_delete", {"POST": ADMIN}, kwargs={"pk": "provider_pk"}),
-    R("dashboard:provider_connect_shared", {"POST": ADMIN}, kwargs={"pk": "provider_pk"}),
-    # The owner's own connection: the owner revokes it as its person, admins as admins; members
-    # and viewers may revoke only their own.
-    R("dashboard:connection_revoke", {"POST": ADMIN}, kwargs={"pk": "connection_pk"}),
-    # The pages a connect link leads to: any signed-in person reaches them, and they refuse
-    # what is not theirs (an unknown or someone else's link, a state they did not start).
-    R(
-        "connections:connect",
-        {"GET": USER, "POST": USER},
-        CURRENT,
-        kwargs={"elicitation_id": "no-such-link"},
-    ),
-    R("connections:callback", {"GET": USER}, CURRENT),
         "dashboard:service_client_create",
         {"GET": ADMIN, "POST": ADMIN},
         kwargs={"pk": "service_account_pk"},
@@ -235,6 +216,26 @@ EXPECTED = [
         },
     ),
     R("dashboard:trusted_issuer_delete", {"POST": ADMIN}, kwargs={"pk": "trusted_issuer_pk"}),
+    R(
+        "dashboard:connected_accounts",
+        {"GET": VIEWER, "POST": ADMIN},
+        CURRENT,
+        body={"preset": "github", "key": "gh2", "client_id": "x", "account_mode": "per_user"},
+    ),
+    R("dashboard:provider_delete", {"POST": ADMIN}, kwargs={"pk": "provider_pk"}),
+    R("dashboard:provider_connect_shared", {"POST": ADMIN}, kwargs={"pk": "provider_pk"}),
+    # The owner's own connection: the owner revokes it as its person, admins as admins; members
+    # and viewers may revoke only their own.
+    R("dashboard:connection_revoke", {"POST": ADMIN}, kwargs={"pk": "connection_pk"}),
+    # The pages a connect link leads to: any signed-in person reaches them, and they refuse
+    # what is not theirs (an unknown or someone else's link, a state they did not start).
+    R(
+        "connections:connect",
+        {"GET": USER, "POST": USER},
+        CURRENT,
+        kwargs={"elicitation_id": "no-such-link"},
+    ),
+    R("connections:callback", {"GET": USER}, CURRENT),
     R("dashboard:usage", {"GET": VIEWER, "POST": OWNER}, CURRENT, body={"task_concurrency": "2"}),
     R(
         "dashboard:secret_list",
@@ -478,16 +479,6 @@ EXPECTED = [
         body={"name": "k"},
     ),
     R(
-        "connection-provider-list",
-        {"GET": VIEWER, "POST": ADMIN},
-        NAMED,
-        body={"preset": "github", "key": "gh2", "clientId": "x", **ORG},
-    ),
-    R(
-        "connection-provider-detail",
-        {"GET": VIEWER, "PUT": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN},
-        kwargs={"pk": "provider_pk"},
-        body={"clientId": "y", "name": "Renamed"},
         "service-account-clients",
         {"GET": ADMIN, "POST": ADMIN},
         kwargs={"pk": "service_account_pk"},
@@ -518,6 +509,18 @@ EXPECTED = [
             "issuer": "https://idp.example",
             "jwksUrl": "https://idp.example/jwks",
         },
+    ),
+    R(
+        "connection-provider-list",
+        {"GET": VIEWER, "POST": ADMIN},
+        NAMED,
+        body={"preset": "github", "key": "gh2", "clientId": "x", **ORG},
+    ),
+    R(
+        "connection-provider-detail",
+        {"GET": VIEWER, "PUT": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN},
+        kwargs={"pk": "provider_pk"},
+        body={"clientId": "y", "name": "Renamed"},
     ),
     R("token-list", {"GET": USER, "POST": USER}, CURRENT, body={"name": "t"}),
     R("token-detail", {"GET": SELF, "DELETE": SELF}, kwargs={"pk": "owner_token_pk"}),
