@@ -5,6 +5,7 @@ from rest_framework.routers import DefaultRouter
 from audit.api import AuditLogView
 from sso.api import ConnectionView as SsoConnectionView
 
+from .connections import ProviderViewSet
 from .errors import not_found
 from .machine_access import TrustedIssuerViewSet
 from .service_accounts import ServiceAccountViewSet
@@ -49,6 +50,7 @@ router.register("identity-providers", TrustedIssuerViewSet, basename="trusted-is
 router.register("tokens", TokenViewSet, basename="token")
 router.register("calls", CallViewSet, basename="call")
 router.register("secrets", SecretViewSet, basename="secret")
+router.register("connection-providers", ProviderViewSet, basename="connection-provider")
 
 urlpatterns = [
     path(

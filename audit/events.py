@@ -244,3 +244,60 @@ def sso_break_glass(membership) -> None:
 
 def _address():
     return request_address(current_request())
+
+
+# -- connected accounts ----------------------------------------------------------------------
+
+
+def _connection_label(connection) -> str:
+    who = connection.user.email if connection.user_id else "shared account"
+    return f"{connection.provider.name} ({who})"[:300]
+
+
+def connection_connected(connection, *, user_id) -> None:
+    audit_record(
+        action="connection.connect",
+        organization_id=connection.organization_id,
+        target_type="connection",
+        target_id=connection.pk,
+        target_label=_connection_label(connection),
+        after={"provider": connection.provider.key, "scopes": connection.scopes},
+    )
+
+
+def connection_refresh_failed(connection, *, reason: str) -> None:
+    # Written by the call that found the grant gone, so its actor is the system, not a person.
+    audit_record(
+        action="connection.refresh_fail",
+        organization_id=connection.organization_id,
+        target_type="connection",
+        target_id=connection.pk,
+        target_label=_connection_label(connection),
+        detail={"reason": reason[:300]},
+        actor=Actor("system", "", "token refresh", None),
+    )
+
+
+def connection_revoked(connection, *, reason: str) -> None:
+    audit_record(
+        action="connection.revoke",
+        organization_id=connection.organization_id,
+        target_type="connection",
+        target_id=connection.pk,
+        target_label=_connection_label(connection),
+        before={"provider": connection.provider.key, "scopes": connection.scopes},
+        detail={"reason": reason},
+    )
+
+
+def provider_changed(provider, action: str, *, before=None, after=None) -> None:
+    """connection_provider.create / .update / .delete"""
+    audit_record(
+        action=f"connection_provider.{action}",
+        organization_id=provider.organization_id,
+        target_type="connection_provider",
+        target_id=provider.pk,
+        target_label=f"{provider.name} ({provider.key})"[:300],
+        before=before,
+        after=after,
+    )

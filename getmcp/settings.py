@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "oauth",
     "inspector",
     "audit",
+    "connections",
     "sso",
     "scim",
 ]

@@ -12,6 +12,7 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("inspector.urls")),
     path("", include("audit.urls")),
+    path("", include("connections.urls")),
     path("", include("sso.urls")),
     path("", include("dashboard.upstream_urls")),
     path("", include("dashboard.urls")),

@@ -213,3 +213,26 @@ def quota_minute(
 # Scan patterns for the metrics scrape (observability/scrape.py).
 SESSIONS_PATTERN = "mcp:s:*"
 UPSTREAM_HEALTH_PATTERN = "mcp:upstream:*:health"
+
+
+def connect_state(state: str) -> str:
+    """A connected-account authorization in progress (connections/flow.py): who, which
+    provider, which scopes, the PKCE verifier; read once (GETDEL), expiring."""
+    return f"mcp:conn:state:{state}"
+
+
+def connect_elicitation(elicitation_id: str) -> str:
+    """A URL elicitation's link (connections/need.py): whose and for which provider, until
+    the person opens it and the flow starts."""
+    return f"mcp:conn:elicit:{elicitation_id}"
+
+
+def connection_refresh_lock(connection_id: int) -> str:
+    """Held while one process refreshes a connection's tokens (connections/tokens.py)."""
+    return f"mcp:conn:refresh:{connection_id}"
+
+
+def connection_ready(organization_id: int, user_id: int, provider_key: str) -> str:
+    """Pushed to when a person's connection is stored, so a call waiting on the person's
+    consent goes on at once (connections/need.py)."""
+    return f"mcp:conn:ready:{organization_id}:{user_id}:{provider_key}"

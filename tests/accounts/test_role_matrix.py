@@ -40,11 +40,13 @@ from accounts import services
 from accounts.models import ApiKey, Membership, ServiceAccount, User
 from activity.models import CallLog
 from api.models import PersonalAccessToken
+from connections.models import Connection, Provider
 from dashboard.scoping import SESSION_KEY
 from mcptasks.models import Task
 from oauth.models import Client, Grant, TrustedIssuer
 from servers import publishing
 from servers.models import Prompt, Resource, ResourceTemplate, Server, Tool, UpstreamReview
+from vault.crypto import encrypt
 from vault.models import Secret
 
 VIEWER, MEMBER, ADMIN, OWNER = "viewer", "member", "admin", "owner"
@@ -214,6 +216,26 @@ EXPECTED = [
         },
     ),
     R("dashboard:trusted_issuer_delete", {"POST": ADMIN}, kwargs={"pk": "trusted_issuer_pk"}),
+    R(
+        "dashboard:connected_accounts",
+        {"GET": VIEWER, "POST": ADMIN},
+        CURRENT,
+        body={"preset": "github", "key": "gh2", "client_id": "x", "account_mode": "per_user"},
+    ),
+    R("dashboard:provider_delete", {"POST": ADMIN}, kwargs={"pk": "provider_pk"}),
+    R("dashboard:provider_connect_shared", {"POST": ADMIN}, kwargs={"pk": "provider_pk"}),
+    # The owner's own connection: the owner revokes it as its person, admins as admins; members
+    # and viewers may revoke only their own.
+    R("dashboard:connection_revoke", {"POST": ADMIN}, kwargs={"pk": "connection_pk"}),
+    # The pages a connect link leads to: any signed-in person reaches them, and they refuse
+    # what is not theirs (an unknown or someone else's link, a state they did not start).
+    R(
+        "connections:connect",
+        {"GET": USER, "POST": USER},
+        CURRENT,
+        kwargs={"elicitation_id": "no-such-link"},
+    ),
+    R("connections:callback", {"GET": USER}, CURRENT),
     R("dashboard:usage", {"GET": VIEWER, "POST": OWNER}, CURRENT, body={"task_concurrency": "2"}),
     R(
         "dashboard:secret_list",
@@ -488,6 +510,18 @@ EXPECTED = [
             "jwksUrl": "https://idp.example/jwks",
         },
     ),
+    R(
+        "connection-provider-list",
+        {"GET": VIEWER, "POST": ADMIN},
+        NAMED,
+        body={"preset": "github", "key": "gh2", "clientId": "x", **ORG},
+    ),
+    R(
+        "connection-provider-detail",
+        {"GET": VIEWER, "PUT": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN},
+        kwargs={"pk": "provider_pk"},
+        body={"clientId": "y", "name": "Renamed"},
+    ),
     R("token-list", {"GET": USER, "POST": USER}, CURRENT, body={"name": "t"}),
     R("token-detail", {"GET": SELF, "DELETE": SELF}, kwargs={"pk": "owner_token_pk"}),
     R("call-list", {"GET": VIEWER}, CURRENT),
@@ -634,6 +668,17 @@ def world(db):
         jwks_url="https://idp.example/jwks",
     )
     secret = Secret.store(org, "TARGET_SECRET", "value")
+    provider = Provider.objects.create(
+        organization=org,
+        key="matrix",
+        name="Matrix provider",
+        authorization_url="https://as.example/authorize",
+        token_url="https://as.example/token",
+        client_id="matrix-client",
+    )
+    connection = Connection.objects.create(
+        provider=provider, organization=org, user=owner, access_token_ciphertext=encrypt("t")
+    )
     token, _ = PersonalAccessToken.issue(owner, "owner's token")
     call = CallLog.objects.create(
         at=timezone.now(), organization=org, server=server, server_slug=server.slug, method="x"
@@ -692,6 +737,8 @@ def world(db):
         service_client_id=bot_client.client_id,
         trusted_issuer_pk=trusted.pk,
         secret_pk=secret.pk,
+        provider_pk=provider.pk,
+        connection_pk=connection.pk,
         owner_token_pk=token.pk,
         call_pk=call.pk,
         task_pk=task.pk,

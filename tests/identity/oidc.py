@@ -201,6 +201,11 @@ class OidcProvider:
         ends their sessions; returns how many grants there were."""
         return self._admin("revoke", {"sub": user.sub})["revoked"]
 
+    def grants(self, client: Client) -> dict[str, int]:
+        """How many tokens the token endpoint gave `client`, per grant type
+        (`{"authorization_code": 1, "refresh_token": 3}`)."""
+        return self._admin("grants", {"client_id": client.client_id})
+
     # --- the browser step ---
     async def sign_in(
         self,

@@ -256,6 +256,7 @@ async function admin(provider, req, res) {
     return json(200, { sub: body.sub });
   }
   if (path === '/admin/revoke') return json(200, { revoked: await revokeUser(provider, body.sub) });
+  if (path === '/admin/grants') return json(200, grantCounts[body.client_id] ?? {});
   return json(404, { error: 'not_found' });
 }
 
@@ -304,6 +305,14 @@ const issuerServer = await listen(async (req, res) => {
 });
 const issuer = `http://127.0.0.1:${issuerServer.address().port}`;
 provider = makeProvider(issuer);
+// Token endpoint grants per client and grant type, so a test can count the refreshes made.
+const grantCounts = {};
+provider.on('grant.success', (ctx) => {
+  const client = ctx.oidc.client?.clientId ?? '';
+  const type = ctx.oidc.params?.grant_type ?? '';
+  grantCounts[client] = grantCounts[client] ?? {};
+  grantCounts[client][type] = (grantCounts[client][type] ?? 0) + 1;
+});
 callback = provider.callback();
 for (const client of config.clients ?? []) await addClient(client);
 for (const user of config.users ?? []) addUser(user);
