@@ -6,6 +6,7 @@ provider's login and consent pages."""
 import shutil
 from types import SimpleNamespace
 
+import mcp_types as types
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
@@ -141,3 +142,67 @@ def world(committed, unique, live, oidc_provider):
         email=made.bob.email, items=[{"id": "b1", "title": "Bob's private note"}]
     )
     return made
+
+
+class Person:
+    """A person at their MCP client: a browser (signed in to nothing yet), the URL elicitations
+    their client was sent, and the notifications it got."""
+
+    def __init__(self, page, live, provider, user, upstream):
+        self.page, self.live, self.provider = page, live, provider
+        self.user, self.upstream = user, upstream
+        self.asked: list = []
+        self.notified: list = []
+
+    async def connect(self, url: str) -> None:
+        """What the person does with the link: open it, sign in to getmcp if asked, continue,
+        sign in to the provider and allow."""
+        page = self.page
+        await page.goto(url)
+        if "/login/" in page.url:
+            await page.fill("input[name=username]", self.user.email)
+            await page.fill("input[name=password]", PASSWORD)
+            async with page.expect_navigation(url=lambda u: "/login/" not in u):
+                await page.click("button[type=submit]")
+        assert await page.inner_text("[data-connect-person]") == self.user.email
+        async with page.expect_navigation(url=lambda u: u.startswith(self.provider.issuer)):
+            await page.click("[data-connect-continue]")
+        await self.provider.sign_in(
+            page,
+            page.url,
+            user=self.upstream,
+            redirect_prefix=f"{self.live.url}/connections/callback/",
+        )
+        await page.wait_for_selector("[data-connected]")
+
+    async def on_elicit(self, context, params):
+        assert params.mode == "url"
+        self.asked.append(params)
+        await self.connect(params.url)
+        return types.ElicitResult(action="accept")
+
+    async def on_message(self, message):
+        if isinstance(message, types.ServerNotification | types.ElicitCompleteNotification):
+            root = getattr(message, "root", message)
+            if isinstance(root, types.ElicitCompleteNotification):
+                self.notified.append(root.params.elicitation_id)
+
+
+@pytest.fixture
+async def chromium():
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=oidc_browser.CHROMIUM, args=oidc_browser.ARGS
+        )
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+async def person_of(chromium, live, oidc_provider, user, upstream) -> Person:
+    context = await chromium.new_context()
+    context.set_default_timeout(30_000)
+    return Person(await context.new_page(), live, oidc_provider, user, upstream)
