@@ -9,6 +9,9 @@ from types import SimpleNamespace
 import mcp_types as types
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from accounts.models import ApiKey, Membership, ServiceAccount, User
 from connections.models import Provider
@@ -20,6 +23,8 @@ from vault.models import NetworkAllowance
 PASSWORD = "connected accounts password 7"
 # Access tokens of the provider's client for getmcp live this long, so refreshes come often.
 SHORT_TOKEN_SECONDS = 4
+# The protocol eras a client is run in: a 2025-11-25 session, or stateless 2026-07-28.
+SESSION, STATELESS = "legacy", "2026-07-28"
 
 
 @pytest.fixture(scope="module")
@@ -206,3 +211,17 @@ async def person_of(chromium, live, oidc_provider, user, upstream) -> Person:
     context = await chromium.new_context()
     context.set_default_timeout(30_000)
     return Person(await context.new_page(), live, oidc_provider, user, upstream)
+
+
+def client(live, slug, key, mode, person: Person | None = None) -> Client:
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"})
+    callbacks = {}
+    if person is not None:
+        callbacks = {"elicitation_callback": person.on_elicit, "message_handler": person.on_message}
+    return Client(
+        streamable_http_client(live.mcp_url(slug), http_client=http), mode=mode, **callbacks
+    )
+
+
+def text_of(result) -> str:
+    return "".join(c.text for c in result.content if c.type == "text")

@@ -6,26 +6,11 @@ import asyncio
 import time
 
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from connections.models import Connection
-from tests.connections.conftest import PASSWORD, Person, person_of
+from tests.connections.conftest import PASSWORD, SESSION, STATELESS, client, person_of, text_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-SESSION, STATELESS = "legacy", "2026-07-28"
-
-
-def client(live, slug, key, mode, person: Person | None = None) -> Client:
-    http = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"})
-    callbacks = {}
-    if person is not None:
-        callbacks = {"elicitation_callback": person.on_elicit, "message_handler": person.on_message}
-    return Client(
-        streamable_http_client(live.mcp_url(slug), http_client=http), mode=mode, **callbacks
-    )
 
 
 def logged_connections(world) -> dict[str, set[str]]:
@@ -56,10 +41,6 @@ def logged_connections(world) -> dict[str, set[str]]:
         what="the calls in the call log",
     )
     return by_tool()
-
-
-def text_of(result) -> str:
-    return "".join(c.text for c in result.content if c.type == "text")
 
 
 @pytest.mark.parametrize("mode", [SESSION, STATELESS])
