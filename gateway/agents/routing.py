@@ -69,14 +69,21 @@ def provided(snapshot, name) -> bool:
 
 
 def talks_to_client(snapshot, request) -> bool:
-    """Calls that may send progress before they answer (so they get a stream)."""
+    """Whether a call may send notifications or ask the client before it answers (so it gets a
+    stream), decided once per request (gateway/endpoint/serving.py): a prompt with steps, a
+    platform tool that does (a long call's result, code mode), a tool that runs as a long call,
+    or a tool whose kind says it streams progress."""
+    if request.method == "prompts/get":
+        name = request.params.get("name")
+        prompt = snapshot.prompts.get(name) if isinstance(name, str) else None
+        return prompt is not None and bool(getattr(prompt, "steps", None))
     if request.method != "tools/call":
         return False
     name = request.params.get("name")
     if provided(snapshot, name):
         return name in (longcalls.RESULT, codemode.RUN)
     tool = snapshot.tools.get(name) if isinstance(name, str) else None
-    return longcalls.eligible(snapshot, tool)
+    return longcalls.eligible(snapshot, tool) or (tool is not None and tool.kind.streams_progress)
 
 
 async def layer(call, inner) -> dict:
