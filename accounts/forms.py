@@ -6,6 +6,8 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.urls import reverse
 from django.utils.html import format_html
 
+from sso.passwords import password_refusal
+
 from . import throttle
 from .models import Membership, Organization, User
 
@@ -80,9 +82,17 @@ class LoginForm(AuthenticationForm):
             )
         try:
             return super().clean()
-        except forms.ValidationError:
-            throttle.login_failed(email=email, address=address)
+        except forms.ValidationError as exc:
+            if exc.code != "sso_required":  # the password was right
+                throttle.login_failed(email=email, address=address)
             raise
+
+    def confirm_login_allowed(self, user):
+        super().confirm_login_allowed(user)
+        # An organization of theirs may require single sign-on (sso/passwords.py).
+        refusal = password_refusal(user)
+        if refusal:
+            raise forms.ValidationError(refusal, code="sso_required")
 
 
 class ProfileForm(forms.ModelForm):

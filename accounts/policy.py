@@ -46,8 +46,11 @@ class Action(StrEnum):
     SERVER_DELETE = "server.delete"
     AUDIT_VIEW = "audit.view"  # read the audit log (who changed what, from where)
     SERVICE_ACCOUNTS = "service_accounts.manage"  # machine identities, their keys, transfers
+    CONNECTIONS_MANAGE = "connections.manage"  # OAuth providers; revoke members' connections
+    SCIM_MANAGE = "scim.manage"  # the SCIM token, default role and group-to-role mapping
     # enterprise identity providers trusted for ID-JAG (oauth/trust.py)
     TRUSTED_ISSUERS = "trusted_issuers.manage"
+    SSO_MANAGE = "sso.manage"  # single sign-on: the provider, domains, roles, "SSO required"
 
 
 # The least role allowed each action.
@@ -69,7 +72,10 @@ LEAST_ROLE = {
     Action.SERVER_DELETE: ADMIN,
     Action.AUDIT_VIEW: ADMIN,
     Action.SERVICE_ACCOUNTS: ADMIN,
+    Action.CONNECTIONS_MANAGE: ADMIN,
+    Action.SCIM_MANAGE: ADMIN,
     Action.TRUSTED_ISSUERS: ADMIN,
+    Action.SSO_MANAGE: ADMIN,
 }
 
 # Actions a lower role may still take on objects it created: (least role, attribute naming the
@@ -164,5 +170,8 @@ DESCRIPTIONS = {
     Action.SERVER_DELETE: "deleting servers",
     Action.AUDIT_VIEW: "reading the audit log",
     Action.SERVICE_ACCOUNTS: "managing service accounts and moving keys to them",
+    Action.CONNECTIONS_MANAGE: "configuring OAuth providers and revoking members' connections",
+    Action.SCIM_MANAGE: "managing SCIM provisioning",
     Action.TRUSTED_ISSUERS: "managing the enterprise identity providers this organization trusts",
+    Action.SSO_MANAGE: "configuring single sign-on",
 }

@@ -21,7 +21,7 @@ from django.utils.text import slugify
 
 from audit import events as audit_events
 
-from . import billing, policy, throttle
+from . import billing, deprovision, policy, throttle
 from .models import Invitation, Membership, Organization, User
 from .policy import Action
 
@@ -226,8 +226,15 @@ def membership_remove(*, actor: User, membership: Membership) -> None:
             policy.require(user=actor, org=org, action=Action.OWNERS_MANAGE)
     if membership.role == Membership.OWNER and not _owners_left(org, membership):
         raise ValidationError("An organization needs at least one owner.")
+    left = membership.user_id == actor.pk
     with transaction.atomic():
-        if membership.role == Membership.OWNER:
-            billing.pass_on(org, leaving=membership.user)
-        audit_events.member_removed(membership, left=membership.user_id == actor.pk)
-        membership.delete()
+        audit_events.member_removed(membership, left=left)
+        try:
+            # Keys, grants, sessions, streams, sockets and connected accounts end with it.
+            deprovision.member_deprovision(
+                organization=org,
+                user=membership.user,
+                reason="member.leave" if left else "member.remove",
+            )
+        except ValueError as exc:  # the last owner, raced by another removal
+            raise ValidationError(str(exc)) from None

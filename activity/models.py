@@ -41,6 +41,9 @@ class CallLog(models.Model):
     outcome = models.CharField(max_length=12, choices=OUTCOMES, default=OK)
     error = models.TextField(blank=True)
     latency_ms = models.FloatField(default=0.0)
+    # The connected accounts the call acted through ("github", "slack (shared)"): provider keys,
+    # never a token.
+    connection = models.CharField(max_length=200, blank=True, default="")
     arguments = models.JSONField(null=True, blank=True)
     session_id = models.CharField(max_length=100, blank=True)
     request_id = models.CharField(max_length=100, blank=True)

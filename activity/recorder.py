@@ -94,6 +94,7 @@ def record_call(
     session_id: str = "",
     request_id: str = "",
     at: datetime | float | None = None,
+    connection: str = "",
 ) -> None:
     """Queue one call for the log. Never runs SQL, never waits on the network."""
     if client_info:
@@ -126,6 +127,7 @@ def record_call(
             "arguments": redact_arguments(arguments, keep=log_arguments),
             "session_id": (session_id or "")[:100],
             "request_id": str(request_id or "")[:100],
+            "connection": (connection or "")[:200],
         }
     )
     _buffer.append(row)

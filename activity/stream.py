@@ -13,6 +13,7 @@ during a Postgres outage long enough to reach the cap, the oldest rows give way 
 Redis's memory.
 """
 
+import contextlib
 import logging
 from datetime import UTC, datetime
 from typing import Any
@@ -22,6 +23,7 @@ import redis
 from django.conf import settings
 
 from infra import keys
+from infra.redis import is_cluster
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +65,44 @@ def append(client: redis.Redis, rows: list[dict]) -> None:
             pipe.xadd(STREAM_KEY, {FIELD: payload}, maxlen=cap)
         pipe.execute()
         return
+    if is_cluster():
+        _append_replicated(client, cap, encoded)
+        return
     script = _scripts.get(id(client))
     if script is None:
         script = _scripts[id(client)] = client.register_script(APPEND)
     for start in range(0, len(encoded), CHUNK_ROWS):
         script(keys=[STREAM_KEY], args=[cap, *encoded[start : start + CHUNK_ROWS]])
+
+
+# How long a push waits for a replica to hold its rows before it counts as failed (and is sent
+# again with the next push).
+REPLICA_WAIT_MS = 1000
+
+
+def _append_replicated(cluster, cap: int, encoded: list[bytes]) -> None:
+    """On a Redis Cluster a master acknowledges a write before its replica has it, and a
+    failover promotes the replica: rows the master took in that window would be gone. So the
+    rows stay in the process's buffer until a replica holds them too (WAIT on the connection
+    that wrote them, hence the master's own client rather than the cluster client). A master
+    with no replica at all is taken at its word."""
+    try:
+        direct = cluster.get_redis_connection(cluster.get_node_from_key(STREAM_KEY))
+        script = direct.register_script(APPEND)
+        for start in range(0, len(encoded), CHUNK_ROWS):
+            with direct.pipeline(transaction=False) as pipe:
+                script(
+                    keys=[STREAM_KEY], args=[cap, *encoded[start : start + CHUNK_ROWS]], client=pipe
+                )
+                pipe.execute_command("WAIT", 1, REPLICA_WAIT_MS)
+                _, replicated = pipe.execute()
+            if replicated < 1 and direct.execute_command("ROLE")[2]:
+                raise redis.TimeoutError("call-log rows not on a replica yet")
+    except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
+        # The master may be gone or its slot moved: read the slot map again for the next push.
+        with contextlib.suppress(redis.RedisError):
+            cluster.nodes_manager.initialize()
+        raise
 
 
 def ensure_group(client: redis.Redis) -> None:

@@ -5,7 +5,7 @@ An organization with a quota has its calls counted by the quota's own Lua script
 see the count before it admits a call. One without a quota still wants the Usage page to tell
 the truth (people read it for billing), but a Redis round trip on every warm call would buy
 nothing: nobody is refused on that number. So the hot path appends to a deque, and the
-flusher thread adds the sums to the same counters (`mcp:q:org:<org>:<YYYYMM>`) the quota
+flusher thread adds the sums to the same counters (`mcp:q:{o<org>}:<YYYYMM>`) the quota
 script uses, so a quota set in the middle of a month starts from the calls already made.
 
 What a process can lose is what the call log can lose: a SIGKILL drops up to a second of

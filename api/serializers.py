@@ -341,6 +341,7 @@ class CallLogSerializer(serializers.ModelSerializer):
     latencyMs = serializers.FloatField(source="latency_ms", read_only=True)
     sessionId = serializers.CharField(source="session_id", read_only=True)
     requestId = serializers.CharField(source="request_id", read_only=True)
+    connection = serializers.CharField(read_only=True)
 
     class Meta:
         model = CallLog
@@ -364,6 +365,7 @@ class CallLogSerializer(serializers.ModelSerializer):
             "arguments",
             "sessionId",
             "requestId",
+            "connection",
         ]
         read_only_fields = fields
 

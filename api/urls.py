@@ -3,15 +3,19 @@ from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from audit.api import AuditLogView
+from sso.api import ConnectionView as SsoConnectionView
 
+from .connections import ProviderViewSet
 from .errors import not_found
 from .machine_access import TrustedIssuerViewSet
 from .service_accounts import ServiceAccountViewSet
 from .views.calls import CallCsvView, CallViewSet
 from .views.docs import SchemaView
 from .views.keys import KeyViewSet, TokenViewSet
+from .views.members import MemberDetailView, MemberListView
 from .views.organizations import OrganizationViewSet
 from .views.parts import PromptViewSet, ResourceTemplateViewSet, ResourceViewSet, ToolViewSet
+from .views.scim import ScimSettingsView, ScimTokenView
 from .views.secrets import SecretViewSet
 from .views.servers import SLUG_PATTERN, ServerViewSet, VersionViewSet
 
@@ -46,6 +50,7 @@ router.register("identity-providers", TrustedIssuerViewSet, basename="trusted-is
 router.register("tokens", TokenViewSet, basename="token")
 router.register("calls", CallViewSet, basename="call")
 router.register("secrets", SecretViewSet, basename="secret")
+router.register("connection-providers", ProviderViewSet, basename="connection-provider")
 
 urlpatterns = [
     path(
@@ -58,6 +63,23 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("calls.csv", CallCsvView.as_view(), name="calls-csv"),
     path("organizations/<slug:slug>/audit/", AuditLogView.as_view(), name="organization-audit"),
+    path("organizations/<slug:slug>/sso/", SsoConnectionView.as_view(), name="organization-sso"),
+    path(
+        "organizations/<slug:slug>/members/",
+        MemberListView.as_view(),
+        name="organization-members",
+    ),
+    path(
+        "organizations/<slug:slug>/members/<int:pk>/",
+        MemberDetailView.as_view(),
+        name="organization-member",
+    ),
+    path("organizations/<slug:slug>/scim/", ScimSettingsView.as_view(), name="organization-scim"),
+    path(
+        "organizations/<slug:slug>/scim/token/",
+        ScimTokenView.as_view(),
+        name="organization-scim-token",
+    ),
     *router.urls,
     re_path(r"^", not_found),
 ]

@@ -174,3 +174,130 @@ def token_revoked(grant) -> None:
         target_label=_grant_label(grant),
         actor=_grant_actor(grant),
     )
+
+
+# -- single sign-on (sso/) -------------------------------------------------------------------
+
+
+def sso_config_changed(connection, action: str, *, before=None, after=None) -> None:
+    """sso.config_create / .config_update / .config_delete (the secret itself never: only
+    whether one is set, under a name the redaction leaves readable)."""
+    audit_record(
+        action=f"sso.{action}",
+        organization_id=connection.organization_id,
+        target_type="sso_connection",
+        target_id=connection.pk,
+        target_label=connection.issuer,
+        before=before,
+        after=after,
+    )
+
+
+def sso_joined(membership, *, groups) -> None:
+    """Just-in-time membership: someone the organization's provider vouches for joined."""
+    audit_record(
+        action="sso.join",
+        organization_id=membership.organization_id,
+        target_type="membership",
+        target_id=membership.pk,
+        target_label=_member_label(membership),
+        after={"role": membership.role},
+        detail={"groups": list(groups)},
+        actor=Actor("user", str(membership.user_id), membership.user.email, _address()),
+    )
+
+
+def sso_signed_in(membership, *, subject: str, groups) -> None:
+    audit_record(
+        action="sso.sign_in",
+        organization_id=membership.organization_id,
+        target_type="membership",
+        target_id=membership.pk,
+        target_label=_member_label(membership),
+        detail={"subject": subject, "groups": list(groups), "role": membership.role},
+        actor=Actor("user", str(membership.user_id), membership.user.email, _address()),
+    )
+
+
+def sso_refused(organization_id: int, *, reason: str, email: str = "") -> None:
+    """A sign-in through the organization's provider that did not sign anyone in."""
+    audit_record(
+        action="sso.sign_in_refused",
+        organization_id=organization_id,
+        target_type="sso_connection",
+        target_label=email,
+        detail={"reason": reason},
+    )
+
+
+def sso_break_glass(membership) -> None:
+    """An owner signed in with a password although the organization requires single sign-on."""
+    audit_record(
+        action="sso.break_glass",
+        organization_id=membership.organization_id,
+        target_type="membership",
+        target_id=membership.pk,
+        target_label=_member_label(membership),
+        actor=Actor("user", str(membership.user_id), membership.user.email, _address()),
+    )
+
+
+def _address():
+    return request_address(current_request())
+
+
+# -- connected accounts ----------------------------------------------------------------------
+
+
+def _connection_label(connection) -> str:
+    who = connection.user.email if connection.user_id else "shared account"
+    return f"{connection.provider.name} ({who})"[:300]
+
+
+def connection_connected(connection, *, user_id) -> None:
+    audit_record(
+        action="connection.connect",
+        organization_id=connection.organization_id,
+        target_type="connection",
+        target_id=connection.pk,
+        target_label=_connection_label(connection),
+        after={"provider": connection.provider.key, "scopes": connection.scopes},
+    )
+
+
+def connection_refresh_failed(connection, *, reason: str) -> None:
+    # Written by the call that found the grant gone, so its actor is the system, not a person.
+    audit_record(
+        action="connection.refresh_fail",
+        organization_id=connection.organization_id,
+        target_type="connection",
+        target_id=connection.pk,
+        target_label=_connection_label(connection),
+        detail={"reason": reason[:300]},
+        actor=Actor("system", "", "token refresh", None),
+    )
+
+
+def connection_revoked(connection, *, reason: str) -> None:
+    audit_record(
+        action="connection.revoke",
+        organization_id=connection.organization_id,
+        target_type="connection",
+        target_id=connection.pk,
+        target_label=_connection_label(connection),
+        before={"provider": connection.provider.key, "scopes": connection.scopes},
+        detail={"reason": reason},
+    )
+
+
+def provider_changed(provider, action: str, *, before=None, after=None) -> None:
+    """connection_provider.create / .update / .delete"""
+    audit_record(
+        action=f"connection_provider.{action}",
+        organization_id=provider.organization_id,
+        target_type="connection_provider",
+        target_id=provider.pk,
+        target_label=f"{provider.name} ({provider.key})"[:300],
+        before=before,
+        after=after,
+    )

@@ -14,7 +14,7 @@ from django.utils.decorators import sync_and_async_middleware
 
 log = logging.getLogger("getmcp.errors")
 
-JSON_PREFIXES = ("/api/", "/mcp/", "/webtools/")
+JSON_PREFIXES = ("/api/", "/mcp/", "/webtools/", "/scim/")
 MAX_TRACEBACK_FRAMES = 30
 MAX_TRACEBACK_CHARS = 16_000
 
@@ -36,8 +36,9 @@ def _json_error(status: int, message: str) -> JsonResponse:
 def _rewrite(request, response):
     if not request.path.startswith(JSON_PREFIXES) or response.status_code < 400:
         return response
-    if response.get("Content-Type", "").startswith("application/json"):
-        return response
+    content_type = response.get("Content-Type", "").split(";")[0].strip()
+    if content_type == "application/json" or content_type.endswith("+json"):
+        return response  # JSON already (SCIM answers application/scim+json)
     if getattr(response, "streaming", False):
         return response
     reason = response.reason_phrase or "Error"

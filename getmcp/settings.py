@@ -5,6 +5,7 @@ values into Django's settings and holds the fixed ones."""
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from getmcp.environment import Environment
 
@@ -38,6 +39,9 @@ INSTALLED_APPS = [
     "oauth",
     "inspector",
     "audit",
+    "connections",
+    "sso",
+    "scim",
 ]
 
 MIDDLEWARE = [
@@ -97,15 +101,23 @@ if ENV.TEST_DB_NAME:
 
 # Empty means embedded mode: fakeredis in-process, Celery tasks on an in-process executor.
 REDIS_URL = ENV.REDIS_URL
+# REDIS_URL names one node of a Redis Cluster: infra/redis.py builds redis-py's cluster clients,
+# and pub/sub is sharded (docs/scaling.md, "Redis Cluster").
+REDIS_CLUSTER = ENV.REDIS_CLUSTER
+# The Channels layer (the live inspector's events) may live on a Redis of its own; channels_redis
+# speaks no cluster protocol, so under REDIS_CLUSTER it needs one.
+CHANNELS_REDIS_URL = ENV.CHANNELS_REDIS_URL or REDIS_URL
+if REDIS_CLUSTER and not ENV.CHANNELS_REDIS_URL:
+    raise ImproperlyConfigured("REDIS_CLUSTER needs CHANNELS_REDIS_URL (a standalone Redis)")
 
 # The live inspector's channel layer (inspector/): Redis pub/sub, so an event published by any
 # web process reaches a watcher connected to any other; in-process in embedded mode.
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL]},
+        "CONFIG": {"hosts": [CHANNELS_REDIS_URL]},
     }
-    if REDIS_URL
+    if CHANNELS_REDIS_URL
     else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
 }
 # At most this many live-inspector events per second, per web process and server; the rest are
@@ -294,12 +306,22 @@ DOCTOR_ALLOW_PRIVATE_SITE = ENV.DOCTOR_ALLOW_PRIVATE_SITE
 # How long the SSE check waits for a stream's first event before blaming a buffering proxy.
 DOCTOR_SSE_WAIT_SECONDS = ENV.DOCTOR_SSE_WAIT_SECONDS
 
-CELERY_BROKER_URL = REDIS_URL or "memory://"
+# The broker may be a service of its own (RabbitMQ, a Sentinel-watched Redis): tasks are messages
+# only, the platform's state never goes through it. Embedded mode (no REDIS_URL) keeps tasks in
+# the process whatever this says.
+CELERY_BROKER_URL = (ENV.CELERY_BROKER_URL or REDIS_URL) if REDIS_URL else "memory://"
+if REDIS_CLUSTER and not ENV.CELERY_BROKER_URL:
+    # kombu's Redis transport keeps its queues in keys of unrelated slots: no cluster.
+    raise ImproperlyConfigured("REDIS_CLUSTER needs CELERY_BROKER_URL (RabbitMQ, or a Redis)")
 # kombu's Redis transport with the fix that lets a worker survive a Redis restart while it holds
 # a message (infra/broker.py, issue 30). Only for redis://: kombu derives a rediss:// URL's TLS
-# from the scheme's own name, which naming this class instead would lose.
-if REDIS_URL.startswith("redis://"):
+# from the scheme's own name, which naming this class instead would lose; amqp:// and sentinel://
+# keep kombu's own transports.
+if CELERY_BROKER_URL.startswith("redis://"):
     CELERY_BROKER_TRANSPORT = "infra.broker:Transport"
+CELERY_BROKER_SENTINEL_MASTER = ENV.CELERY_BROKER_SENTINEL_MASTER
+if CELERY_BROKER_URL.startswith("sentinel://"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"master_name": CELERY_BROKER_SENTINEL_MASTER}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_IMPORTS = ["servers.upstream.tasks"]

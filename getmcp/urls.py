@@ -7,10 +7,13 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("metrics", metrics, name="metrics"),
     path("api/", include("api.urls")),
+    path("scim/v2/", include("scim.urls")),
     path("", include("oauth.urls")),
     path("", include("accounts.urls")),
     path("", include("inspector.urls")),
     path("", include("audit.urls")),
+    path("", include("connections.urls")),
+    path("", include("sso.urls")),
     path("", include("dashboard.upstream_urls")),
     path("", include("dashboard.urls")),
 ]

@@ -30,7 +30,7 @@ import redis
 import redis.asyncio as aioredis
 from django.conf import settings
 
-from .redis import async_client, is_embedded
+from .redis import async_client, async_cluster, is_cluster, is_embedded
 
 CHUNK = 1000
 PARALLEL = 2
@@ -126,6 +126,10 @@ def coalescer() -> Coalescer:
     if found is None:
         if is_embedded():
             found = Coalescer(async_client())
+        elif is_cluster():
+            # Its own cluster client: a connection or few per node, no per-reply deadline.
+            deadline = BATCH_TIMEOUT_FACTOR * float(settings.REDIS_SOCKET_TIMEOUT_SECONDS)
+            found = Coalescer(async_cluster(socket_timeout=None), deadline)  # type: ignore[arg-type]
         else:
             # Its own few connections, with no per-reply deadline (see above).
             pool = aioredis.ConnectionPool.from_url(

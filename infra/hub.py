@@ -14,6 +14,13 @@ When the subscriber connection breaks (Redis restarted, a network fault), the ru
 with backoff, subscribes every channel again and wakes every stream (`deliver(channel, None)`),
 so streams re-read from their last id and nothing published meanwhile is lost.
 
+On a Redis Cluster (REDIS_CLUSTER) the channels are sharded (SSUBSCRIBE; writers SPUBLISH
+through `infra.redis.publish`): each channel lives on its slot's shard, so no node carries every
+message, and redis-py's cluster pub/sub holds one connection per shard that has a channel of
+this process. It reads those connections in turn, each for at most `SHARD_POLL_SECONDS` (so a
+message waits at most that long per shard), and after a failover the runner re-reads the slot
+map before subscribing again.
+
 The hub belongs to the event loop it was made in (redis-py's asyncio connections cannot cross
 loops); `hub()` returns the running loop's.
 """
@@ -27,7 +34,7 @@ from contextlib import suppress
 import redis
 from redis.asyncio.client import PubSub
 
-from .redis import async_client
+from .redis import async_client, is_cluster
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +44,33 @@ Deliver = Callable[[str, bytes | None], None]
 # How long a listener waits for Redis to confirm its subscription before it reads anyway.
 CONFIRM_SECONDS = 2.0
 RECONNECT_SECONDS = (0.05, 0.2, 0.5, 1.0, 2.0)
+# On a cluster: how long one shard's connection is waited on before the next one's turn.
+SHARD_POLL_SECONDS = 0.02
+
+
+async def subscribe(pubsub, *channels: str) -> None:
+    await (pubsub.ssubscribe if is_cluster() else pubsub.subscribe)(*channels)
+
+
+async def unsubscribe(pubsub, *channels: str) -> None:
+    await (pubsub.sunsubscribe if is_cluster() else pubsub.unsubscribe)(*channels)
+
+
+async def next_message(pubsub, timeout: float) -> dict | None:
+    """The next message, subscription confirmations included, as plain pub/sub names them
+    ("subscribe", "message") whether the channels are sharded or not."""
+    if not is_cluster():
+        return await pubsub.get_message(timeout=timeout)
+    if not pubsub.node_pubsub_mapping:
+        await asyncio.sleep(SHARD_POLL_SECONDS)
+        return None
+    message = await pubsub.get_sharded_message(timeout=SHARD_POLL_SECONDS)
+    if message is not None:
+        kind = message["type"]
+        kind = kind.decode() if isinstance(kind, bytes) else kind
+        message["type"] = {"ssubscribe": "subscribe", "smessage": "message"}.get(kind, kind)
+    return message
+
 
 _hubs: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub]" = weakref.WeakKeyDictionary()
 
@@ -100,7 +134,7 @@ class Hub:
             await asyncio.wait_for(self._connected.wait(), CONFIRM_SECONDS)
         if self._pubsub is not None and self._connected.is_set():
             try:
-                await self._pubsub.subscribe(*channels)
+                await subscribe(self._pubsub, *channels)
             except Exception:  # noqa: BLE001 - the connection may be mid-reset by the runner
                 # The runner resubscribes every channel when it reconnects.
                 log.info("hub: subscribe failed; the reconnect will cover it", exc_info=True)
@@ -122,7 +156,7 @@ class Hub:
             # The connection may be mid-reset by the runner, which then subscribes only the
             # channels still listened to: nothing to undo here.
             with suppress(Exception):
-                await self._pubsub.unsubscribe(*gone)
+                await unsubscribe(self._pubsub, *gone)
 
     def _ensure_runner(self) -> None:
         if self._runner is None or self._runner.done():
@@ -148,11 +182,15 @@ class Hub:
             attempt += 1
 
     async def _connect(self) -> PubSub:
-        pubsub = self._pubsub = async_client().pubsub()
+        client = async_client()
+        if is_cluster():
+            # After a failover the cached slot map may still name the dead master.
+            await client.nodes_manager.initialize()  # type: ignore[attr-defined]
+        pubsub = self._pubsub = client.pubsub()
         channels = list(self._listeners)
         if channels:
-            await pubsub.subscribe(*channels)
-        else:
+            await subscribe(pubsub, *channels)
+        elif not is_cluster():  # a cluster's shard connections open with their channels
             await pubsub.connect()
         self._connected.set()
         # Whatever was published while no connection was subscribed would be missed: every
@@ -165,7 +203,7 @@ class Hub:
     async def _read(self, pubsub: PubSub) -> None:
         # `pubsub` is self._pubsub: only this runner replaces it, after _read returns.
         while self._listeners:
-            message = await pubsub.get_message(timeout=1.0)
+            message = await next_message(pubsub, timeout=1.0)
             if message is None:
                 continue
             channel = message["channel"]

@@ -1,4 +1,15 @@
-"""Names of the Redis keys the endpoint and the domain share (see docs/architecture.md)."""
+"""Names of the Redis keys the endpoint and the domain share (see docs/architecture.md).
+
+Hash tags (the part in braces) decide a key's slot on a Redis Cluster: whatever one Lua script,
+one MULTI or one multi-key command (BLPOP over a response and a cancellation) touches carries
+the same tag, so it lives in one slot. Per session `{<sid>}`, per organization's quota
+`{o<id>}`. Pipelines without MULTI need none: redis-py's cluster client splits them by node.
+On a standalone Redis a tag is only part of the name.
+"""
+
+
+def _tag(value: object) -> str:
+    return "{" + str(value) + "}"
 
 
 def server_generation(slug: str) -> str:
@@ -17,24 +28,44 @@ def state_changes() -> str:
 
 
 def session(sid: str) -> str:
-    return f"mcp:s:{sid}"
+    return f"mcp:s:{_tag(sid)}"
 
 
 def session_stream(sid: str, stream: str) -> str:
-    return f"mcp:s:{sid}:ev:{stream}"
+    return f"mcp:s:{_tag(sid)}:ev:{stream}"
 
 
 def session_wake(sid: str) -> str:
     """The pub/sub channel that tells a session's open streams to read (infra/hub.py)."""
-    return f"mcp:s:{sid}:wake"
+    return f"mcp:s:{_tag(sid)}:wake"
+
+
+# Published on a session's wake channel when the session was ended from outside (its person was
+# deprovisioned, accounts/deprovision.py): its open streams check the session at once and close
+# instead of waiting for their next keep-alive turn.
+SESSION_ENDED = b"!ended"
+
+
+def person_changed(user_id: int) -> str:
+    """The pub/sub channel telling a person's open inspector sockets to check them again now
+    (inspector/consumers.py): published when they are removed from or deactivated in an
+    organization."""
+    return f"mcp:person:{user_id}:changed"
+
+
+def credential_ended(ident: str) -> str:
+    """The pub/sub channel telling the open session-less streams (2026-07-28
+    `subscriptions/listen`) of a credential (`key:<id>`, `grant:<id>`) to check it again now:
+    published when its person is deprovisioned (accounts/deprovision.py)."""
+    return f"mcp:cred:{ident}:ended"
 
 
 def client_response(sid: str, request_id: str) -> str:
-    return f"mcp:s:{sid}:resp:{request_id}"
+    return f"mcp:s:{_tag(sid)}:resp:{request_id}"
 
 
 def cancellation(sid: str, request_id: str) -> str:
-    return f"mcp:s:{sid}:cancel:{request_id}"
+    return f"mcp:s:{_tag(sid)}:cancel:{request_id}"
 
 
 def server_sessions(server_id: int) -> str:
@@ -46,7 +77,7 @@ def resource_subscribers(server_id: int, uri: str) -> str:
 
 
 def session_subscriptions(sid: str) -> str:
-    return f"mcp:s:{sid}:subs"
+    return f"mcp:s:{_tag(sid)}:subs"
 
 
 def server_events(server_id: int) -> str:
@@ -116,7 +147,7 @@ def upstream_health(server_id: int | None, url_digest: str) -> str:
 
 
 def stream_leases_of_session(sid: str) -> str:
-    return f"mcp:streams:s:{sid}"
+    return f"mcp:streams:s:{_tag(sid)}"
 
 
 def stream_leases_of_caller(server_id: int, caller: str) -> str:
@@ -167,15 +198,41 @@ def stored_results_of_owner(owner_id: int) -> str:
 
 def quota_month(organization_id: int, month: str) -> str:
     """An organization's calls in one month (servers/quotas.py)."""
-    return f"mcp:q:org:{organization_id}:{month}"
+    return f"mcp:q:{_tag(f'o{organization_id}')}:{month}"
 
 
-def quota_minute(server_id: int, ident: str, minute: int, tool: str | None = None) -> str:
-    """A key's or grant's calls to a server (or one tool of it) in one minute."""
+def quota_minute(
+    organization_id: int, server_id: int, ident: str, minute: int, tool: str | None = None
+) -> str:
+    """A key's or grant's calls to a server (or one tool of it) in one minute: in its
+    organization's slot, since one script counts it with the month's count."""
     tail = f":t:{tool}" if tool is not None else ""
-    return f"mcp:q:min:{server_id}:{ident}:{minute}{tail}"
+    return f"mcp:q:{_tag(f'o{organization_id}')}:min:{server_id}:{ident}:{minute}{tail}"
 
 
 # Scan patterns for the metrics scrape (observability/scrape.py).
 SESSIONS_PATTERN = "mcp:s:*"
 UPSTREAM_HEALTH_PATTERN = "mcp:upstream:*:health"
+
+
+def connect_state(state: str) -> str:
+    """A connected-account authorization in progress (connections/flow.py): who, which
+    provider, which scopes, the PKCE verifier; read once (GETDEL), expiring."""
+    return f"mcp:conn:state:{state}"
+
+
+def connect_elicitation(elicitation_id: str) -> str:
+    """A URL elicitation's link (connections/need.py): whose and for which provider, until
+    the person opens it and the flow starts."""
+    return f"mcp:conn:elicit:{elicitation_id}"
+
+
+def connection_refresh_lock(connection_id: int) -> str:
+    """Held while one process refreshes a connection's tokens (connections/tokens.py)."""
+    return f"mcp:conn:refresh:{connection_id}"
+
+
+def connection_ready(organization_id: int, user_id: int, provider_key: str) -> str:
+    """Pushed to when a person's connection is stored, so a call waiting on the person's
+    consent goes on at once (connections/need.py)."""
+    return f"mcp:conn:ready:{organization_id}:{user_id}:{provider_key}"

@@ -1,4 +1,6 @@
-"""The Redis clients: the real server when REDIS_URL is set, an in-process fakeredis otherwise.
+"""The Redis clients: the real server when REDIS_URL is set, an in-process fakeredis otherwise,
+and redis-py's cluster clients when REDIS_CLUSTER is on (REDIS_URL then names any one node: the
+client discovers the others, follows MOVED/ASK, and after a failover re-reads the slot map).
 
 Every command has a deadline, so a hung Redis (frozen, partitioned) turns into a
 `redis.TimeoutError` the caller answers cleanly instead of a request that never ends:
@@ -15,9 +17,12 @@ Every command has a deadline, so a hung Redis (frozen, partitioned) turns into a
 import asyncio
 import math
 import weakref
+from urllib.parse import urlsplit, urlunsplit
 
 import redis
 import redis.asyncio as aioredis
+import redis.asyncio.cluster as aiocluster
+import redis.cluster
 from django.conf import settings
 from redis.asyncio.connection import Connection, SSLConnection
 from redis.asyncio.retry import Retry as AsyncRetry
@@ -118,6 +123,92 @@ def _backoff():
     return ExponentialBackoff(cap=0.2, base=0.02)
 
 
+def is_cluster() -> bool:
+    return bool(settings.REDIS_URL) and settings.REDIS_CLUSTER
+
+
+# Attempts of one command across a failover: a dead master's slots answer with connection
+# errors until a replica is promoted (about cluster-node-timeout), then the slot map is re-read.
+CLUSTER_ATTEMPTS = 6
+
+
+def _cluster_retry(retry_class):
+    return retry_class(ExponentialBackoff(cap=0.5, base=0.05), CLUSTER_ATTEMPTS)
+
+
+class SyncCluster(redis.cluster.RedisCluster):
+    """redis-py's cluster client, surviving the death of its "default node": redis-py asks that
+    node which arguments of a command with movable keys (XREAD, XREADGROUP) are keys, outside
+    its retry loop, so once that node is gone (a killed master) every such command failed with
+    a connection error for good. Here the default node is replaced and the question asked
+    again."""
+
+    def determine_slot(self, *args):
+        try:
+            return super().determine_slot(*args)
+        except redis.ConnectionError:
+            self.replace_default_node()
+            return super().determine_slot(*args)
+
+
+class AsyncCluster(aiocluster.RedisCluster):
+    """The asyncio client with the same repair (its command parser asks one node too)."""
+
+    async def _determine_slot(self, command: str, *args):
+        try:
+            return await super()._determine_slot(command, *args)
+        except redis.ConnectionError:
+            self.replace_default_node()
+            await self.commands_parser.initialize(self.get_default_node())
+            return await super()._determine_slot(command, *args)
+
+
+def cluster_url_and_nodes(url: str) -> tuple[str, list[tuple[str, int]]]:
+    """A cluster's REDIS_URL may name several nodes, comma-separated
+    (`redis://:pass@10.0.0.1:6379,10.0.0.2:6379/0`): any one that answers tells the client the
+    rest, so a process starting while one of them is down still finds the cluster. Returns the
+    URL with the first node only, and the others."""
+    parts = urlsplit(url)
+    userinfo, at, hosts = parts.netloc.rpartition("@")
+    first, *others = hosts.split(",")
+    nodes = []
+    for other in others:
+        host, _, port = other.rpartition(":")
+        nodes.append((host, int(port)) if host else (other, 6379))
+    return urlunsplit(parts._replace(netloc=f"{userinfo}{at}{first}")), nodes
+
+
+def sync_cluster(**overrides) -> redis.cluster.RedisCluster:
+    url, others = cluster_url_and_nodes(settings.REDIS_URL)
+    options = {"retry": _cluster_retry(Retry), **_common_options(), **overrides}
+    nodes = [redis.cluster.ClusterNode(host, port) for host, port in others]
+    return SyncCluster.from_url(url, startup_nodes=nodes, **options)
+
+
+def async_cluster(**overrides) -> aiocluster.RedisCluster:
+    """A new asyncio cluster client (the shared one is `async_client()`): `overrides` replace
+    the usual options, as the coalescer's own connections need (infra/coalesce.py)."""
+    options = {
+        "retry": _cluster_retry(AsyncRetry),
+        "max_connections": settings.REDIS_POOL_MAX_IDLE + 10_000,
+        **_common_options(),
+        **overrides,
+    }
+    url, others = cluster_url_and_nodes(settings.REDIS_URL)
+    nodes = [aiocluster.ClusterNode(host, port) for host, port in others]
+    client = AsyncCluster.from_url(url, startup_nodes=nodes, **options)
+    # Blocking commands (BLPOP) get their block time on top of the socket timeout here too:
+    # the cluster client takes no connection class, so its nodes' shared options are changed
+    # before the first node is connected.
+    connection_class = (
+        TimedSSLConnection if settings.REDIS_URL.startswith("rediss://") else TimedConnection
+    )
+    client.nodes_manager.connection_kwargs["connection_class"] = connection_class
+    for node in client.nodes_manager.startup_nodes.values():
+        node.connection_class = connection_class
+    return client
+
+
 def sync_client() -> redis.Redis:
     global _sync_client
     if _sync_client is None:
@@ -125,6 +216,8 @@ def sync_client() -> redis.Redis:
             import fakeredis
 
             _sync_client = fakeredis.FakeRedis(server=_fake())
+        elif is_cluster():
+            _sync_client = sync_cluster()  # type: ignore[assignment]
         else:
             _sync_client = redis.Redis.from_url(
                 settings.REDIS_URL,
@@ -143,6 +236,8 @@ def async_client() -> aioredis.Redis:
             import fakeredis
 
             client = fakeredis.FakeAsyncRedis(server=_fake())
+        elif is_cluster():
+            client = async_cluster()  # type: ignore[assignment]
         else:
             options = {}
             if settings.REDIS_URL.startswith(("redis://", "rediss://")):
@@ -162,3 +257,14 @@ def async_client() -> aioredis.Redis:
             client = aioredis.Redis(connection_pool=pool)
         _async_clients[loop] = client
     return client
+
+
+def publish(client, channel: str, message):
+    """PUBLISH, or on a Redis Cluster SPUBLISH (sharded pub/sub, Redis 7): the message goes to
+    the channel's slot's shard only, not to every node, and unlike PUBLISH it may be queued on
+    a cluster pipeline (redis-py refuses PUBLISH there). Every subscriber of the platform's
+    channels subscribes the same way (infra/hub.py `subscribe`). Returns what `publish` returns:
+    a coroutine on an asyncio client, the pipeline on a pipeline."""
+    if is_cluster():
+        return client.execute_command("SPUBLISH", channel, message)
+    return client.publish(channel, message)

@@ -7,10 +7,11 @@ caller's pipeline: no extra round trip.
 """
 
 from . import keys
+from .redis import publish
 
 
 def append(pipe, sid: str, stream: str, fields: dict, *, maxlen: int, ttl_seconds: int) -> None:
     key = keys.session_stream(sid, stream)
     pipe.xadd(key, fields, maxlen=maxlen, approximate=True)
     pipe.expire(key, ttl_seconds)
-    pipe.publish(keys.session_wake(sid), stream)
+    publish(pipe, keys.session_wake(sid), stream)

@@ -30,7 +30,9 @@ from django.conf import settings
 
 from accounts import policy
 from accounts.models import User
-from infra.hub import hub
+from infra import keys as rkeys
+from infra.hub import hub, next_message
+from infra.hub import subscribe as subscribe_channels
 from infra.redis import async_client
 from servers.models import Server
 
@@ -98,6 +100,12 @@ class InspectorConsumer(AsyncWebsocketConsumer):
         self.relays: dict[str, asyncio.Task] = {}
         self.pending: asyncio.Queue[bytes] = asyncio.Queue(MAX_PENDING)
         self.subscription = await hub().listen([events_channel(server["id"])], self._deliver)
+        # Removed from (or deactivated in) an organization: check the person again at once
+        # (accounts/deprovision.py publishes it), not only every REFRESH_SECONDS.
+        self.recheck = asyncio.Event()
+        self.person = await hub().listen(
+            [rkeys.person_changed(self.scope["user"].pk)], self._person_changed
+        )
         await self.accept()
         await keep_alive(async_client(), server["slug"])
         self.heartbeat = asyncio.create_task(self._keep_watching())
@@ -138,6 +146,11 @@ class InspectorConsumer(AsyncWebsocketConsumer):
         for relay in self.relays.values():
             relay.cancel()
         await self.subscription.close()
+        await self.person.close()
+
+    def _person_changed(self, channel: str, data: bytes | None) -> None:
+        if data is not None:
+            self.recheck.set()
 
     async def receive(self, text_data=None, bytes_data=None):
         try:
@@ -183,9 +196,12 @@ class InspectorConsumer(AsyncWebsocketConsumer):
     async def _keep_watching(self):
         """Every REFRESH_SECONDS: the person is checked again (a removed member, a lowered
         role, a sign-out or a deleted server closes the socket within that time, as the pages
-        would refuse the next request) and the watch flag refreshed."""
+        would refuse the next request; a person's removal, announced on their channel, at
+        once) and the watch flag refreshed."""
         while True:
-            await asyncio.sleep(REFRESH_SECONDS)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.recheck.wait(), REFRESH_SECONDS)
+            self.recheck.clear()
             try:
                 allowed = await _still_allowed(self.scope, self.server)
             except Exception:
@@ -207,11 +223,11 @@ class InspectorConsumer(AsyncWebsocketConsumer):
 
         pubsub = async_client().pubsub()
         try:
-            await pubsub.subscribe(events_channel(task_id))
+            await subscribe_channels(pubsub, events_channel(task_id))
             async with asyncio.timeout(TASK_RELAY_SECONDS):
                 while True:
-                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=5)
-                    if message is None:
+                    message = await next_message(pubsub, timeout=5)
+                    if message is None or message["type"] != "message":
                         continue
                     data = orjson.loads(message["data"])
                     update = {"type": "task", "taskId": task_id, "kind": data.get("type")}

@@ -29,7 +29,7 @@ import orjson
 from django.conf import settings
 
 from infra import keys
-from infra.redis import async_client, sync_client
+from infra.redis import async_client, publish, sync_client
 from vault.masking import Masker
 
 from . import events
@@ -303,7 +303,7 @@ def publish_now(server_id: int, event: dict) -> None:
     """One event sent at once from synchronous code (the OAuth views' requests: a handful a
     minute, not worth a batch)."""
     try:
-        sync_client().publish(keys.inspector_events(server_id), message_of([event]))
+        publish(sync_client(), keys.inspector_events(server_id), message_of([event]))
     except Exception:
         log.warning("live inspector: could not send an event", exc_info=True)
 
@@ -327,7 +327,7 @@ async def _flush() -> None:
         _outbox.clear()
         for server_id, batch in batches.items():
             try:
-                await redis.publish(keys.inspector_events(server_id), message_of(batch))
+                await publish(redis, keys.inspector_events(server_id), message_of(batch))
             except Exception:
                 log.warning("live inspector: could not send %d events", len(batch), exc_info=True)
 

@@ -50,6 +50,9 @@ class RequestContext(Protocol):
     # Test runs: the server's test secrets, and what the run did, for the person debugging it.
     use_test_secrets: bool = False
     http_trace: list[dict[str, Any]] | None = None  # each outbound exchange, secrets masked
+    # The connected accounts (connections/) the call acted through, as the call log names them;
+    # a tool adds to its own context's tuple (an instance attribute), never to this default.
+    connections_used: tuple[str, ...] = ()
     host_calls: list[dict[str, Any]] | None = None  # code tools: each host function call
     printed: list[dict[str, Any]] | None = None  # code tools: what the code printed
     # Stateless era with the tasks extension: a workflow `task` step hands the call over to a
@@ -77,6 +80,11 @@ class RequestContext(Protocol):
     async def request(self, key: str, method: str, params: dict[str, Any]) -> dict[str, Any]: ...
 
     async def sleep(self, seconds: float) -> None: ...
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        """A notification about this request to the client that made it (a URL elicitation's
+        `notifications/elicitation/complete`); only a session's stream carries one."""
+        return None
 
     async def disconnect(self, retry_ms: int = 1000) -> None:
         """Let the client's connection go while the call goes on; only a session-era stream

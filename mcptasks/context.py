@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from infra.redis import publish
 from mcp_protocol.context import REQUIRED_CAPABILITY, RequestContext
 from mcp_protocol.errors import (
     INVALID_PARAMS,
@@ -58,7 +59,7 @@ class TaskContext(RequestContext):
             raise Cancelled()
 
     async def _publish(self, event: dict) -> None:
-        await self._redis.publish(events_channel(self.task_id), orjson.dumps(event))
+        await publish(self._redis, events_channel(self.task_id), orjson.dumps(event))
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         await self._publish({"type": "log", "level": level, "data": data, "logger": logger})

@@ -10,7 +10,7 @@ Status events carry the ready notification for each task design, so a listener n
 import orjson
 
 from infra import keys
-from infra.redis import sync_client
+from infra.redis import publish, sync_client
 from mcp_protocol import versions
 
 from .models import Task
@@ -41,7 +41,7 @@ def status_event(task: Task) -> bytes:
 
 
 def publish_status(task: Task) -> None:
-    sync_client().publish(events_channel(task.id), status_event(task))
+    publish(sync_client(), events_channel(task.id), status_event(task))
 
 
 def wake(task_id: str) -> None:

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import connections, transaction
 from django.utils import timezone
 
-from infra.redis import async_client, is_embedded
+from infra.redis import async_client, async_cluster, is_cluster, is_embedded
 from mcp_protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, Cancelled, InputRequired, McpError
 from servers import access
 
@@ -65,6 +65,8 @@ def _redis():
     # of infra.redis would outlive it. Embedded mode shares the in-process fake server.
     if is_embedded():
         return async_client()
+    if is_cluster():
+        return async_cluster()
     return aioredis.Redis.from_url(settings.REDIS_URL)
 
 

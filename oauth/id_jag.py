@@ -98,6 +98,8 @@ def _is_id_jag_typ(typ) -> bool:
 
 def _member(trust: TrustedIssuer, claims: dict, organization_id: int) -> User:
     """The person the assertion names, while they are a member who may hold credentials."""
+    if trust.subject_mapping == TrustedIssuer.BY_SSO_SUBJECT:
+        return _member_by_sso_subject(trust, claims, organization_id)
     email = claims.get("email")
     if not isinstance(email, str):
         # Some providers put the address in `sub` alone.
@@ -106,6 +108,24 @@ def _member(trust: TrustedIssuer, claims: dict, organization_id: int) -> User:
     if not email:
         raise OAuthError("invalid_grant", "The assertion names no email to map to a member")
     user = User.objects.filter(Q(email__iexact=email), is_active=True).first()
+    if user is None or not is_member(user=user, organization_id=organization_id):
+        raise OAuthError("invalid_grant", "The assertion's subject is not a member here")
+    return user
+
+
+def _member_by_sso_subject(trust: TrustedIssuer, claims: dict, organization_id: int) -> User:
+    """The person whose sign-in through this organization's SSO (sso.Identity) carried this
+    `sub` from this very issuer: a subject means nothing outside its issuer, so a provider
+    trusted here cannot name someone another provider knows under the same string."""
+    subject = claims.get("sub")
+    if not isinstance(subject, str) or not subject:
+        raise OAuthError("invalid_grant", "The assertion names no subject to map to a member")
+    user = User.objects.filter(
+        is_active=True,
+        sso_identities__subject=subject,
+        sso_identities__connection__organization_id=organization_id,
+        sso_identities__connection__issuer=trust.issuer,
+    ).first()
     if user is None or not is_member(user=user, organization_id=organization_id):
         raise OAuthError("invalid_grant", "The assertion's subject is not a member here")
     return user

@@ -194,8 +194,15 @@ class TrustedIssuer(models.Model):
     MCP client acts for (Identity Assertion Authorization Grant, SEP-990; oauth/id_jag.py)."""
 
     # Mapping by SSO subject (the member's single sign-on identity) joins when SSO lands.
-    BY_EMAIL = "email"
-    SUBJECT_MAPPINGS = [(BY_EMAIL, "By email (the assertion's email claim)")]
+    BY_EMAIL, BY_SSO_SUBJECT = "email", "sso_subject"
+    SUBJECT_MAPPINGS = [
+        (BY_EMAIL, "By email (the assertion's email claim)"),
+        (
+            BY_SSO_SUBJECT,
+            "By SSO subject (the assertion's sub, as the organization's single sign-on with the "
+            "same issuer knows the person)",
+        ),
+    ]
 
     organization = models.ForeignKey(
         "accounts.Organization", models.CASCADE, related_name="trusted_issuers"

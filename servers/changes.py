@@ -20,7 +20,7 @@ from django.dispatch import receiver
 from accounts.models import ApiKey
 from infra import keys as rkeys
 from infra import session_streams
-from infra.redis import sync_client
+from infra.redis import publish, sync_client
 
 from . import invalidation, state_events
 from .models import Change, Prompt, Resource, ResourceTemplate, Server, ServerVersion, Tool
@@ -86,8 +86,10 @@ def notify_sessions(server_id: int, methods, params: dict | None = None) -> None
     pipe = client.pipeline(transaction=False)
     _queue_on_get_streams(pipe, sids, events)
     for method in methods:
-        pipe.publish(
-            rkeys.server_events(server_id), orjson.dumps({"method": method, "params": params or {}})
+        publish(
+            pipe,
+            rkeys.server_events(server_id),
+            orjson.dumps({"method": method, "params": params or {}}),
         )
     pipe.execute()
 
@@ -100,7 +102,8 @@ def notify_resource_updated(server_id: int, uri: str) -> None:
     sids = _live_sessions(client, rkeys.resource_subscribers(server_id, uri))
     pipe = client.pipeline(transaction=False)
     _queue_on_get_streams(pipe, sids, [event])
-    pipe.publish(
+    publish(
+        pipe,
         rkeys.server_events(server_id),
         orjson.dumps({"method": "notifications/resources/updated", "params": {"uri": uri}}),
     )

@@ -32,6 +32,8 @@ import redis
 from django.conf import settings
 from django.db import DatabaseError, connections
 
+from infra.redis import is_cluster, sync_cluster
+
 log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
@@ -157,25 +159,37 @@ class Recheck:
     def redis_client(self):
         if self._redis is None:
             timeout = min(1.0, max(settings.SECURITY_RECHECK_SECONDS, 0.2))
-            self._redis = redis.Redis.from_url(
-                settings.REDIS_URL, socket_timeout=timeout, socket_connect_timeout=timeout
-            )
+            if is_cluster():
+                self._redis = sync_cluster(socket_timeout=timeout, socket_connect_timeout=timeout)
+            else:
+                self._redis = redis.Redis.from_url(
+                    settings.REDIS_URL, socket_timeout=timeout, socket_connect_timeout=timeout
+                )
         return self._redis
+
+    def _run_id(self) -> str | None:
+        """The server's run id; on a cluster every master's, joined: a master replaced by its
+        replica (a failover, which may lose the writes it had not replicated) counts as a
+        restart, so every cache is dropped and re-read from Postgres."""
+        client = self.redis_client()
+        if not is_cluster():
+            return client.info("server").get("run_id")
+        found = client.info("server", target_nodes=client.PRIMARIES)
+        return ",".join(sorted(str(info.get("run_id")) for info in found.values()))
 
     def watch_redis(self) -> None:
         """Drop everything when Redis restarted (new run_id) or answers again after failing."""
         if not settings.REDIS_URL:
             return
         try:
-            info = self.redis_client().info("server")
+            run_id = self._run_id()
         except redis.ResponseError:  # INFO disabled on some managed Redis: outages still count
-            info = {"run_id": self.run_id}
+            run_id = self.run_id
         except redis.RedisError:
             if not self.redis_lost:
                 log.warning("Redis unreachable; caches will be dropped when it returns")
             self.redis_lost = True
             return
-        run_id = info.get("run_id")
         if self.redis_lost:
             drop_all("Redis answers again")
         elif self.run_id is not None and run_id != self.run_id:

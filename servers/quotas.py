@@ -194,12 +194,16 @@ def counters(snapshot, credential, names, now: float) -> list[tuple[str, int, in
             key = keys.quota_month(snapshot.organization_id, month_of(now))
             found.append((key, quota, MONTH_TTL, f"monthly quota of {quota} tool calls"))
         if limits.per_minute:
-            key = keys.quota_minute(snapshot.server_id, credential.ident, minute)
+            key = keys.quota_minute(
+                snapshot.organization_id, snapshot.server_id, credential.ident, minute
+            )
             what = f"limit of {limits.per_minute} calls per minute"
             found.append((key, limits.per_minute, MINUTE_TTL, what))
         per_tool = limits.tools.get(name)
         if per_tool:
-            key = keys.quota_minute(snapshot.server_id, credential.ident, minute, name)
+            key = keys.quota_minute(
+                snapshot.organization_id, snapshot.server_id, credential.ident, minute, name
+            )
             found.append(
                 (key, per_tool, MINUTE_TTL, f"limit of {per_tool} calls per minute of {name}")
             )

@@ -18,6 +18,7 @@ or changed).
 from collections.abc import Callable
 
 from infra import keys as rkeys
+from infra.redis import publish as publish_on
 from infra.redis import sync_client
 
 from .outages import REDIS_UNAVAILABLE, best_effort
@@ -55,7 +56,7 @@ def forget_locally(kind: str, subject: str) -> None:
 
 def publish(pipe, kind: str, subject: str) -> None:
     """Queue the announcement on a pipeline (sync or async), after the change it announces."""
-    pipe.publish(rkeys.state_changes(), message(kind, subject))
+    publish_on(pipe, rkeys.state_changes(), message(kind, subject))
 
 
 def bump(generation_key: str, kind: str, subject: str) -> None:
@@ -78,7 +79,7 @@ def bump(generation_key: str, kind: str, subject: str) -> None:
 async def announce_async(redis, kind: str, subject: str) -> None:
     """`announce` from async code, on its async client."""
     try:
-        await redis.publish(rkeys.state_changes(), message(kind, subject))
+        await publish_on(redis, rkeys.state_changes(), message(kind, subject))
     except REDIS_UNAVAILABLE:
         pass  # the mirrors' bound covers a lost announcement
     finally:

@@ -13,6 +13,7 @@ from typing import Any
 from asgiref.sync import async_to_sync, sync_to_async
 from django.db.models import Q
 
+from mcp_protocol.caller import Caller
 from mcp_protocol.context import NullContext
 from mcp_protocol.errors import McpError
 
@@ -102,6 +103,17 @@ async def test_run(
     )
     snapshot = await sync_to_async(_snapshot_for)(server, definition, tool)
     ctx = TestRunContext(client_headers)
+    if user is not None:
+        # The person trying the tool: a tool with a connection acts as their connected
+        # account (or tells them how to connect), as their own calls would.
+        ctx.caller = Caller(
+            organization_id=server.organization_id,
+            principal="person",
+            principal_id=user.pk,
+            role="",
+            credential_kind="none",
+            credential_id=None,
+        )
     masker = await _masker(server)
     started = time.perf_counter()
     report: dict = {

@@ -14,6 +14,7 @@ from django.db import connection
 
 from accounts.models import User
 from tests.clock import clock  # noqa: F401 (a fixture every test may ask for)
+from tests.identity.oidc import oidc_provider  # noqa: F401 (the session's test OpenID provider)
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent

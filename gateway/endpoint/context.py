@@ -73,6 +73,10 @@ class SessionContext(RequestContext):
             params["message"] = message
         await self.writer.emit(notification_message("notifications/progress", params))
 
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        if self.writer is not None:
+            await self.writer.emit(notification_message(method, params))
+
     async def request(self, key: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
         capability = REQUIRED_CAPABILITY.get(method)
         if capability and capability not in self.client_capabilities:

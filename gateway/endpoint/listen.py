@@ -90,10 +90,12 @@ def tagged(
 
 
 def credential_digest(gate: Gate) -> str | None:
-    """The digest a stream's API key is cached under (None without a key): computed once per
-    stream, not at every turn."""
+    """The digest a stream's API key or OAuth access token is cached under (None without
+    one): computed once per stream, not at every turn."""
     token = auth.bearer_token(gate.arrival.authorization)
-    return auth.digest(token) if token and gate.caller.api_key_id is not None else None
+    if not token or (gate.caller.api_key_id is None and not gate.credential.is_oauth):
+        return None
+    return auth.digest(token)
 
 
 async def still_admitted(gate: Gate, digest: str | None) -> errors.McpError | None:
@@ -105,7 +107,8 @@ async def still_admitted(gate: Gate, digest: str | None) -> errors.McpError | No
     asks = [batch.submit("GET", rkeys.server_generation(gate.slug), shared=True)]
     credential = gate.credential
     if digest is not None:
-        asks.append(batch.submit("GET", rkeys.key_generation(digest), shared=True))
+        generation_key = rkeys.key_generation(auth.generation_digest(digest))
+        asks.append(batch.submit("GET", generation_key, shared=True))
     replies = await asyncio.gather(*asks)
     server_generation = replies[0].decode() if replies[0] else "0"
     # Through the cache even when the generation did not move: servers.invalidation may have
@@ -132,6 +135,12 @@ async def still_admitted(gate: Gate, digest: str | None) -> errors.McpError | No
         or (current.server_ids and gate.snapshot.server_id not in current.server_ids)
     ):
         return errors.McpError(errors.INVALID_REQUEST, "API key revoked or expired")
+    if (
+        credential.is_oauth
+        and digest is not None
+        and (current is None or not current.usable(time.time()))
+    ):
+        return errors.McpError(errors.INVALID_REQUEST, "Access token revoked or expired")
     return None
 
 
@@ -185,6 +194,17 @@ async def _follow(
     subscription = await hub().listen(
         [rkeys.server_events(gate.snapshot.server_id), *tasks.task_channels(task_ids)], deliver
     )
+    # Its person deprovisioned (servers/session_ends.py): check the credential now, not at the
+    # next turn.
+    recheck = False
+
+    def credential_ended(_channel: str, data: bytes | None) -> None:
+        nonlocal recheck
+        if data is not None:
+            recheck = True
+            bell.ring()
+
+    ended = await hub().listen([rkeys.credential_ended(gate.caller.ident)], credential_ended)
     gone = asyncio.create_task(wait_for_disconnect(gate.request.receive))
     gone.add_done_callback(lambda _t: bell.ring())
     # No timer of its own: the stream's chores come at its turn on the process's clock.
@@ -197,19 +217,22 @@ async def _follow(
         )
         await send_chunk(send, sse.event(orjson.dumps(ack)))
         while not gone.done():
-            if not inbox and not ticket.due:
+            if not inbox and not ticket.due and not recheck:
                 await bell.wait()
             if gone.done():
                 return
-            if ticket.take_turn():
-                await slot.renew_if_due()
+            turn = ticket.take_turn()
+            if turn or recheck:
+                recheck = False
+                if turn:
+                    await slot.renew_if_due()
                 refusal = await still_admitted(gate, digest)
                 if refusal is not None:
                     # The stream ends with the listen request's own response, an error here.
                     final = error_message(request.id, refusal)
                     await send_chunk(send, sse.event(orjson.dumps(final)), more=False)
                     return
-                if not inbox:  # a keep-alive
+                if turn and not inbox:  # a keep-alive
                     await send_chunk(send, sse.comment())
             while inbox:
                 await _forward(send, request, honoured, inbox.popleft())
@@ -217,6 +240,7 @@ async def _follow(
         ticket.close()
         gone.cancel()
         await asyncio.shield(subscription.close())
+        await asyncio.shield(ended.close())
 
 
 async def _forward(

@@ -134,7 +134,14 @@ async def answer(call: SessionCall) -> dict[str, Any] | None:
     except Exception:
         log.exception("Internal error in %s on %s", request.method, call.snapshot.slug)
         reply = error_message(request.id, McpError(errors.INTERNAL_ERROR, "Internal error"))
-    record(call.served.record, request.method, request.params, reply, started)
+    record(
+        call.served.record,
+        request.method,
+        request.params,
+        reply,
+        started,
+        connections=call.context.connections_used,
+    )
     return reply
 
 

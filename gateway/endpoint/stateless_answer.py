@@ -68,6 +68,7 @@ async def answer(call: StatelessCall, sent: Request, responder: Responder) -> No
             reply,
             started,
             client_info=client_info,
+            connections=call.context.connections_used,
         )
 
 

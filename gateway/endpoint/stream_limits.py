@@ -31,6 +31,7 @@ from redis.asyncio import Redis
 
 from infra import keys
 from infra.coalesce import coalescer
+from infra.redis import is_cluster
 from mcp_protocol import errors
 
 from .gate import Gate, Refused
@@ -89,13 +90,19 @@ class Slot:
     async def take(self, limits: list[tuple[str, int]]) -> None:
         now = time.time()
         lease = self.lease_seconds
-        pipe = self.shared.pipeline(transaction=True)
-        for key in self.keys:
-            pipe.zremrangebyscore(key, "-inf", now)
-            pipe.zadd(key, {self.lease: now + lease})
-            pipe.zcard(key)
-            pipe.expire(key, int(lease * 2))
-        replies = await pipe.execute()
+        # On a Redis Cluster one MULTI per key: a session's leases and its caller's live in
+        # different slots (a MULTI may not span slots), and each count stands alone anyway.
+        groups = [[key] for key in self.keys] if is_cluster() else [self.keys]
+        pipes = []
+        for group in groups:
+            pipe = self.shared.pipeline(transaction=True)
+            for key in group:
+                pipe.zremrangebyscore(key, "-inf", now)
+                pipe.zadd(key, {self.lease: now + lease})
+                pipe.zcard(key)
+                pipe.expire(key, int(lease * 2))
+            pipes.append(pipe.execute())
+        replies = [reply for replies in await asyncio.gather(*pipes) for reply in replies]
         self.renewed = time.monotonic()
         for index, (what, limit) in enumerate(limits):
             if replies[index * 4 + 2] > limit:

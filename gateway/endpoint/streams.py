@@ -231,10 +231,15 @@ async def serve_get_stream(
     watcher.add_done_callback(lambda _t: bell.ring())
     key = rkeys.session_stream(sid, stream)
     woken = False
+    # The session was ended from outside (its person deprovisioned, servers/session_ends.py):
+    # check it now instead of at the next keep-alive turn.
+    ended = False
 
-    def wake(_channel: str, _data: bytes | None) -> None:
-        nonlocal woken
+    def wake(_channel: str, data: bytes | None) -> None:
+        nonlocal woken, ended
         woken = True
+        if data == rkeys.SESSION_ENDED:
+            ended = True
         bell.ring()
 
     last = start_id
@@ -248,12 +253,19 @@ async def serve_get_stream(
         quiet = False
         turns = 0
         while not gone.is_set():
+            if ended:
+                ended = False
+                if not await session_alive():
+                    await send_chunk(send, b"", more=False)
+                    return
             if quiet:
                 # Nothing new at the last read: wait for a wake-up, the client, or our turn.
                 if not woken and not ticket.due:
                     await bell.wait()
                 if gone.is_set():
                     return
+                if ended:
+                    continue  # checked at the top of the loop
                 if ticket.take_turn():
                     turns += 1
                     if tick is not None:

@@ -46,6 +46,7 @@ def record(
     started: float,
     *,
     client_info: dict[str, Any] | None = None,
+    connections: tuple[str, ...] = (),
 ) -> None:
     snapshot = call.snapshot
     caller = call.caller
@@ -81,4 +82,5 @@ def record(
         arguments=params.get("arguments") if method == "tools/call" else None,
         log_arguments=snapshot.log_arguments,
         session_id=call.session_id,
+        connection=", ".join(connections),
     )

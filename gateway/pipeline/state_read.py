@@ -8,8 +8,9 @@ is not in the mirror (first use, or not used for a while) or the mirror cannot b
 subscriber is down).
 
 On Redis it is one Lua script, one command, which costs the client far less CPU than a pipeline;
-fakeredis (embedded mode) has no Lua without an extra package, so there the same reads go
-through a pipeline.
+fakeredis (embedded mode) has no Lua without an extra package, and on a Redis Cluster the keys
+of one read live in many slots (servers, keys and sessions each hash where they will), so in
+both the same reads go through a pipeline, which redis-py's cluster client splits by node.
 """
 
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from django.conf import settings
 from redis.asyncio import Redis
 
 from infra import keys as rkeys
-from infra.redis import is_embedded
+from infra.redis import is_cluster, is_embedded
 from inspector.watch import flag_key
 
 # KEYS: the servers' generation keys, then their inspector flags, then key generations, then
@@ -117,7 +118,7 @@ async def read_kept(
     Three flat lists, no tuple per server: a pass over 10,000 entries that allocated one
     container each would wake the garbage collector (a full collection of a Django process
     costs more than the whole read)."""
-    if is_embedded():
+    if is_embedded() or is_cluster():
         pipe = redis.pipeline(transaction=False)
         for slug in slugs:
             pipe.get(rkeys.server_generation(slug))
@@ -149,7 +150,7 @@ async def read_many(
     redis: Redis, slugs: list[str], digests: list[str], session_ids: list[str]
 ) -> Read:
     idle = settings.MCP_SESSION_IDLE_SECONDS
-    if is_embedded():
+    if is_embedded() or is_cluster():
         pipe = redis.pipeline(transaction=False)
         for slug in slugs:
             pipe.get(rkeys.server_generation(slug))

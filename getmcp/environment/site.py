@@ -19,8 +19,34 @@ class SiteVariables(Variables):
     )
     REDIS_URL: str = var(
         "",
-        "Redis for sessions, streams, caches and the Celery broker",
+        "Redis for the platform's state: sessions, streams, the state mirror's channel, "
+        "counters, the call log's buffer (and, unless set apart below, the Celery broker and "
+        "the Channels layer); a Redis Cluster when `REDIS_CLUSTER` is on "
+        "([docs/scaling.md](docs/scaling.md))",
         shown="unset: in-process fakeredis",
+    )
+    REDIS_CLUSTER: bool = var(
+        False,
+        "`REDIS_URL` names nodes of a Redis Cluster (7+; one or several, comma-separated: "
+        "`redis://10.0.0.1:6379,10.0.0.2:6379/0`): the platform's state goes through "
+        "redis-py's cluster client, pub/sub is sharded; needs `CELERY_BROKER_URL` and "
+        "`CHANNELS_REDIS_URL`",
+    )
+    CELERY_BROKER_URL: str = var(
+        "",
+        "the Celery broker, when not `REDIS_URL`: `redis://`, Redis Sentinel "
+        "(`sentinel://host1:26379;sentinel://host2:26379`, with `CELERY_BROKER_SENTINEL_MASTER`) "
+        "or RabbitMQ (`amqp://user:pass@host:5672/vhost`)",
+        shown="unset: `REDIS_URL`",
+    )
+    CELERY_BROKER_SENTINEL_MASTER: str = var(
+        "", "the master's name the Sentinels of a `sentinel://` broker know", shown="unset"
+    )
+    CHANNELS_REDIS_URL: str = var(
+        "",
+        "Redis for the live inspector's Channels layer, when not `REDIS_URL` (a standalone "
+        "Redis: channels_redis speaks no cluster protocol)",
+        shown="unset: `REDIS_URL`",
     )
     SECRET_KEY: str = var(
         "dev-insecure-secret-key-change-me",

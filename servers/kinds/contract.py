@@ -43,7 +43,9 @@ class ToolKind(ABC):
     reads_secrets: ClassVar[bool] = False
     # Calls need who is calling (the person, role, client) beyond the credential string.
     needs_caller: ClassVar[bool] = False
-    # Calls act through a connected account of the caller (not built yet: every kind says no).
+    # Its tools may declare a connected account of the caller they act through
+    # (`connection: {provider, scopes}`, connections/): such a call looks the caller's token up,
+    # or asks the person to connect (URL elicitation); a tool declaring none never does.
     needs_connection: ClassVar[bool] = False
     # Calls record the host calls and prints of sandboxed code, shown by a test run.
     reports_host_calls: ClassVar[bool] = False

@@ -14,7 +14,8 @@ The columns of a line:
             OWNER), USER (anyone logged in), PUBLIC (anyone), ADDRESSEE/SELF (only the invited
             outsider / only the owner; everybody else 403 or 404), LINK (an invitation link:
             the addressee and anonymous visitors, who are asked to log in), NOWHERE (404 for
-            everybody), or a list of Case(who, body) when the body decides
+            everybody), BEARER (only an organization's SCIM bearer token, never a login: 401
+            for everybody here), or a list of Case(who, body) when the body decides
   scope     OBJECT: the URL (or body) names the organization's objects, so an outsider gets 404;
             CURRENT: the route acts on the caller's own current organization (an outsider gets
             their own, and nothing of the target organization may show in the answer);
@@ -39,16 +40,19 @@ from accounts import services
 from accounts.models import ApiKey, Membership, ServiceAccount, User
 from activity.models import CallLog
 from api.models import PersonalAccessToken
+from connections.models import Connection, Provider
 from dashboard.scoping import SESSION_KEY
 from mcptasks.models import Task
 from oauth.models import Client, Grant, TrustedIssuer
 from servers import publishing
 from servers.models import Prompt, Resource, ResourceTemplate, Server, Tool, UpstreamReview
+from vault.crypto import encrypt
 from vault.models import Secret
 
 VIEWER, MEMBER, ADMIN, OWNER = "viewer", "member", "admin", "owner"
 USER, PUBLIC, ADDRESSEE, SELF, NOWHERE = "user", "public", "addressee", "self", "nowhere"
 LINK = "link"
+BEARER = "bearer"
 RANK = {VIEWER: 0, MEMBER: 1, ADMIN: 2, OWNER: 3}
 OBJECT, CURRENT, NAMED = "object", "current", "named"
 PRINCIPALS = ["owner", "admin", "member", "viewer", "outsider", "anonymous"]
@@ -212,6 +216,26 @@ EXPECTED = [
         },
     ),
     R("dashboard:trusted_issuer_delete", {"POST": ADMIN}, kwargs={"pk": "trusted_issuer_pk"}),
+    R(
+        "dashboard:connected_accounts",
+        {"GET": VIEWER, "POST": ADMIN},
+        CURRENT,
+        body={"preset": "github", "key": "gh2", "client_id": "x", "account_mode": "per_user"},
+    ),
+    R("dashboard:provider_delete", {"POST": ADMIN}, kwargs={"pk": "provider_pk"}),
+    R("dashboard:provider_connect_shared", {"POST": ADMIN}, kwargs={"pk": "provider_pk"}),
+    # The owner's own connection: the owner revokes it as its person, admins as admins; members
+    # and viewers may revoke only their own.
+    R("dashboard:connection_revoke", {"POST": ADMIN}, kwargs={"pk": "connection_pk"}),
+    # The pages a connect link leads to: any signed-in person reaches them, and they refuse
+    # what is not theirs (an unknown or someone else's link, a state they did not start).
+    R(
+        "connections:connect",
+        {"GET": USER, "POST": USER},
+        CURRENT,
+        kwargs={"elicitation_id": "no-such-link"},
+    ),
+    R("connections:callback", {"GET": USER}, CURRENT),
     R("dashboard:usage", {"GET": VIEWER, "POST": OWNER}, CURRENT, body={"task_concurrency": "2"}),
     R(
         "dashboard:secret_list",
@@ -237,6 +261,11 @@ EXPECTED = [
     ),
     R("upstream:auto_approve", {"POST": ADMIN}, kwargs=SRV, body={"auto_approve": "on"}),
     R("audit:log_csv", {"GET": ADMIN}, CURRENT),
+    # ---- single sign-on (sso/urls.py) ----
+    R("sso:start", {"GET": PUBLIC, "POST": PUBLIC}, CURRENT),
+    R("sso:callback", {"GET": PUBLIC}, CURRENT),  # no flow in the session: 400, signed in or not
+    R("sso:begin", {"GET": NOWHERE}, kwargs={"slug": "org_slug"}),  # no SSO in this world
+    R("sso:settings", {"GET": ADMIN, "POST": ADMIN}, CURRENT),
     R("dashboard:analytics", {"GET": VIEWER}, CURRENT),
     R("dashboard:organization_create", {"GET": USER, "POST": USER}, CURRENT),
     R(
@@ -270,6 +299,35 @@ EXPECTED = [
     ),
     R("dashboard:member_remove", {"POST": ADMIN}, kwargs={"pk": "dave_membership_pk"}),
     R("dashboard:invitation_revoke", {"POST": ADMIN}, kwargs={"pk": "invitation_pk"}),
+    R(
+        "dashboard:scim",
+        {"GET": ADMIN, "POST": ADMIN},
+        CURRENT,
+        body={"default_role": "member", "group_roles": "Engineering = admin"},
+    ),
+    R("dashboard:scim_token", {"POST": ADMIN}, CURRENT),
+    R("dashboard:scim_token_revoke", {"POST": ADMIN}, CURRENT),
+    # ---- SCIM (scim/urls.py): the organization's SCIM token authenticates, never a login ----
+    R("scim:config", {"GET": BEARER}, CURRENT),
+    R("scim:schemas", {"GET": BEARER}, CURRENT),
+    R("scim:schema", {"GET": BEARER}, CURRENT, kwargs={"schema_id": "User"}),
+    R("scim:resource_types", {"GET": BEARER}, CURRENT),
+    R("scim:resource_type", {"GET": BEARER}, CURRENT, kwargs={"type_id": "User"}),
+    R("scim:users", {"GET": BEARER, "POST": BEARER}, CURRENT, body={"userName": "x@e.example"}),
+    R(
+        "scim:user",
+        {"GET": BEARER, "PUT": BEARER, "PATCH": BEARER, "DELETE": BEARER},
+        CURRENT,
+        kwargs={"uid": "00000000-0000-0000-0000-000000000000"},
+    ),
+    R("scim:groups", {"GET": BEARER, "POST": BEARER}, CURRENT, body={"displayName": "x"}),
+    R(
+        "scim:group",
+        {"GET": BEARER, "PUT": BEARER, "PATCH": BEARER, "DELETE": BEARER},
+        CURRENT,
+        kwargs={"uid": "00000000-0000-0000-0000-000000000000"},
+    ),
+    R("scim:not_found", {"GET": NOWHERE}, CURRENT, kwargs={"path": "Nothing"}),
     R("dashboard:token_list", {"GET": USER}, CURRENT),
     R("dashboard:token_create", {"GET": USER, "POST": USER}, CURRENT, body={"name": "t"}),
     R("dashboard:token_revoke", {"POST": SELF}, kwargs={"pk": "owner_token_pk"}),
@@ -310,6 +368,25 @@ EXPECTED = [
     R("metrics", {"GET": NOWHERE}, CURRENT),
     R("calls-csv", {"GET": VIEWER}, CURRENT),
     R("organization-audit", {"GET": ADMIN}, kwargs={"slug": "org_slug"}),
+    R(
+        "organization-sso",
+        {"GET": ADMIN, "PUT": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN},
+        kwargs={"slug": "org_slug"},
+        body={"issuer": "https://idp.example", "client_id": "c", "allowed_domains": ["t.example"]},
+    ),
+    R("organization-members", {"GET": VIEWER}, kwargs={"slug": "org_slug"}),
+    R(
+        "organization-member",
+        {"DELETE": ADMIN},
+        kwargs={"slug": "org_slug", "pk": "dave_membership_pk"},
+    ),
+    R(
+        "organization-scim",
+        {"GET": ADMIN, "PATCH": ADMIN},
+        kwargs={"slug": "org_slug"},
+        body={"defaultRole": "viewer"},
+    ),
+    R("organization-scim-token", {"POST": ADMIN, "DELETE": ADMIN}, kwargs={"slug": "org_slug"}),
     R("organization-list", {"GET": VIEWER}, CURRENT),
     R("organization-detail", {"GET": VIEWER, "PATCH": OWNER}, kwargs={"slug": "org_slug"}),
     R("organization-usage", {"GET": VIEWER}, kwargs={"slug": "org_slug"}),
@@ -432,6 +509,18 @@ EXPECTED = [
             "issuer": "https://idp.example",
             "jwksUrl": "https://idp.example/jwks",
         },
+    ),
+    R(
+        "connection-provider-list",
+        {"GET": VIEWER, "POST": ADMIN},
+        NAMED,
+        body={"preset": "github", "key": "gh2", "clientId": "x", **ORG},
+    ),
+    R(
+        "connection-provider-detail",
+        {"GET": VIEWER, "PUT": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN},
+        kwargs={"pk": "provider_pk"},
+        body={"clientId": "y", "name": "Renamed"},
     ),
     R("token-list", {"GET": USER, "POST": USER}, CURRENT, body={"name": "t"}),
     R("token-detail", {"GET": SELF, "DELETE": SELF}, kwargs={"pk": "owner_token_pk"}),
@@ -579,6 +668,17 @@ def world(db):
         jwks_url="https://idp.example/jwks",
     )
     secret = Secret.store(org, "TARGET_SECRET", "value")
+    provider = Provider.objects.create(
+        organization=org,
+        key="matrix",
+        name="Matrix provider",
+        authorization_url="https://as.example/authorize",
+        token_url="https://as.example/token",
+        client_id="matrix-client",
+    )
+    connection = Connection.objects.create(
+        provider=provider, organization=org, user=owner, access_token_ciphertext=encrypt("t")
+    )
     token, _ = PersonalAccessToken.issue(owner, "owner's token")
     call = CallLog.objects.create(
         at=timezone.now(), organization=org, server=server, server_slug=server.slug, method="x"
@@ -637,6 +737,8 @@ def world(db):
         service_client_id=bot_client.client_id,
         trusted_issuer_pk=trusted.pk,
         secret_pk=secret.pk,
+        provider_pk=provider.pk,
+        connection_pk=connection.pk,
         owner_token_pk=token.pk,
         call_pk=call.pk,
         task_pk=task.pk,
@@ -673,6 +775,8 @@ def expected(who: str, principal: str, scope: str, method: str) -> str:
     """'allow', 'deny' (403), 'hidden' (404), 'login' (302 to login / 401)."""
     if who == NOWHERE:
         return "hidden"
+    if who == BEARER:
+        return "bearer"
     if who == PUBLIC or (who == LINK and principal in ("anonymous", "outsider")):
         return "allow"
     if principal == "anonymous":
@@ -726,6 +830,8 @@ def verdict(outcome: str, response, principal: str, api: bool) -> str | None:
         return f"server error {code}"
     if outcome == "deny" and code != 403:
         return f"expected 403, got {code}"
+    if outcome == "bearer" and code != 401:
+        return f"expected 401 (a bearer token, not a login), got {code}"
     if outcome == "hidden" and code != 404:
         return f"expected 404, got {code}"
     if outcome == "refused" and code not in (400, 404):

@@ -112,6 +112,7 @@ def main_pages(slug, tool_pk):
         "organization": "/organization/",
         "tokens": "/tokens/",
         "audit": "/organization/audit/",
+        "sso": "/organization/sso/",
         "new-key": "/keys/new/",
     }
 

@@ -282,3 +282,31 @@ def test_an_unknown_kid_does_not_refetch_within_the_minute(exchange, idp):
     for _ in range(3):
         assert exchange(key=forged, header={"kid": "forged"}).status_code == 400
     assert idp.jwks_fetches == 1
+
+
+def test_a_provider_mapped_by_sso_subject_names_the_member_its_sign_in_knows(exchange, world, idp):
+    from sso.models import Connection, Identity
+
+    connection = Connection.objects.create(
+        organization=world.org, issuer=idp.issuer, client_id="getmcp"
+    )
+    Identity.objects.create(
+        connection=connection, subject="00u-dev", user=world.member, email=world.member.email
+    )
+    trusted_issuer_update(
+        actor=world.owner, trust=world.trust, values={"subject_mapping": "sso_subject"}
+    )
+
+    # The email claim names the owner, but this provider is mapped by subject: the member.
+    response = exchange(sub="00u-dev", email=world.owner.email)
+    assert response.status_code == 200, response.content
+    token = AccessToken.objects.select_related("grant").get(
+        digest=digest_token(response.json()["access_token"])
+    )
+    assert token.grant.user == world.member
+
+    assert error_of(exchange(sub="00u-nobody")) == "invalid_grant"
+    # A subject means nothing outside its issuer: the same sub from the organization's SSO at
+    # another provider does not map.
+    Connection.objects.filter(pk=connection.pk).update(issuer="https://other-idp.example")
+    assert error_of(exchange(sub="00u-dev")) == "invalid_grant"

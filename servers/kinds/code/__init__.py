@@ -10,6 +10,8 @@ config:
         log("info", f"got {r['status']}")
         return {"count": len(r["json"]["items"])}
   limits: {wallSeconds: 30, cpuSeconds: 5, memoryMb: 64, outputBytes: 262144, hostCalls: 50}
+  connections: [github]       # the caller's connected accounts: connections["github"] is their
+                              #  token (docs/connected-accounts.md); {provider, scopes} for more
 ```
 
 Python runs in pydantic-monty (Monty, a Python interpreter written in Rust, in worker
@@ -52,7 +54,16 @@ def compile(tool_def: dict[str, Any]) -> CodeTool:
         server_id=server.get("id"),
         has_output_schema=bool(tool_def.get("outputSchema")),
         owner_id=server.get("ownerId"),
+        connections=_connections(config.get("connections") or []),
     )
+
+
+def _connections(items: list[Any]) -> tuple[Any, ...]:
+    if not items:
+        return ()
+    from connections.requirement import requirement_of
+
+    return tuple(requirement_of(item) for item in items)
 
 
 async def call(

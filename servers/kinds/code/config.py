@@ -8,7 +8,7 @@ from .limits import validate_limits
 # language -> module with check(source), check_on_save(source), program(source), entry(source),
 # referenced_secrets(source) and run(tool, arguments, ctx).
 LANGUAGES = {"python": python}
-CONFIG_FIELDS = frozenset({"language", "source", "limits"})
+CONFIG_FIELDS = frozenset({"language", "source", "limits", "connections"})
 
 
 def validate_config(config: dict[str, Any]) -> list[str]:
@@ -24,6 +24,7 @@ def validate_config(config: dict[str, Any]) -> list[str]:
             f"config.source: {problem}" for problem in runtime.check(config.get("source"))
         )
     errors.extend(validate_limits(config.get("limits"), "config.limits"))
+    errors.extend(_validate_connections(config.get("connections", [])))
     errors.extend(f"config.{key}: unknown field" for key in sorted(set(config) - CONFIG_FIELDS))
     return errors
 
@@ -35,3 +36,16 @@ def validate_on_save(config: dict[str, Any]) -> list[str]:
     if runtime is None:
         return []
     return [f"config.source: {problem}" for problem in runtime.check_on_save(config["source"])]
+
+
+def _validate_connections(connections: Any) -> list[str]:
+    """`connections: [github, {provider: google, scopes: [...]}]`: the caller's connected
+    accounts the code reads as `connections["github"]` (connections/)."""
+    from connections.requirement import validate
+
+    if not isinstance(connections, list):
+        return ["config.connections: must be a list of providers"]
+    errors = []
+    for index, item in enumerate(connections):
+        errors += validate(item, f"config.connections[{index}]")
+    return errors

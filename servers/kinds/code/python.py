@@ -48,6 +48,26 @@ async def _secrets(tool: CodeTool, ctx: RequestContext) -> dict[str, Any]:
     return {name: values[name] for name in tool.secret_names}
 
 
+async def _connections(tool: CodeTool, ctx: RequestContext) -> dict[str, str]:
+    """The caller's token for each connection the tool declares; a caller without one is sent
+    to connect first (connections/need.py)."""
+    if not tool.connections:
+        return {}
+    from connections.need import token_or_consent
+
+    if tool.organization_id is None:
+        raise ToolError("A tool with a connection runs only on a server of an organization.")
+    tokens = {}
+    for requirement in tool.connections:
+        token = await token_or_consent(
+            ctx, organization_id=tool.organization_id, requirement=requirement
+        )
+        tokens[requirement.provider] = token.value
+        if token.label not in ctx.connections_used:
+            ctx.connections_used = (*ctx.connections_used, token.label)
+    return tokens
+
+
 def _info(tool: CodeTool, ctx: RequestContext) -> dict[str, Any]:
     return {
         "tool": tool.name,
@@ -62,8 +82,9 @@ async def run(tool: CodeTool, arguments: dict[str, Any], ctx: RequestContext) ->
     from vault.masking import Masker
 
     secrets = await _secrets(tool, ctx)
-    masker = Masker(secrets.values())
-    runner = Run(tool, arguments, ctx, masker, secrets)
+    connections = await _connections(tool, ctx)
+    masker = Masker([*secrets.values(), *connections.values()])
+    runner = Run(tool, arguments, ctx, masker, secrets, connections)
     try:
         value = await runner.execute(tool.source, _info(tool, ctx))
     except ToolError as exc:

@@ -129,12 +129,14 @@ class Run:
         ctx: RequestContext,
         masker: "Masker",
         secrets: dict[str, Any],
+        connections: dict[str, str] | None = None,
     ) -> None:
         self.tool = tool
         self.arguments = arguments
         self.ctx = ctx
         self.masker = masker
         self.secrets = secrets
+        self.connections = connections or {}
         self.limits = tool.limits
         self.host = Host(self)
         self.host_calls = 0
@@ -229,6 +231,8 @@ class Run:
             name = snap.variable_name
             if name == "secrets":
                 return await self._timed(snap.resume(value=dict(self.secrets)))
+            if name == "connections":
+                return await self._timed(snap.resume(value=dict(self.connections)))
             if name in LOOKUPS:
                 return await self._timed(snap.resume(value=LOOKUPS[name]))
             return await self._timed(snap.resume())  # NameError, raised where the code is

@@ -1,6 +1,7 @@
 """The compiled code tool: what `compile` makes of a tool definition and every language runs."""
 
 from dataclasses import dataclass
+from typing import Any
 
 from .limits import Limits
 
@@ -19,3 +20,6 @@ class CodeTool:
     has_output_schema: bool
     # The paying account behind the organization: sandbox shares count by it (shares.py).
     owner_id: int | None = None
+    # The caller's connected accounts the code reads as connections["<provider>"]
+    # (connections.requirement.Requirement); empty for a tool that declares none.
+    connections: tuple[Any, ...] = ()

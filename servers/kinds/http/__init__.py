@@ -32,6 +32,9 @@ config:
   maxConcurrency: 10                            # calls of this tool at once, per worker process
   forwardHeaders: [x-user-token, {from: x-gh-token, to: Authorization, prefix: "Bearer "}]
   followRedirects: true
+  connection: {provider: github, scopes: [repo]}  # act as the caller's connected account
+                                                #  (docs/connected-accounts.md); `in: query`,
+                                                #  `name`, `prefix` place the token elsewhere
 ```
 
 Arguments nobody mapped go to the query string (GET, HEAD, DELETE, OPTIONS) or the JSON body

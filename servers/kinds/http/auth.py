@@ -8,6 +8,7 @@ from typing import Any, cast
 import orjson
 
 from infra import keys
+from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import ToolError
 from servers.outbound import OutboundError, guarded_request
 
@@ -125,3 +126,32 @@ async def oauth_token(
     if ttl > 0:
         await redis.set(key, crypto.encrypt(token), ex=ttl)
     return token
+
+
+# -- connected accounts ---------------------------------------------------------------------------
+
+
+async def apply_connection(
+    tool: HttpTool, outbound: Outbound, ctx: RequestContext, *, stale: str = ""
+) -> str:
+    """The caller's token for the tool's `connection`, where the config places it; a caller
+    without one is sent to connect (connections/need.py), which may end this call. `stale`:
+    the token the API just refused, refreshed now. Returns the token sent."""
+    from connections.need import token_or_consent
+
+    if tool.organization_id is None:
+        raise ToolError("A tool with a connection runs only on a server of an organization.")
+    requirement = tool.connection
+    token = await token_or_consent(
+        ctx, organization_id=tool.organization_id, requirement=requirement, stale=stale
+    )
+    value = f"{requirement.prefix}{token.value}"
+    if requirement.location == "query":
+        outbound.params = [(k, v) for k, v in outbound.params if k != requirement.name]
+        outbound.params.append((requirement.name, value))
+    else:
+        outbound.headers[requirement.name] = value
+    outbound.sensitive += [token.value, value]
+    if token.label not in ctx.connections_used:
+        ctx.connections_used = (*ctx.connections_used, token.label)
+    return token.value

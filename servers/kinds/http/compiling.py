@@ -73,6 +73,9 @@ class HttpTool:
     follow_redirects: bool
     secret_names: frozenset[str]
     fingerprint: str
+    # The caller's connected account the request acts as (connections.requirement.Requirement);
+    # None for every tool that declares none, which then never looks one up.
+    connection: Any = None
     _semaphores: Any = field(default_factory=weakref.WeakKeyDictionary, compare=False)
 
     def semaphore(self) -> asyncio.Semaphore:
@@ -200,7 +203,16 @@ def compile_config(
         follow_redirects=config.get("followRedirects", True),
         secret_names=_secret_names(config, headers, auth),
         fingerprint=fingerprint,
+        connection=_connection(config.get("connection")),
     )
+
+
+def _connection(spec: Any) -> Any:
+    if not spec:
+        return None
+    from connections.requirement import requirement_of
+
+    return requirement_of(spec)
 
 
 def compile(tool_def: dict[str, Any]) -> HttpTool:

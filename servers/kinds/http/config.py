@@ -54,6 +54,7 @@ CONFIG_FIELDS = frozenset(
         "maxConcurrency",
         "forwardHeaders",
         "followRedirects",
+        "connection",
     }
 )
 SERVER_FIELDS = frozenset({"baseUrl", "auth", "headers", "forwardHeaders", "timeoutSeconds"})
@@ -191,6 +192,7 @@ def _sends_credentials(config: dict[str, Any]) -> bool:
     return bool(
         (isinstance(auth, dict) and auth.get("type") not in (None, "none"))
         or config.get("forwardHeaders")
+        or config.get("connection")
         or referenced_secrets(config)
     )
 
@@ -262,7 +264,17 @@ def validate_config(
         errors += _validate_forward_headers(config["forwardHeaders"], f"{path}.forwardHeaders")
     if "followRedirects" in config and not isinstance(config["followRedirects"], bool):
         errors.append(f"{path}.followRedirects: must be true or false")
+    if "connection" in config:
+        errors += validate_connection(config["connection"], f"{path}.connection")
     return errors
+
+
+def validate_connection(connection: Any, path: str) -> list[str]:
+    """`connection: {provider, scopes?, in?: header|query, name?, prefix?}`: the caller's
+    connected account the request acts as (connections/)."""
+    from connections.requirement import validate
+
+    return validate(connection, path)
 
 
 def _validate_url(config: dict[str, Any], path: str) -> list[str]:

@@ -20,6 +20,7 @@ class HttpKind(ToolKind):
     streams_progress = True
     reads_secrets = True
     has_destinations = True
+    needs_connection = True  # config.connection: the caller's connected account (connections/)
     server_settings = "http"  # baseUrl, auth, headers, forwardHeaders, timeoutSeconds
     template_scope = TemplateScope.REQUEST
     config_example = MappingProxyType(

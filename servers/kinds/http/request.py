@@ -28,6 +28,7 @@ class Outbound:
     files: dict[str, Any] | None = None
     content: bytes | None = None
     sensitive: list[str] = field(default_factory=list)  # values to mask besides the secrets
+    connection_token: str = ""  # the caller's connected-account token this request carries
 
     def cache_key(self, tool: HttpTool) -> str:
         files = {

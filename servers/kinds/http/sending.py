@@ -16,7 +16,7 @@ from mcp_protocol.errors import ToolError
 from servers.outbound import BlockedDestination, GuardedResponse, OutboundError, guarded_request
 from vault.wording import missing_secrets
 
-from .auth import apply_auth
+from .auth import apply_auth, apply_connection
 from .compiling import HttpTool
 from .config import IDEMPOTENT, MAX_RETRY_AFTER
 from .request import Outbound, build_request, forward_client_headers
@@ -195,11 +195,14 @@ async def fetch(
     outbound = build_request(tool, arguments, variables)
     forward_client_headers(tool, outbound, ctx)
     await apply_auth(tool, outbound, variables, test=test)
+    if tool.connection is not None:
+        outbound.connection_token = await apply_connection(tool, outbound, ctx)
     masker = _masker(secrets, outbound)
     trace = _Trace(ctx)
 
     cache_key = None
-    if tool.cache_ttl and tool.method in ("GET", "HEAD") and not test:
+    # A response fetched with a person's own token is theirs: never cached for anyone.
+    if tool.cache_ttl and tool.method in ("GET", "HEAD") and not test and tool.connection is None:
         from infra.redis import async_client
 
         cache_key = outbound.cache_key(tool)
@@ -286,6 +289,15 @@ async def _send_with_retries(
             }
         )
         status = response.status_code
+        if status == 401 and tool.connection is not None and not refreshed:
+            # The person's token may have been revoked upstream before it expired: a refresh
+            # tells (a refused one sends the person to consent again, need.py).
+            refreshed = True
+            outbound.connection_token = await apply_connection(
+                tool, outbound, ctx, stale=outbound.connection_token
+            )
+            masker = masker.add(*outbound.sensitive)
+            continue
         if status == 401 and tool.auth and tool.auth.get("type") == "oauth2" and not refreshed:
             # The cached token may have been revoked before it expired: fetch a new one once.
             refreshed = True

@@ -164,9 +164,11 @@ def test_a_kind_with_its_own_form_fields_names_their_template(name):
     assert (kind.form_source_key is None) is (not kind.form_source_example)
 
 
-def test_no_kind_needs_a_connection_or_the_callers_identity_yet():
-    """Connected accounts are coming; until a kind uses them, none declares it needs them."""
-    assert not any(k.needs_connection or k.needs_caller for k in KINDS.values())
+def test_only_the_http_kind_acts_through_connected_accounts():
+    """Its tools declare `connection: {provider, scopes}` (connections/); no kind needs the
+    caller's identity beyond that yet."""
+    assert {n for n, k in KINDS.items() if k.needs_connection} == {"http"}
+    assert not any(k.needs_caller for k in KINDS.values())
 
 
 def test_the_contract_defaults_are_the_most_modest():

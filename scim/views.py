@@ -1,0 +1,175 @@
+"""/scim/v2/: thin views over scim/users.py and scim/groups.py. Every request carries the
+organization's SCIM bearer token (scim/tokens.py); answers are application/scim+json, errors in
+the SCIM error schema (RFC 7644 §3.12), never a traceback."""
+
+import logging
+from collections.abc import Callable
+from functools import wraps
+
+import orjson
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from audit.context import Actor, acting, request_address
+
+from . import groups, resources, tokens, users
+from .errors import ScimError
+from .models import Directory
+
+log = logging.getLogger(__name__)
+
+
+def _answer(status: int, body: dict | None = None, headers: dict | None = None) -> HttpResponse:
+    response = HttpResponse(
+        orjson.dumps(body) if body is not None else b"",
+        status=status,
+        content_type=resources.CONTENT_TYPE,
+    )
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+def _error(exc: ScimError) -> HttpResponse:
+    return _answer(exc.status, resources.error_body(exc.status, exc.detail, exc.scim_type))
+
+
+def scim_view(methods: set[str]) -> Callable:
+    def decorate(view: Callable) -> Callable:
+        @csrf_exempt
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            if request.method not in methods:
+                return _answer(
+                    405,
+                    resources.error_body(405, f"{request.method} is not supported here"),
+                    {"Allow": ", ".join(sorted(methods))},
+                )
+            directory = tokens.authenticate(request.headers.get("Authorization"))
+            if directory is None:
+                return _answer(
+                    401,
+                    resources.error_body(401, "A valid SCIM bearer token is required"),
+                    {"WWW-Authenticate": 'Bearer realm="scim"'},
+                )
+            body = None
+            if request.method in ("POST", "PUT", "PATCH"):
+                try:
+                    body = orjson.loads(request.body or b"null")
+                except orjson.JSONDecodeError:
+                    return _error(ScimError(400, "The body is not JSON", "invalidSyntax"))
+            actor = Actor(
+                "system", f"scim:{directory.pk}", "SCIM provisioning", request_address(request)
+            )
+            try:
+                with acting(actor):
+                    return view(request, directory, body, *args, **kwargs)
+            except ScimError as exc:
+                return _error(exc)
+
+        return wrapper
+
+    return decorate
+
+
+def _paging(request: HttpRequest) -> tuple[int, int]:
+    try:
+        start = int(request.GET.get("startIndex", "1"))
+        count = int(request.GET.get("count", str(resources.MAX_RESULTS)))
+    except ValueError:
+        raise ScimError(400, "startIndex and count are integers", "invalidValue") from None
+    return max(1, start), max(0, count)
+
+
+@scim_view({"GET"})
+def service_provider_config(request, directory: Directory, body):
+    return _answer(200, resources.service_provider_config())
+
+
+@scim_view({"GET"})
+def schemas(request, directory: Directory, body, schema_id: str | None = None):
+    found = resources.schemas()
+    if schema_id is None:
+        return _answer(200, resources.list_response(found, total=len(found), start=1))
+    for schema in found:
+        if schema["id"] == schema_id:
+            return _answer(200, schema)
+    raise ScimError(404, f"Schema {schema_id} not found")
+
+
+@scim_view({"GET"})
+def resource_types(request, directory: Directory, body, type_id: str | None = None):
+    found = resources.resource_types()
+    if type_id is None:
+        return _answer(200, resources.list_response(found, total=len(found), start=1))
+    for kind in found:
+        if kind["id"] == type_id:
+            return _answer(200, kind)
+    raise ScimError(404, f"ResourceType {type_id} not found")
+
+
+@scim_view({"GET", "POST"})
+def user_list(request, directory: Directory, body):
+    if request.method == "POST":
+        created = users.user_create(directory=directory, body=body)
+        resource = resources.user_resource(created)
+        return _answer(201, resource, {"Location": resource["meta"]["location"]})
+    start, count = _paging(request)
+    page, total = users.users_list(
+        directory=directory, filter_text=request.GET.get("filter"), start=start, count=count
+    )
+    return _answer(200, resources.list_response(page, total=total, start=start))
+
+
+@scim_view({"GET", "PUT", "PATCH", "DELETE"})
+def user_detail(request, directory: Directory, body, uid: str):
+    found = users.user_get(directory=directory, uid=uid)
+    if request.method == "DELETE":
+        users.user_delete(directory=directory, scim_user=found)
+        return _answer(204)
+    if request.method == "PUT":
+        found = users.user_replace(directory=directory, scim_user=found, body=body)
+    elif request.method == "PATCH":
+        found = users.user_patch(directory=directory, scim_user=found, body=body)
+    return _answer(200, resources.user_resource(found))
+
+
+def _with_members(request: HttpRequest) -> bool:
+    excluded = request.GET.get("excludedAttributes", "")
+    return "members" not in {a.strip().lower() for a in excluded.split(",")}
+
+
+@scim_view({"GET", "POST"})
+def group_list(request, directory: Directory, body):
+    if request.method == "POST":
+        created = groups.group_create(directory=directory, body=body)
+        resource = resources.group_resource(created)
+        return _answer(201, resource, {"Location": resource["meta"]["location"]})
+    start, count = _paging(request)
+    page, total = groups.groups_list(
+        directory=directory,
+        filter_text=request.GET.get("filter"),
+        start=start,
+        count=count,
+        members=_with_members(request),
+    )
+    return _answer(200, resources.list_response(page, total=total, start=start))
+
+
+@scim_view({"GET", "PUT", "PATCH", "DELETE"})
+def group_detail(request, directory: Directory, body, uid: str):
+    found = groups.group_get(directory=directory, uid=uid)
+    if request.method == "DELETE":
+        groups.group_delete(directory=directory, group=found)
+        return _answer(204)
+    if request.method == "PUT":
+        found = groups.group_replace(directory=directory, group=found, body=body)
+    elif request.method == "PATCH":
+        found = groups.group_patch(directory=directory, group=found, body=body)
+        if not _with_members(request):
+            return _answer(204)
+    return _answer(200, resources.group_resource(found, members=_with_members(request)))
+
+
+def not_found(request, path: str = ""):
+    return _answer(404, resources.error_body(404, "No such SCIM endpoint"))
