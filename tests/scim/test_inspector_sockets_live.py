@@ -52,6 +52,7 @@ def test_scim_deactivation_on_one_process_closes_the_inspector_on_the_other(
 
     async def run():
         async with watching(second, world.server.slug, mine.cookie) as watch:
+
             def deactivate():
                 with scim_client(first.url, world.token) as scim:
                     return scim.patch(
@@ -100,4 +101,3 @@ def test_removing_a_member_elsewhere_closes_their_inspector_within_a_second(
             assert time.monotonic() - started < 1.0
 
     asyncio.run(run())
-
