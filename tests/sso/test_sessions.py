@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from accounts.models import Membership, User
 from sso import config
+from sso.models import Connection
 from sso.sessions import SSO_SIGN_IN, mark_sso_sign_in
 from tests.sso.conftest import member
 
@@ -84,3 +85,33 @@ def test_disabled_sso_marked_required_signs_nobody_out(connection, user):
     config.save(actor=user, organization=org, values={"required": True, "enabled": False})
 
     assert reaches_the_dashboard(bob)
+
+
+def test_the_admin_who_switches_it_on_with_a_password_session_signs_in_through_sso_next(
+    connection,
+):
+    org = connection.organization
+    member(org, "ann@corp.example", Membership.ADMIN)
+    ann = signed_in_with_password("ann@corp.example")
+    session = ann.session
+    session["current_org_id"] = org.pk
+    session.save()
+
+    switched = ann.post(
+        reverse("sso:settings"),
+        {
+            "issuer": connection.issuer,
+            "client_id": connection.client_id,
+            "client_secret": "",
+            "allowed_domains": "corp.example",
+            "default_role": "viewer",
+            "groups_claim": "groups",
+            "role_mapping": "",
+            "required": "on",
+            "enabled": "on",
+        },
+    )
+
+    assert switched.status_code == 302
+    assert Connection.objects.get(pk=connection.pk).required
+    assert not reaches_the_dashboard(ann)
