@@ -21,6 +21,7 @@ import uuid
 import orjson
 
 from activity.recorder import REDACTED, redact_arguments, scrub_error
+from inspector.asked import asked_of
 from mcp_protocol.errors import UNSUPPORTED_PROTOCOL_VERSION
 from servers import access
 from vault.masking import Masker
@@ -403,6 +404,7 @@ def build(
         "error": error[:500],
         "latencyMs": round((finished - started) * 1000, 2),
         "taskId": task_id_of(response_message),
+        "asked": asked_of(response_body),
         "request": {"headers": shown_headers(req.headers), "body": request_body},
         "response": {"contentType": response_type, "body": response_body},
     }

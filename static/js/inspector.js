@@ -65,6 +65,16 @@
       progress.textContent = "task " + event.taskId.slice(0, 12);
       method.appendChild(progress);
     }
+    // What the server asked the client meanwhile: a URL elicitation shows the link it sent.
+    for (const asked of event.asked || []) {
+      const note = document.createElement("div");
+      note.className = "muted small asked";
+      note.dataset.asked = asked.method;
+      note.textContent = asked.mode === "url"
+        ? "asked the client to open " + asked.url + (asked.message ? " (" + asked.message + ")" : "")
+        : "asked the client: " + asked.method + (asked.mode ? " (" + asked.mode + ")" : "");
+      method.appendChild(note);
+    }
     const status = cell(row, "", "Status");
     const badge = document.createElement("span");
     badge.className = "badge badge-" + event.outcome;

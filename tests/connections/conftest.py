@@ -6,8 +6,12 @@ provider's login and consent pages."""
 import shutil
 from types import SimpleNamespace
 
+import mcp_types as types
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from accounts.models import ApiKey, Membership, ServiceAccount, User
 from connections.models import Provider
@@ -19,6 +23,8 @@ from vault.models import NetworkAllowance
 PASSWORD = "connected accounts password 7"
 # Access tokens of the provider's client for getmcp live this long, so refreshes come often.
 SHORT_TOKEN_SECONDS = 4
+# The protocol eras a client is run in: a 2025-11-25 session, or stateless 2026-07-28.
+SESSION, STATELESS = "legacy", "2026-07-28"
 
 
 @pytest.fixture(scope="module")
@@ -141,3 +147,81 @@ def world(committed, unique, live, oidc_provider):
         email=made.bob.email, items=[{"id": "b1", "title": "Bob's private note"}]
     )
     return made
+
+
+class Person:
+    """A person at their MCP client: a browser (signed in to nothing yet), the URL elicitations
+    their client was sent, and the notifications it got."""
+
+    def __init__(self, page, live, provider, user, upstream):
+        self.page, self.live, self.provider = page, live, provider
+        self.user, self.upstream = user, upstream
+        self.asked: list = []
+        self.notified: list = []
+
+    async def connect(self, url: str) -> None:
+        """What the person does with the link: open it, sign in to getmcp if asked, continue,
+        sign in to the provider and allow."""
+        page = self.page
+        await page.goto(url)
+        if "/login/" in page.url:
+            await page.fill("input[name=username]", self.user.email)
+            await page.fill("input[name=password]", PASSWORD)
+            async with page.expect_navigation(url=lambda u: "/login/" not in u):
+                await page.click("button[type=submit]")
+        assert await page.inner_text("[data-connect-person]") == self.user.email
+        async with page.expect_navigation(url=lambda u: u.startswith(self.provider.issuer)):
+            await page.click("[data-connect-continue]")
+        await self.provider.sign_in(
+            page,
+            page.url,
+            user=self.upstream,
+            redirect_prefix=f"{self.live.url}/connections/callback/",
+        )
+        await page.wait_for_selector("[data-connected]")
+
+    async def on_elicit(self, context, params):
+        assert params.mode == "url"
+        self.asked.append(params)
+        await self.connect(params.url)
+        return types.ElicitResult(action="accept")
+
+    async def on_message(self, message):
+        if isinstance(message, types.ServerNotification | types.ElicitCompleteNotification):
+            root = getattr(message, "root", message)
+            if isinstance(root, types.ElicitCompleteNotification):
+                self.notified.append(root.params.elicitation_id)
+
+
+@pytest.fixture
+async def chromium():
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=oidc_browser.CHROMIUM, args=oidc_browser.ARGS
+        )
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+async def person_of(chromium, live, oidc_provider, user, upstream) -> Person:
+    context = await chromium.new_context()
+    context.set_default_timeout(30_000)
+    return Person(await context.new_page(), live, oidc_provider, user, upstream)
+
+
+def client(live, slug, key, mode, person: Person | None = None) -> Client:
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"})
+    callbacks = {}
+    if person is not None:
+        callbacks = {"elicitation_callback": person.on_elicit, "message_handler": person.on_message}
+    return Client(
+        streamable_http_client(live.mcp_url(slug), http_client=http), mode=mode, **callbacks
+    )
+
+
+def text_of(result) -> str:
+    return "".join(c.text for c in result.content if c.type == "text")

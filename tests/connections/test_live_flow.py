@@ -5,93 +5,12 @@ test provider's login and consent; the tool then answers with data only that per
 import asyncio
 import time
 
-import mcp_types as types
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from connections.models import Connection
-from tests.connections.conftest import PASSWORD
-from tests.identity import browser as oidc_browser
+from tests.connections.conftest import PASSWORD, SESSION, STATELESS, client, person_of, text_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-SESSION, STATELESS = "legacy", "2026-07-28"
-
-
-class Person:
-    """A person at their MCP client: a browser (signed in to nothing yet), the URL elicitations
-    their client was sent, and the notifications it got."""
-
-    def __init__(self, page, live, provider, user, upstream):
-        self.page, self.live, self.provider = page, live, provider
-        self.user, self.upstream = user, upstream
-        self.asked: list = []
-        self.notified: list = []
-
-    async def connect(self, url: str) -> None:
-        """What the person does with the link: open it, sign in to getmcp if asked, continue,
-        sign in to the provider and allow."""
-        page = self.page
-        await page.goto(url)
-        if "/login/" in page.url:
-            await page.fill("input[name=username]", self.user.email)
-            await page.fill("input[name=password]", PASSWORD)
-            async with page.expect_navigation(url=lambda u: "/login/" not in u):
-                await page.click("button[type=submit]")
-        assert await page.inner_text("[data-connect-person]") == self.user.email
-        async with page.expect_navigation(url=lambda u: u.startswith(self.provider.issuer)):
-            await page.click("[data-connect-continue]")
-        await self.provider.sign_in(
-            page,
-            page.url,
-            user=self.upstream,
-            redirect_prefix=f"{self.live.url}/connections/callback/",
-        )
-        await page.wait_for_selector("[data-connected]")
-
-    async def on_elicit(self, context, params):
-        assert params.mode == "url"
-        self.asked.append(params)
-        await self.connect(params.url)
-        return types.ElicitResult(action="accept")
-
-    async def on_message(self, message):
-        if isinstance(message, types.ServerNotification | types.ElicitCompleteNotification):
-            root = getattr(message, "root", message)
-            if isinstance(root, types.ElicitCompleteNotification):
-                self.notified.append(root.params.elicitation_id)
-
-
-def client(live, slug, key, mode, person: Person | None = None) -> Client:
-    http = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"})
-    callbacks = {}
-    if person is not None:
-        callbacks = {"elicitation_callback": person.on_elicit, "message_handler": person.on_message}
-    return Client(
-        streamable_http_client(live.mcp_url(slug), http_client=http), mode=mode, **callbacks
-    )
-
-
-@pytest.fixture
-async def chromium():
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=oidc_browser.CHROMIUM, args=oidc_browser.ARGS
-        )
-        try:
-            yield browser
-        finally:
-            await browser.close()
-
-
-async def person_of(chromium, live, oidc_provider, user, upstream) -> Person:
-    context = await chromium.new_context()
-    context.set_default_timeout(30_000)
-    return Person(await context.new_page(), live, oidc_provider, user, upstream)
 
 
 def logged_connections(world) -> dict[str, set[str]]:
@@ -122,10 +41,6 @@ def logged_connections(world) -> dict[str, set[str]]:
         what="the calls in the call log",
     )
     return by_tool()
-
-
-def text_of(result) -> str:
-    return "".join(c.text for c in result.content if c.type == "text")
 
 
 @pytest.mark.parametrize("mode", [SESSION, STATELESS])
