@@ -22,12 +22,10 @@ back). Approvals are per server, kept while the server exists, and audited
 (`server.secret_reach.approve`).
 """
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from django.utils import timezone
 
 from accounts import policy
@@ -36,6 +34,7 @@ from audit.record import audit_record
 
 from . import kinds
 from .models import SecretReach, Server
+from .reach_digest import config_digest
 
 
 @dataclass(frozen=True)
@@ -63,11 +62,6 @@ def describe(pending: list[Reach]) -> str:
     )
 
 
-def config_digest(kind: str, config: Any) -> str:
-    text = orjson.dumps({"kind": kind, "config": config}, option=orjson.OPT_SORT_KEYS)
-    return hashlib.sha256(text).hexdigest()
-
-
 def reaches(definition: dict[str, Any], *, tool: str | None = None) -> list[Reach]:
     """Every tool of a definition (or just `tool`) that names at least one secret."""
     found = []
@@ -84,7 +78,7 @@ def reaches(definition: dict[str, Any], *, tool: str | None = None) -> list[Reac
             found.append(
                 Reach(
                     tool=tool_def.get("name", ""),
-                    digest=config_digest(kind.name, config),
+                    digest=config_digest(kind.name, kind.reach_config(config)),
                     secrets=tuple(sorted(names)),
                 )
             )
@@ -152,6 +146,21 @@ def require_may_send(*, server: Server, headers: Any, user) -> None:
         raise ReachNotApproved([Reach("the upstream's headers", "", tuple(sorted(names)))])
 
 
+def approve_added(*, server: Server, tools: Iterable[Any], user) -> None:
+    """Tools just added by someone who may approve (adding from an upstream after
+    require_may_send): their reaches are approved as added, so a refresh may reach them."""
+    if not may_approve(user=user, server=server):
+        return
+    definition = {
+        "tools": [
+            {"name": tool.name, "kind": tool.kind, "config": tool.config}
+            for tool in tools
+            if hasattr(tool, "kind")
+        ]
+    }
+    approve(server=server, reaches_=pending(server, definition), user=user)
+
+
 def require_approved(
     *, server: Server, definition: dict[str, Any], user, tool: str | None = None
 ) -> None:
@@ -169,6 +178,7 @@ __all__ = [
     "Reach",
     "ReachNotApproved",
     "approve",
+    "approve_added",
     "config_digest",
     "describe",
     "may_approve",

@@ -100,6 +100,7 @@ class UpstreamActions:
                 selected=data["selected"],
                 overrides=data.get("overrides"),
             )
+        secret_reach.approve_added(server=self.server(), tools=rows, user=request.user)
         serializer = self.get_serializer(rows, many=True)
         return Response(serializer.data, status=status.HTTP_201_CREATED)
 

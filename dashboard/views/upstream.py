@@ -42,6 +42,7 @@ def add_tools(request, slug):
             if not selected:
                 raise UpstreamError("Tick at least one tool.")
             tools = add_upstream_tools(server, **connection, selected=selected)
+            secret_reach.approve_added(server=server, tools=tools, user=request.user)
             names = ", ".join(tool.name for tool in tools)
             messages.success(request, f"Added {len(tools)} upstream tool(s): {names}.")
             return redirect(f"/servers/{server.slug}/#tools")

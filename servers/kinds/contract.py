@@ -86,6 +86,11 @@ class ToolKind(ABC):
         admin approves before a member's tool may reach them (servers/secret_reach.py)."""
         return frozenset()
 
+    def reach_config(self, config: dict[str, Any]) -> Any:
+        """The part of a config that decides what a call does with the secrets it reads: an
+        approval covers exactly this (servers/secret_reach.py). By default, all of it."""
+        return config
+
     def destinations(self, config: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         """(field path, URL as written) of every fixed destination a call reaches."""
         return iter(())

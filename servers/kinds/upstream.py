@@ -27,6 +27,7 @@ from mcp_protocol.context import RequestContext
 from mcp_protocol.errors import Cancelled, InputRequired, McpError, ToolError
 from vault.wording import missing_secrets
 
+from ..reach_digest import upstream_reach_config
 from ..templating import render_text
 from ..upstream.config import compile_connection, validate_connection
 from .contract import ToolKind
@@ -177,6 +178,9 @@ class UpstreamKind(ToolKind):
 
     def secret_names(self, config: dict[str, Any], server_settings: Any = None) -> frozenset[str]:
         return frozenset(referenced_secrets(config))  # its headers'
+
+    def reach_config(self, config: dict[str, Any]) -> Any:
+        return upstream_reach_config(config)
 
     def destinations(self, config: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         yield "config.url", config.get("url")

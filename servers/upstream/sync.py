@@ -11,8 +11,12 @@ follow the upstream: it is the upstream that validates the arguments.
 import logging
 from dataclasses import dataclass, field
 
-from ..models import Server, Tool
+import orjson
+
+from ..models import SecretReach, Server, Tool
+from ..reach_digest import config_digest, upstream_reach_config
 from . import health, pinning
+from .config import SECRET_REFERENCE
 from .connection import UpstreamUnreachable
 from .target import (
     DEFAULT_TRANSPORT,
@@ -54,6 +58,11 @@ def refresh_server(server: Server) -> list[UpstreamReport]:
     for (url, transport, _headers), members in groups.items():
         report = UpstreamReport(url=url, transport=transport)
         reports.append(report)
+        waiting = _awaiting_approval(server, members)
+        if waiting:
+            report.status = "unreachable"
+            report.error = waiting
+            continue
         try:
             upstream = upstream_of(server, url, transport, members[0].config.get("headers"))
             offered = {t["name"]: t for t in fetch_tools(upstream)}
@@ -82,6 +91,27 @@ def refresh_server(server: Server) -> list[UpstreamReport]:
             )
         report.available = sorted(set(offered) - exposed - set(report.added))
     return reports
+
+
+def _awaiting_approval(server: Server, rows: list[Tool]) -> str:
+    """Headers naming secrets go to the row's URL: a draft row repointed by someone who may not
+    read them is not refreshed (which would send them there) until an admin approves it
+    (servers/secret_reach.py; the same digest, computed here without the kinds, which import
+    this package). Why not: "" when nothing waits."""
+    waiting = []
+    for row in rows:
+        text = orjson.dumps(row.config.get("headers") or {}).decode()
+        if not SECRET_REFERENCE.search(text):
+            continue
+        digest = config_digest(row.kind, upstream_reach_config(row.config))
+        if not SecretReach.objects.filter(server=server, tool=row.name, digest=digest).exists():
+            waiting.append(row.name)
+    if not waiting:
+        return ""
+    return (
+        f"Not refreshed: {', '.join(waiting)} sends secrets in its headers and waits for an "
+        "admin's approval of its current URL and headers."
+    )
 
 
 def _apply(row: Tool, offered: dict | None, report: UpstreamReport, holding: bool = False) -> None:

@@ -230,3 +230,30 @@ def test_a_member_cannot_send_secrets_to_an_upstream_of_their_choosing(team):
         {"url": "http://127.0.0.1:9/mcp"},
     )
     assert plain.status_code == 400
+
+
+def test_an_upstream_row_repointed_by_a_member_is_not_refreshed_with_the_secret(team):
+    from servers.upstream.sync import refresh_server
+
+    org, server, people = team
+    config = {
+        "url": "https://upstream.example/mcp",
+        "transport": "streamable-http",
+        "headers": {"Authorization": "Bearer {{ secrets.TOKEN }}"},
+        "tool": "search",
+        "synced": {"description": "Searches."},
+    }
+    row = Tool.objects.create(
+        server=server, name="search", description="Searches.", kind="upstream", config=config
+    )
+    publishing.publish(server, user=people["owner"])  # approved as the owner published it
+    # What a refresh records moves by itself and needs no approval again.
+    row.config = {**config, "synced": {"description": "Searches better."}}
+    row.save()
+    assert publishing.publish(server, user=people["member"]).version == "1.0.1"
+
+    row.config = {**config, "url": "https://collector.example/mcp"}
+    row.save()
+    [report] = refresh_server(server)
+    assert report.status == "unreachable"
+    assert "search sends secrets" in report.error
