@@ -13,6 +13,7 @@ from infra import keys
 from infra.redis import sync_client
 from vault import crypto
 
+from . import token_cache
 from .exchange import Tokens
 from .models import Connection, Provider
 
@@ -70,14 +71,19 @@ def swap_refreshed(connection: Connection, tokens: Tokens) -> bool:
         fields["refresh_token_ciphertext"] = crypto.encrypt(tokens.refresh_token)
     if tokens.scopes:
         fields["scopes"] = sorted(set(tokens.scopes))
-    updated = Connection.objects.filter(
-        pk=connection.pk, version=connection.version, status=Connection.ACTIVE
-    ).update(**fields)
+    with transaction.atomic():
+        updated = Connection.objects.filter(
+            pk=connection.pk, version=connection.version, status=Connection.ACTIVE
+        ).update(**fields)
+        if updated:  # an UPDATE sends no post_save: drop the old token everywhere by hand
+            token_cache.changed(connection.organization_id)
     return updated == 1
 
 
 def mark_needs_consent(connection: Connection, reason: str) -> None:
-    Connection.objects.filter(pk=connection.pk, version=connection.version).update(
-        status=Connection.NEEDS_CONSENT, version=F("version") + 1, updated_at=timezone.now()
-    )
+    with transaction.atomic():
+        Connection.objects.filter(pk=connection.pk, version=connection.version).update(
+            status=Connection.NEEDS_CONSENT, version=F("version") + 1, updated_at=timezone.now()
+        )
+        token_cache.changed(connection.organization_id)
     audit_events.connection_refresh_failed(connection, reason=reason)

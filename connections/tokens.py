@@ -18,8 +18,9 @@ from redis.exceptions import LockError
 from infra import keys
 from infra.redis import async_client
 from mcp_protocol.caller import Caller
+from servers import invalidation
 
-from . import exchange
+from . import exchange, token_cache
 from .models import Connection, Provider
 from .requirement import Requirement
 from .storing import mark_needs_consent, swap_refreshed
@@ -56,6 +57,8 @@ class ConnectionNeeded(Exception):
 
 
 def _provider(organization_id: int, key: str) -> Provider | None:
+    # Before anything is cached in this process, its re-check of the change log runs.
+    invalidation.ensure_started()
     return Provider.objects.filter(organization_id=organization_id, key=key).first()
 
 
@@ -68,20 +71,58 @@ def _connection(provider: Provider, user_id: int | None) -> Connection | None:
     )
 
 
-def _due(connection: Connection, now: float) -> bool:
+def _refresh_at(connection: Connection) -> float | None:
+    """When the token is due for a refresh (time.time()); None when it does not expire."""
     if connection.expires_at is None:
-        return False
+        return None
     expires = connection.expires_at.timestamp()
     issued = (connection.refreshed_at or connection.created_at).timestamp()
     margin = min(REFRESH_MARGIN_SECONDS, max(expires - issued, 0.0) / 2)
-    return expires - now <= margin
+    return expires - margin
+
+
+def _due(connection: Connection, now: float) -> bool:
+    due = _refresh_at(connection)
+    return due is not None and due <= now
 
 
 async def token_for(
     *, caller: Caller, organization_id: int, requirement: Requirement, stale: str = ""
 ) -> Token:
     """The caller's token; `stale`: a token the API just refused (401), so a refresh is tried
-    even before expiry (an upstream revocation then shows as a refused refresh)."""
+    even before expiry (an upstream revocation then shows as a refused refresh).
+
+    A warm call finds it in this process's cache (token_cache.py): no SQL, no Redis."""
+    key = (organization_id, requirement.provider, caller.principal, caller.principal_id)
+    now = time.time()
+    if not stale:
+        cached = token_cache.get(key, now)
+        if cached is not None and (not cached.scopes or set(requirement.scopes) <= cached.scopes):
+            return Token(cached.value, cached.connection_id, cached.provider, cached.label)
+    epoch = invalidation.epoch()
+    token, connection = await _token_from_rows(
+        caller=caller, organization_id=organization_id, requirement=requirement, stale=stale
+    )
+    due = _refresh_at(connection)
+    longest = now + token_cache.MAX_AGE_SECONDS
+    token_cache.put(
+        key,
+        token_cache.Entry(
+            value=token.value,
+            connection_id=token.connection_id,
+            provider=token.provider,
+            label=token.label,
+            scopes=frozenset(connection.scopes),
+            fresh_until=min(due or longest, longest),
+        ),
+        epoch,
+    )
+    return token
+
+
+async def _token_from_rows(
+    *, caller: Caller, organization_id: int, requirement: Requirement, stale: str
+) -> tuple[Token, Connection]:
     provider = await sync_to_async(_provider)(organization_id, requirement.provider)
     if provider is None:
         raise ConnectionUnavailable(
@@ -115,7 +156,7 @@ async def token_for(
     if _due(connection, time.time()) or (stale and connection.access_token() == stale):
         connection = await _refreshed(connection, wanted, forced=bool(stale))
     label = provider.key if provider.per_user else f"{provider.key} (shared)"
-    return Token(connection.access_token(), connection.pk, provider.key, label)
+    return Token(connection.access_token(), connection.pk, provider.key, label), connection
 
 
 async def _refreshed(connection: Connection, wanted: list[str], *, forced: bool) -> Connection:

@@ -108,6 +108,15 @@ def drop(kind: str, subject: str) -> None:
         watched[0](subject)
 
 
+def clear(kind: str) -> None:
+    """Drop every entry of one kind's cache (its announcements may have been missed)."""
+    global _epoch
+    _epoch += 1
+    watched = _watched.get(kind)
+    if watched is not None:
+        watched[1]()
+
+
 def drop_all(reason: str) -> None:
     global _epoch
     _epoch += 1

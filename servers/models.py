@@ -242,6 +242,7 @@ class Change(models.Model):
     """
 
     SERVER, KEY, VAULT = "server", "key", "vault"
+    CONNECTION = "conn"  # an organization's connected accounts (connections/token_cache.py)
 
     kind = models.CharField(max_length=8)
     subject = models.CharField(max_length=200)

@@ -12,7 +12,7 @@ PUBLISH) costs at most the mirror's bound: it re-reads what it serves at least t
 
 Messages are `<kind>:<subject>`: SERVER (a slug whose generation moved or whose inspector opened),
 KEY (the stored digest of a key or grant whose generation moved), SESSION (a session id ended
-or changed).
+or changed), CONNECTION (an organization whose connection tokens every process must drop).
 """
 
 from collections.abc import Callable
@@ -26,7 +26,8 @@ from .outages import REDIS_UNAVAILABLE, best_effort
 SERVER = "s"
 KEY = "k"
 SESSION = "x"
-KINDS = (SERVER, KEY, SESSION)
+CONNECTION = "c"  # an organization whose connections or providers changed
+KINDS = (SERVER, KEY, SESSION, CONNECTION)
 
 # The mirrors of this process (registered by gateway.pipeline.mirror): forget(kind, subject).
 _local: list[Callable[[str, str], None]] = []

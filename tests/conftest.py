@@ -89,14 +89,17 @@ def _fresh_redis():
 def _fresh_process_caches():
     """Rolled-back test transactions never bump generations, so per-process caches must not
     carry a compiled server or a key from one test into the next."""
+    from connections import token_cache
     from gateway.pipeline import credentials as auth
     from servers.snapshot import clear_cache
 
     clear_cache()
     auth.cache.clear()
+    token_cache.clear()
     yield
     clear_cache()
     auth.cache.clear()
+    token_cache.clear()
 
 
 def free_port() -> int:

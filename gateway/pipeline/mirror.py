@@ -159,6 +159,9 @@ class Mirror:
         }.get(kind)
         if entries is not None:
             entries.pop(subject, None)
+        elif kind == state_events.CONNECTION:
+            # Not mirrored state: the connection tokens' per-process cache (connections.token_cache).
+            invalidation.drop("conn", subject)  # Change.CONNECTION
 
     def clear(self) -> None:
         self.epoch += 1
@@ -170,6 +173,7 @@ class Mirror:
         """The hub's callback: one announcement, or None after a reconnect (some may be lost)."""
         if data is None:
             self.clear()
+            invalidation.clear("conn")  # connection changes announced meanwhile are lost
             self.subscribed = True
             return
         parsed = state_events.parse(data)

@@ -169,3 +169,32 @@ def test_a_member_who_leaves_loses_their_connections_in_that_organization_only(u
     assert list(Connection.objects.filter(user=member).values_list("organization", flat=True)) == [
         elsewhere.pk
     ]
+
+
+def test_a_kept_token_is_refreshed_under_the_lock_once_its_refresh_time_comes(
+    user, org, provider, monkeypatch
+):
+    import time as clock
+
+    connection(provider, user, expires_in=3600)  # due for a refresh 60 s before it expires
+    refreshes = []
+
+    async def provider_refresh(p, *, refresh_token):
+        refreshes.append(refresh_token)
+        return exchange.Tokens("a2", "r2", "Bearer", ["openid"], clock.time() + 7200)
+
+    monkeypatch.setattr(exchange, "refresh", provider_refresh)
+
+    def call():
+        return asyncio.run(
+            tokens.token_for(
+                caller=person(user, org), organization_id=org.pk, requirement=Requirement("corp")
+            )
+        ).value
+
+    assert call() == "a1"
+    assert call() == "a1" and refreshes == []  # kept, and far from expiry
+    started = clock.time()
+    monkeypatch.setattr(tokens.time, "time", lambda: started + 3550)
+    assert call() == "a2"
+    assert refreshes == ["r1"]
