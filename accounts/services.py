@@ -80,22 +80,50 @@ def membership_invite(*, actor: User, organization: Organization, email: str, ro
                 "organization). Try again later."
             }
         )
+    return _invitation_send(organization=organization, email=email, role=role, invited_by=actor)
+
+
+def _invitation_send(
+    *, organization: Organization, email: str, role: str, invited_by: User | None
+) -> Invitation:
     nonce = secrets.token_urlsafe(24)
     with transaction.atomic():
         organization.invitations.filter(email=email, state=Invitation.PENDING).update(
-            state=Invitation.REVOKED, responded_at=timezone.now(), responded_by=actor
+            state=Invitation.REVOKED, responded_at=timezone.now(), responded_by=invited_by
         )
         invitation = Invitation.objects.create(
             organization=organization,
             email=email,
             role=role,
-            invited_by=actor,
+            invited_by=invited_by,
             nonce_digest=_digest(nonce),
             expires_at=timezone.now() + _ttl(),
         )
         audit_events.invitation_sent(invitation)
     _send_invitation(invitation, invitation_link(invitation=invitation, nonce=nonce))
     return invitation
+
+
+def invitation_from_directory(*, organization: Organization, email: str, role: str) -> Invitation:
+    """The invitation an organization's identity provider (scim/) asks for when it provisions
+    someone who has a getmcp account outside the organization: an account is never pulled in
+    without its owner's consent. No policy check (the SCIM token is the caller's authority);
+    an open invitation to the address is returned as it is, so a provider retrying the create
+    does not mail the person again, and so is a declined one (the provider does not get to ask
+    again; an admin may invite them by hand). Owners are never invited this way."""
+    email = email.strip().lower()
+    if role == Membership.OWNER or role not in dict(Membership.ROLES):
+        role = Membership.MEMBER
+    latest = organization.invitations.filter(email=email).order_by("-created_at").first()
+    if latest is not None and (
+        latest.state == Invitation.DECLINED
+        or (latest.state == Invitation.PENDING and latest.expires_at > timezone.now())
+    ):
+        # Open: the person has it. Declined: asking again is for a person (an admin's invite).
+        return latest
+    if not throttle.invitation_allowed(organization_id=organization.pk, email=email):
+        raise ValidationError({"email": "Too many invitations sent recently to this address."})
+    return _invitation_send(organization=organization, email=email, role=role, invited_by=None)
 
 
 def _send_invitation(invitation: Invitation, link: str) -> None:
@@ -109,7 +137,7 @@ def _send_invitation(invitation: Invitation, link: str) -> None:
     days = settings.INVITATION_TTL_DAYS
     send_mail(
         f"Invitation to {org.name} on getmcp",
-        f"{inviter.email if inviter else 'Someone'} invited you to join “{org.name}” as "
+        f"{inviter.email if inviter else f'The identity provider of {org.name}'} invited you to join “{org.name}” as "
         f"{invitation.get_role_display().lower()}.\n\n{how}\n{link}\n\n"
         f"The link works once and expires in {days} day{'s' if days != 1 else ''}. "
         "Nothing changes until you accept; if you did not expect this, ignore it.\n",

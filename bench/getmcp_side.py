@@ -114,6 +114,8 @@ def bearer_for(name: str) -> str:
         return f"Bearer {CREDENTIALS['key']}"
     if name == "getmcp-oauth":
         return f"Bearer {CREDENTIALS['token']}"
+    if name in ("system-http", "system-connection"):  # a person's key (bench/connection_seed.py)
+        return f"Bearer {CREDENTIALS['person_key']}"
     return ""
 
 

@@ -59,6 +59,8 @@ class Result:
     # and the commands Redis ran per call in that window (INFO commandstats).
     settle_s: float = 0.0
     redis_per_call: float = 0.0
+    # system-http and system-connection: bench/upstream.py's CPU ms per call (not in the total).
+    upstream_ms_per_call: float = 0.0
 
     @property
     def rps(self) -> float:
@@ -364,7 +366,15 @@ def start_servers(env: dict, args: argparse.Namespace, servers: dict) -> None:
             if kind not in PLATFORM:
                 tree = args.baseline if kind == "system-baseline" else ROOT
                 print(f"{kind}: starting Redis, Postgres and {tree}/scripts/run.py", flush=True)
-                PLATFORM[kind] = system_side.Platform(env, args.server_cpu, tree, kind)
+                wanted = set(args.sides) | {args.only}
+                upstream_cpu = (
+                    args.load_cpu
+                    if kind == "system" and wanted & set(system_side.CONNECTION_SIDES)
+                    else None
+                )
+                PLATFORM[kind] = system_side.Platform(
+                    env, args.server_cpu, tree, kind, upstream_cpu=upstream_cpu
+                )
             servers[name] = system_side.PlatformSide(name, PLATFORM[kind])
             continue
         if name in GETMCP_SIDES:

@@ -25,6 +25,20 @@ def median_cpu_round(rounds):
     return sorted(rounds, key=lambda r: r.cpu_ms_per_call)[len(rounds) // 2]
 
 
+def print_connection(plain: list, connected: list) -> None:
+    """Issue 28: the same http tool with and without a connection, round by round (the rounds of
+    the two alternate, so a pair saw about the same neighbours)."""
+    ours, theirs = cpu_per_call(connected), cpu_per_call(plain)
+    pairs = list(zip(plain, connected, strict=True))
+    each = ", ".join(f"{c.cpu_ms_per_call - p.cpu_ms_per_call:+.3f}" for p, c in pairs)
+    upstream = median([r.upstream_ms_per_call for r in plain + connected])
+    print(
+        f"system-connection - system-http, CPU per call: {ours - theirs:+.3f} ms "
+        f"({ours / theirs:.2f}x; round by round: {each}); upstream (not in the totals) "
+        f"{upstream:.3f} ms/call"
+    )
+
+
 def print_system(rounds: dict) -> None:
     systems = [name for name in SYSTEM_SIDES if name in rounds]
     if not systems:
@@ -43,6 +57,8 @@ def print_system(rounds: dict) -> None:
         line = f"{name:<14}{chosen.cpu_ms_per_call:>8.3f}{f'{each[0]:.3f}-{each[-1]:.3f}':>14}"
         line += "".join(f"{chosen.cpu_parts.get(part, 0.0):>11.3f}" for part in COMPONENTS)
         print(line + f"{chosen.settle_s:>13.1f}{chosen.redis_per_call:>17.2f}")
+    if "system-http" in rounds and "system-connection" in rounds:
+        print_connection(rounds["system-http"], rounds["system-connection"])
     if "system" in rounds and "system-baseline" in rounds:
         pairs = zip(rounds["system"], rounds["system-baseline"], strict=True)
         each = ", ".join(

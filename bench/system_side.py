@@ -16,6 +16,11 @@ Sides (one platform serves the first three, on three servers):
 - `system-key`: bench/getmcp_auth_server.yaml with an API key, as `getmcp-key`;
 - `system-quota`: bench/getmcp_quota_server.yaml, `auth: none` in an organization with a monthly
   call quota (bench/quota.py), so every call is charged in Redis;
+- `system-http` and `system-connection` (issue 28): an http tool calling bench/upstream.py on
+  loopback, which checks the bearer token; `system-http` sends a fixed token, `system-connection`
+  the calling person's connected account (docs/connected-accounts.md), seeded fresh by
+  bench/connection_seed.py. Both are called with that person's API key. The upstream runs on the
+  load CPU and its CPU is reported apart (`upstream`), not in the platform's total;
 - `system-baseline`: `system` on a second platform (its own Redis and Postgres) whose web,
   worker and beat run from another source tree (--baseline DIR), to compare a change in one run.
 """
@@ -23,10 +28,12 @@ Sides (one platform serves the first three, on three servers):
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,12 +42,23 @@ import process_cpu
 from private_services import BenchPostgres, BenchRedis, free_port, pinned, wait_for_port
 
 ROOT = getmcp_side.ROOT
-SYSTEM_SIDES = ("system", "system-key", "system-quota", "system-baseline")
+SYSTEM_SIDES = (
+    "system",
+    "system-key",
+    "system-quota",
+    "system-http",
+    "system-connection",
+    "system-baseline",
+)
+# The sides of issue 28's pair: they need bench/upstream.py and the seeded connection.
+CONNECTION_SIDES = ("system-http", "system-connection")
 PATHS = {
     "system": getmcp_side.GETMCP_PATH,
     "system-baseline": getmcp_side.GETMCP_PATH,
     "system-key": getmcp_side.GETMCP_AUTH_PATH,
     "system-quota": "/mcp/bench-echo-quota",
+    "system-http": "/mcp/bench-http",
+    "system-connection": "/mcp/bench-connection",
 }
 QUOTA_OWNER = "bench-quota@example.com"
 # The components a whole-system figure adds up, in the order the table shows them.
@@ -79,8 +97,18 @@ def children_of(pid: int) -> dict[int, str]:
 class Platform:
     """Redis, Postgres and `scripts/run.py` on them, prepared with the bench's servers."""
 
-    def __init__(self, env: dict, cpu: str, tree: Path = ROOT, name: str = "system"):
+    def __init__(
+        self,
+        env: dict,
+        cpu: str,
+        tree: Path = ROOT,
+        name: str = "system",
+        upstream_cpu: str | None = None,
+    ):
+        """`upstream_cpu`: start bench/upstream.py pinned there and seed the connected-accounts
+        servers (None: not needed by the sides run)."""
         self.cpu, self.tree = cpu, tree
+        self.upstream: subprocess.Popen | None = None
         self.redis = BenchRedis(cpu)
         self.postgres = BenchPostgres(cpu)
         self.port = free_port()
@@ -91,6 +119,8 @@ class Platform:
         self._stored = None
         try:
             self.env = self._prepare(env)
+            if upstream_cpu is not None:
+                self._connections(upstream_cpu)
             self._start()
         except BaseException:
             self.stop()
@@ -111,6 +141,44 @@ class Platform:
         # adds OUTBOUND_ALLOW_LOOPBACK for a loopback host itself.
         site = f"http://127.0.0.1:{self.port}"
         return env | {"SITE_URL": site, "ALLOWED_HOSTS": "localhost,127.0.0.1,[::1],127.0.0.1"}
+
+    def _connections(self, cpu: str) -> None:
+        """bench/upstream.py on a spare port, the two http servers pointing at it, and the
+        owner's connection and person key (bench/connection_seed.py, the product's services)."""
+        plain, connected = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+        port = free_port()
+        command = [getmcp_side.PYTHON, str(getmcp_side.BENCH / "upstream.py"), str(port)]
+        self.upstream = subprocess.Popen(
+            pinned(cpu, [*command, plain, connected]), stdin=subprocess.DEVNULL
+        )
+        wait_for_port(port, 30, "bench/upstream.py")
+        upstream = f"http://127.0.0.1:{port}"
+        manage = [getmcp_side.PYTHON, "manage.py"]
+        with tempfile.TemporaryDirectory() as directory:
+            for name in ("getmcp_http_server.yaml", "getmcp_connection_server.yaml"):
+                text = (getmcp_side.BENCH / name).read_text()
+                text = text.replace("UPSTREAM", upstream).replace("PLAIN_TOKEN", plain)
+                definition = Path(directory) / name
+                definition.write_text(text)
+                getmcp_side.run(
+                    [*manage, "server", "import", str(definition), "--owner", getmcp_side.OWNER],
+                    self.env,
+                )
+        seeded = subprocess.run(
+            [getmcp_side.PYTHON, str(getmcp_side.BENCH / "connection_seed.py")]
+            + [upstream, connected],
+            env=self.env | {"DJANGO_SETTINGS_MODULE": "getmcp.settings"},
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        getmcp_side.CREDENTIALS["person_key"] = json.loads(seeded.strip().splitlines()[-1])["key"]
+
+    def upstream_seconds(self) -> float:
+        if self.upstream is None:
+            return 0.0
+        return process_cpu.components_seconds({"upstream": self.upstream.pid})["upstream"]
 
     def _start(self) -> None:
         command = [getmcp_side.PYTHON, str(self.tree / "scripts" / "run.py"), "--host", "127.0.0.1"]
@@ -213,6 +281,9 @@ class Platform:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(pid, signal.SIGKILL)
                 self.supervisor.wait()
+        if self.upstream is not None and self.upstream.poll() is None:
+            self.upstream.terminate()
+            self.upstream.wait(10)
         self.postgres.close()
         self.redis.close()
 
@@ -227,6 +298,7 @@ class PlatformSide:
         self.env = platform.env
         self._stored_before = 0
         self._commands_before = 0
+        self._upstream_before = 0.0
 
     def wait(self) -> None:
         """The platform waited for its web server when it started."""
@@ -238,13 +310,20 @@ class PlatformSide:
         self.platform.drained()
         self._stored_before = self.platform.stored_calls()
         self._commands_before = self.platform.redis_commands()
+        self._upstream_before = self.platform.upstream_seconds()
 
     def after_round(self, requests: int) -> dict[str, float]:
         """Seconds the worker took, after wrk stopped, to store the round's calls, and the
         Redis commands per call from the round's start until then."""
         settle = self.platform.settle(self._stored_before + requests)
         commands = self.platform.redis_commands() - self._commands_before
-        return {"settle_s": settle, "redis_per_call": commands / requests if requests else 0.0}
+        upstream = self.platform.upstream_seconds() - self._upstream_before
+        per_call = 1 / requests if requests else 0.0
+        return {
+            "settle_s": settle,
+            "redis_per_call": commands * per_call,
+            "upstream_ms_per_call": upstream * 1000 * per_call,
+        }
 
     def stop(self) -> None:
         """The platform stops once, after every side (bench/run.py)."""

@@ -2,8 +2,10 @@
 
 A SCIM User is a person's place in the organization as its identity provider sees it. Its
 `userName` (or its primary email) names the getmcp account: an existing account with that
-address joins the organization, otherwise one is created without a password (the person signs
-in through the organization's SSO, or sets a password with "forgot password"). The account is
+address is linked only when it is a member of the organization already (invited and accepted);
+any other existing account is invited instead and the create answers 409 (`_require_consent`).
+With no account, one is created without a password (the person signs in through the
+organization's SSO, or sets a password with "forgot password"). The account is
 bound once, at creation: a later change of userName renames the SCIM record only.
 
 `active: false` (PUT or PATCH, Okta's and Entra ID's shapes) and DELETE go through
@@ -14,11 +16,13 @@ grants stay revoked). DELETE also revokes their personal keys and forgets the SC
 SCIM never touches the account itself (its password, User.is_active) nor other organizations.
 """
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
 from accounts.deprovision import member_deprovision
-from accounts.models import User
+from accounts.models import Invitation, User
+from accounts.services import invitation_from_directory
 from audit.record import audit_record
 
 from . import roles
@@ -87,9 +91,46 @@ def _display_name(attributes: dict) -> str:
 def _account(email: str, attributes: dict) -> User:
     found = User.objects.filter(email__iexact=email).first()
     if found is not None:
-        return found
+        return found  # a member already (_require_consent checked it first)
     # No password: they sign in through SSO or set one with "forgot password".
     return User.objects.create_user(email, None, name=_display_name(attributes))
+
+
+def _require_consent(directory: Directory, email: str) -> None:
+    """An existing account joins only when it is a member already (it accepted an invitation):
+    the organization's provider never pulls in an account the organization was not given, as
+    for SSO (docs/sso.md). Otherwise the person is invited (once; a retried create finds the
+    open invitation) and the create answers 409 saying so; after they accept, the provider's
+    next create links the account. Outside the create's transaction: the invitation stays."""
+    organization = directory.organization
+    found = User.objects.filter(email__iexact=email).first()
+    if found is None or organization.memberships.filter(user=found).exists():
+        return
+    try:
+        invitation = invitation_from_directory(
+            organization=organization, email=email, role=directory.default_role
+        )
+    except ValidationError:
+        raise ScimError(
+            409,
+            f"{email} has a getmcp account outside this organization; it joins only by accepting "
+            "an invitation, and too many were sent to this address recently. Try again later.",
+            "uniqueness",
+        ) from None
+    if invitation.state == Invitation.DECLINED:
+        raise ScimError(
+            409,
+            f"{email} has a getmcp account outside this organization and declined the "
+            "invitation to join it; an admin may invite them again from the members page.",
+            "uniqueness",
+        )
+    raise ScimError(
+        409,
+        f"{email} has a getmcp account outside this organization; it joins only with its owner's "
+        f"consent. An invitation was sent (valid until {invitation.expires_at:%Y-%m-%d}); once "
+        "it is accepted, provision this user again.",
+        "uniqueness",
+    )
 
 
 def _audit(directory: Directory, scim_user: ScimUser, action: str, **after) -> None:
@@ -122,9 +163,11 @@ def user_create(*, directory: Directory, body) -> ScimUser:
     organization = directory.organization
     if organization.scim_users.filter(user_name__iexact=user_name).exists():
         raise ScimError(409, f"A user named {user_name} exists already", "uniqueness")
+    email = _email(body, user_name)
+    _require_consent(directory, email)
     try:
         with transaction.atomic():
-            account = _account(_email(body, user_name), attributes)
+            account = _account(email, attributes)
             scim_user = ScimUser.objects.create(
                 organization=organization,
                 user=account,

@@ -12,6 +12,7 @@ from accounts.policy import Action
 from audit import events
 
 from .models import SSO_ROLES, Connection
+from .sessions import end_password_sessions
 
 DOMAIN = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 FIELDS = (
@@ -90,6 +91,7 @@ def save(*, actor: User, organization: Organization, values: dict) -> Connection
         if connection is None:
             connection = Connection(organization=organization)
         before = None if created else _audited(connection)
+        was_required = not created and connection.required and connection.enabled
         if "issuer" in values:
             connection.issuer = clean_issuer(values["issuer"])
         if "client_id" in values:
@@ -125,6 +127,8 @@ def save(*, actor: User, organization: Organization, values: dict) -> Connection
             before=before,
             after=_audited(connection),
         )
+        if connection.required and connection.enabled and not was_required:
+            end_password_sessions(organization)
     return connection
 
 

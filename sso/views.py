@@ -16,6 +16,7 @@ from dashboard.views.base import DashboardRequest, authorize, dashboard_view, pa
 from . import config, flow
 from .forms import ConnectionForm, StartForm, mapping_text
 from .oidc import SsoError
+from .sessions import mark_sso_sign_in
 
 BACKEND = "django.contrib.auth.backends.ModelBackend"
 
@@ -84,6 +85,8 @@ def callback(request: HttpRequest):
     except SsoError as exc:
         return _start_page(request, StartForm(), error=str(exc), status=400)
     login(request, finished.sign_in.user, backend=BACKEND)
+    # After login (which may start a new session): this sign-in survives "SSO required".
+    mark_sso_sign_in(request.session, finished.organization)
     switch_to(request, finished.sign_in.membership)
     if finished.sign_in.created_membership:
         messages.success(request, f"Welcome to {finished.organization.name}.")

@@ -95,6 +95,23 @@ def marker(shown: int, total: int, result_id: str | None, pages: int, ttl: int) 
     )
 
 
+async def hold(served, request, result, tool=...) -> dict:
+    """A tools/call result held to its output budget (`apply`); any other answer, a created
+    task or a result the client must answer first as it is. `tool`: the tool whose budget
+    applies (None: the platform's own tools; ...: the one the request names)."""
+    if request.method != "tools/call" or not isinstance(result, dict):
+        return result
+    if result.get("resultType") not in (None, "complete") or "task" in result:
+        return result  # a task was created, or the client must answer first
+    snapshot = served.snapshot
+    if tool is ...:
+        name = request.params.get("name")
+        tool = snapshot.tools.get(name) if isinstance(name, str) else None
+    return await apply(
+        served.redis, snapshot, tool, request.params, result, credential=served.caller.ident
+    )
+
+
 async def apply(redis, snapshot, tool, params: dict, result: dict, *, credential: str) -> dict:
     """The result as the client gets it: itself when within budget, else cut and linked."""
     if not isinstance(result, dict):

@@ -19,19 +19,24 @@ from . import session_methods, tasks
 from .stateless.core import mrtr_layer, run_discover
 from .stateless.envelope import MRTR_METHODS
 
-# Discovery and long calls; a code-mode program's call_tool runs each tool as its caller's own
-# direct call (the request's Served.call_tool: inner_calls.py).
-discovery = agents.layer
-# Every core method: discovery and kept results (tools/list, resources/read) answer first; a
-# tools/call result is held to its output budget.
-CORE = layered(core, discovery, agents.budget_layer)
+# Each core method in the agents' layers that apply to it: tools/list lists the meta-tools on
+# a big server, resources/read reads a kept result's pages, tools/call answers the platform's
+# own tools and long calls (agents.layer; a code-mode program's call_tool runs each tool as
+# its caller's own direct call: Served.call_tool, inner_calls.py) and holds a result to its
+# output budget.
+CORE = {
+    **dict.fromkeys(methods.METHODS, core),
+    "tools/list": layered(core, agents.list_layer),
+    "resources/read": layered(core, agents.results_layer),
+    "tools/call": layered(core, agents.layer, agents.budget_layer),
+}
 # The layers' order is part of the contract: in the session era a long call (agents) is offered
 # before a task is required; in the stateless era the tasks extension decides first (SEP-2663).
-SESSION_TOOLS_CALL = layered(core, discovery, tasks.session_layer, agents.budget_layer)
-STATELESS_TOOLS_CALL = layered(CORE, tasks.stateless_layer, mrtr_layer)
+SESSION_TOOLS_CALL = layered(core, agents.layer, tasks.session_layer, agents.budget_layer)
+STATELESS_TOOLS_CALL = layered(CORE["tools/call"], tasks.stateless_layer, mrtr_layer)
 
 SESSION = {
-    **dict.fromkeys(methods.METHODS, CORE),
+    **CORE,
     "ping": session_methods.ping,
     "logging/setLevel": session_methods.set_level,
     "resources/subscribe": session_methods.subscribe,
@@ -41,8 +46,8 @@ SESSION = {
 }
 
 STATELESS = {
-    **dict.fromkeys(methods.METHODS, CORE),
-    **dict.fromkeys(MRTR_METHODS, layered(CORE, mrtr_layer)),
+    **CORE,
+    **{method: layered(CORE[method], mrtr_layer) for method in MRTR_METHODS},
     "server/discover": run_discover,
     "tools/call": STATELESS_TOOLS_CALL,
     "tasks/get": tasks.stateless_get,

@@ -2,9 +2,12 @@
 endpoint for POSTs; every answer goes out on that session's stream (and, as the seed documents
 show, in the POST's own body too)."""
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
+from django.conf import settings
 from redis.typing import EncodableT
 
 from gateway.endpoint.http import Send
@@ -21,11 +24,9 @@ from mcp_protocol.jsonrpc import (
 from observability import tracing
 
 from ..agents import routing as agents_routing
-from ..pipeline.served import Served
-from . import serving, session_post, sessions, stream_limits, streamable, streams
-from .gate import Gate, Refused, start_background
+from . import inbound, serving, session_post, sessions, stream_limits, streamable, streams
+from .gate import Gate, Refused
 from .http import BodyTooLarge, respond, respond_json
-from .session_methods import SessionCall
 
 LEGACY_VERSION = "2024-11-05"
 
@@ -73,8 +74,9 @@ async def _serve_stream(gate: Gate, send: Send, slot: stream_limits.Slot) -> Non
 
 
 async def handle_message(gate: Gate, send: Send) -> None:
-    from django.conf import settings
-
+    """A POST to the session's endpoint: its body read and parsed, traced and admitted as the
+    entrance does it for streamable HTTP (a meta-call charged as the tool it names:
+    servers/quotas.py), then framed by the function for its kind (`KINDS`)."""
     if gate.session is None:
         status = 404 if gate.session_id else 400
         await respond_json(send, status, {"error": "Unknown or missing session_id"})
@@ -88,71 +90,74 @@ async def handle_message(gate: Gate, send: Send) -> None:
     except McpError as exc:
         await respond_json(send, 400, streamable.error_body(exc))
         return
-    served = serving.served(gate)
-    message = agents_routing.route(served, message)
     tracing.begin(gate, message)
-    await admit_on_stream(gate, message)
-    if isinstance(message, list):
-        await respond_json(
-            send,
-            400,
-            streamable.error_body(McpError(errors.INVALID_REQUEST, "Batches are not supported")),
-        )
-        return
-    if isinstance(message, Notification):
-        await session_post.handle_notification(gate, message)
-        await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
-        return
-    if isinstance(message, Response):
-        await session_post.deliver_client_response(gate, message)
-        await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
-        return
-    writer = streams.StreamWriter(gate.redis, gate.session.sid, streams.GET_STREAM)
-    assert gate.snapshot is not None  # admitted
-    if session_post.may_talk_to_client(gate.snapshot, message):
-        # The call may need the client's answer, which arrives in a later POST: accept this one
-        # now (old clients send one POST at a time) and let the result travel on the stream.
-        start_background(reply_on_stream(gate, served, message, writer))
-        await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
-        return
-    reply = await reply_on_stream(gate, served, message, writer)
-    if reply is None:
-        await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
-        return
-    await respond_json(send, 200, reply, gate.cors_headers())
-
-
-async def admit_on_stream(gate: Gate, message: Any) -> None:
-    """Over a quota, the POST gets its 429 and the client, which waits for the answer on the
-    stream, gets it there too as the call's JSON-RPC error (a scope refusal only the POST)."""
     try:
         await gate.admit_calls(message)
     except Refused as refused:
-        if refused.status != 429:
-            raise
-        assert gate.session is not None  # a legacy POST names its stream's session
-        writer = streams.StreamWriter(gate.redis, gate.session.sid, streams.GET_STREAM)
-        await writer.emit(error_message(refused.request_id, refused.error))
+        # Over a quota, the POST gets its 429 and the client, which waits for the answer on
+        # the stream, gets it there too as the call's JSON-RPC error (a scope refusal only the
+        # POST).
+        if refused.status == 429:
+            await session_writer(gate).emit(error_message(refused.request_id, refused.error))
         raise
+    await KINDS[inbound.kind_of("session", message)](gate, send, message)
 
 
-async def reply_on_stream(
-    gate: Gate, served: Served, message: Request, writer: streams.StreamWriter
-) -> dict[str, Any] | None:
-    reply = await answer(gate, served, message, writer)
-    if reply is not None:
-        await writer.emit(reply)
-    return reply
-
-
-async def answer(
-    gate: Gate, served: Served, request: Request, writer: streams.StreamWriter
-) -> dict[str, Any] | None:
-    if request.method == "initialize":
-        return await initialize(gate, request)
+def session_writer(gate: Gate) -> streams.StreamWriter:
+    """The session's one stream, which every answer of this transport goes out on."""
     assert gate.session is not None  # a legacy POST names its stream's session
-    context = gate.context(request, writer=writer)
-    return await session_post.answer(SessionCall(served, gate.session, request, context))
+    return streams.StreamWriter(gate.redis, gate.session.sid, streams.GET_STREAM)
+
+
+async def batch_post(gate: Gate, send: Send, messages: list[Any]) -> None:
+    refused = McpError(errors.INVALID_REQUEST, "Batches are not supported")
+    await respond_json(send, 400, streamable.error_body(refused))
+
+
+async def notice_post(gate: Gate, send: Send, message: Notification | Response) -> None:
+    if isinstance(message, Notification):
+        await session_post.handle_notification(gate, message)
+    else:
+        await session_post.deliver_client_response(gate, message)
+    await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
+
+
+async def initialize_post(gate: Gate, send: Send, request: Request) -> None:
+    reply = await initialize(gate, request)
+    await session_writer(gate).emit(reply)
+    await respond_json(send, 200, reply, gate.cors_headers())
+
+
+async def request_post(gate: Gate, send: Send, request: Request) -> None:
+    """The same typed call as a streamable POST's (serving.session_request), its context
+    writing to the session's stream, answered by session_post.answer; the answer goes out on
+    the stream and, as the seed documents show, in the POST's own body too."""
+    assert gate.session is not None  # a legacy POST names its stream's session
+    writer = streams.StreamWriter(gate.redis, gate.session.sid, streams.GET_STREAM)
+    call = serving.session_request(gate, gate.session, request, writer=writer)
+    replying = streams.emit_reply(writer, session_post.answer(call))
+    if call.talks_to_client:
+        # The call may need the client's answer, which arrives in a later POST: accept this one
+        # now (old clients send one POST at a time) and let the result travel on the stream.
+        task = asyncio.create_task(replying)
+        gate.background.add(task)
+        task.add_done_callback(gate.background.discard)
+        await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
+        return
+    reply = await replying
+    if reply is None:
+        await respond(send, 202, b"Accepted", "text/plain", gate.cors_headers())
+    else:
+        await respond_json(send, 200, reply, gate.cors_headers())
+
+
+# The frame of each kind of POST (inbound.kind_of, session era).
+KINDS: dict[inbound.Kind, Callable[[Gate, Send, Any], Awaitable[None]]] = {
+    "batch": batch_post,
+    "notice": notice_post,
+    "initialize": initialize_post,
+    "request": request_post,
+}
 
 
 async def initialize(gate: Gate, request: Request) -> dict[str, Any]:

@@ -7,18 +7,34 @@ from mcp_protocol.jsonrpc import Request
 
 from ..agents import routing as agents_routing
 from ..pipeline.served import Served
-from . import inner_calls
+from . import inner_calls, streams
 from .gate import Gate
 from .session_methods import SessionCall
 from .sessions import Session
 
 
-def session_request(gate: Gate, session: Session, request: Request) -> SessionCall:
+def session_request(
+    gate: Gate,
+    session: Session,
+    request: Request,
+    *,
+    accepts_stream: bool = False,
+    writer: streams.StreamWriter | None = None,
+) -> SessionCall:
     """A session-era request as its handler takes it: a meta-call routed to the call it names
-    (gateway/agents/routing.py), with the context the tool sees."""
+    (gateway/agents/routing.py), with the context the tool sees, and whether it may talk to
+    the client before it answers, decided here once for every transport. The context writes
+    to `writer` (legacy HTTP+SSE: the session's one stream) or, when the client accepts a
+    stream and the call may talk to it, to a new stream of its own (streamable HTTP)."""
     admitted = served(gate)
     context = gate.context(request)
-    return SessionCall(admitted, session, agents_routing.route(admitted, request), context)
+    routed = agents_routing.route(admitted, request)
+    talks = agents_routing.talks_to_client(admitted.snapshot, routed)
+    if writer is None and accepts_stream and (talks or routed.method == "tasks/result"):
+        # tasks/result may put the task's questions to the client before it answers.
+        writer = streams.StreamWriter(admitted.redis, session.sid, streams.new_stream_name())
+    context.writer = writer
+    return SessionCall(admitted, session, routed, context, talks_to_client=talks)
 
 
 def served(gate: Gate) -> Served:

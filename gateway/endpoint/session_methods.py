@@ -19,12 +19,15 @@ from .sessions import Session
 @dataclass(frozen=True, slots=True)
 class SessionCall:
     """One admitted session-era request, as a handler sees it: the admitted request as the
-    layers read it (`Served`), its session, the message and the context the tool sees."""
+    layers read it (`Served`), its session, the message and the context the tool sees (its
+    `writer` set when the call is answered on a stream)."""
 
     served: Served
     session: Session
     request: Request
     context: SessionContext
+    # It may send notifications or ask the client before it answers (serving.session_request).
+    talks_to_client: bool = False
 
     @property
     def snapshot(self) -> Snapshot:

@@ -5,10 +5,8 @@ names), answers each request (dispatch, then record: `answer`) and frames the an
 POST's body, or on a stream of its own for a call that may talk to the client first. The
 legacy transport (legacy_sse.py) answers through the same `answer`."""
 
-import asyncio
 import logging
 import time
-from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -18,11 +16,9 @@ from infra import keys as rkeys
 from mcp_protocol import errors, versions
 from mcp_protocol.errors import Cancelled, McpError
 from mcp_protocol.jsonrpc import Notification, Request, Response, error_message, result_message
-from servers.snapshot import Snapshot
 
-from ..agents import routing as agents_routing
 from ..pipeline.record import record
-from . import dispatch, serving, streams, tasks
+from . import dispatch, serving, streams
 from .context import request_key
 from .gate import Gate, Refused
 from .http import respond, respond_json
@@ -34,39 +30,29 @@ log = logging.getLogger(__name__)
 
 async def request_post(gate: Gate, send: Send, request: Request) -> None:
     """One request: answered in the POST's body, or on a stream of its own when it may talk to
-    the client first (its context then writes to that stream)."""
+    the client first (decided with the typed call: its context then writes to that stream)."""
     session = admitted_session(gate)
-    call = serving.session_request(gate, session, request)
+    call = serving.session_request(
+        gate, session, request, accepts_stream=gate.request.accepts("text/event-stream")
+    )
     headers = gate.cors_headers()
-    if not wants_stream(gate.request.accepts("text/event-stream"), call.snapshot, call.request):
-        message = await answer(call)
+    replying = answer(call)
+    writer = call.context.writer
+    if writer is None:
+        message = await replying
         if message is None:
             await respond(send, 202, headers=headers)
         else:
             await respond_json(send, 200, message, headers)
         return
-
-    writer = streams.StreamWriter(call.served.redis, session.sid, streams.new_stream_name())
-    call = replace(call, context=gate.context(call.request, writer=writer))
-
-    async def run() -> None:
-        message = await answer(call)
-        if message is None:
-            await writer.close_without_response()
-        else:
-            await writer.emit(message, final=True)
-
-    # The call runs on its own: a dropped connection is not a cancellation, and the rest of
-    # the stream stays in Redis for a resumption from any worker.
-    task = asyncio.create_task(run())
-    gate.background.add(task)
-    task.add_done_callback(gate.background.discard)
-    await streams.serve_post_stream(
+    await streams.answer_on_stream(
         send,
         gate.request.receive,
         writer,
+        replying,
         headers,
         priming=versions.has_sse_polling(session.protocol_version),
+        background=gate.background,
     )
 
 
@@ -129,26 +115,6 @@ def check_version_header(gate: Gate) -> None:
         raise Refused(
             400, errors.INVALID_REQUEST, f"Unsupported MCP-Protocol-Version: {header_version}"
         )
-
-
-def may_talk_to_client(snapshot: Snapshot, request: Request) -> bool:
-    """Whether a call may send notifications or ask the client before it answers: a tool
-    whose kind says it streams progress."""
-    if request.method == "prompts/get":
-        name = request.params.get("name")
-        prompt = snapshot.prompts.get(name) if isinstance(name, str) else None
-        return prompt is not None and bool(getattr(prompt, "steps", None))
-    if request.method != "tools/call":
-        return False
-    if agents_routing.talks_to_client(snapshot, request):
-        return True
-    name = request.params.get("name")
-    tool = snapshot.tools.get(name) if isinstance(name, str) else None
-    return tool is not None and tool.kind.streams_progress
-
-
-def wants_stream(accept_stream: bool, snapshot: Snapshot, request: Request) -> bool:
-    return accept_stream and (may_talk_to_client(snapshot, request) or tasks.wants_stream(request))
 
 
 async def answer(call: SessionCall) -> dict[str, Any] | None:

@@ -96,6 +96,43 @@ async def watch_disconnect(receive: Receive, gone: asyncio.Event) -> None:
             return
 
 
+async def answer_on_stream(
+    send: Send,
+    receive: Receive,
+    writer: StreamWriter,
+    replying: Awaitable[dict[str, Any] | None],
+    headers: Headers,
+    *,
+    priming: bool,
+    background: set[asyncio.Task[Any]],
+) -> None:
+    """A POST answered on a stream of its own: the call (`replying`, None when cancelled) runs
+    on its own, so a dropped connection is not a cancellation and the rest of the stream stays
+    in Redis for a resumption from any worker; the response follows the stream meanwhile."""
+    task = asyncio.create_task(serve_final(writer, replying))
+    background.add(task)
+    task.add_done_callback(background.discard)
+    await serve_post_stream(send, receive, writer, headers, priming=priming)
+
+
+async def serve_final(writer: StreamWriter, replying: Awaitable[dict[str, Any] | None]) -> None:
+    message = await replying
+    if message is None:
+        await writer.close_without_response()
+    else:
+        await writer.emit(message, final=True)
+
+
+async def emit_reply(
+    writer: StreamWriter, replying: Awaitable[dict[str, Any] | None]
+) -> dict[str, Any] | None:
+    """The reply (None when cancelled), put on the stream too (legacy HTTP+SSE)."""
+    reply = await replying
+    if reply is not None:
+        await writer.emit(reply)
+    return reply
+
+
 async def serve_post_stream(
     send: Send, receive: Receive, writer: StreamWriter, headers: Headers, *, priming: bool
 ) -> None:

@@ -111,11 +111,6 @@ def session_capabilities(snapshot: Snapshot, protocol_version: str) -> dict[str,
     return capabilities
 
 
-def wants_stream(request: Request) -> bool:
-    """tasks/result may put the task's questions to the client before it answers."""
-    return request.method == "tasks/result"
-
-
 async def session_call(
     served: Served, session: Session, request: Request, ctx: SessionContext
 ) -> dict[str, Any] | None:

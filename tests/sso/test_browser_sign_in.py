@@ -9,11 +9,15 @@ from dataclasses import dataclass
 
 import httpx2
 import pytest
+from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from django.contrib.sessions.backends.db import SessionStore
+from django.contrib.sessions.models import Session
 
 from accounts.models import Membership, Organization, User
 from audit.models import AuditEvent
 from sso.models import Connection, Identity
+from sso.sessions import SSO_SIGN_IN
 from tests.conftest import LiveServer
 from tests.identity.browser import ARGS, CHROMIUM
 from vault.models import NetworkAllowance
@@ -206,6 +210,8 @@ def test_sso_required_refuses_a_member_s_password_and_sso_still_signs_them_in(
 
     url, _text = through_the_sign_in_page(sso_server, oidc_provider, world, bob)
     assert "/login/" not in url and "/sso/" not in url
+    # The session says it signed in through SSO, so switching "SSO required" on keeps it.
+    assert committed(lambda: sso_marks_of(bob.email)) == [world.org.pk]
     assert committed(
         lambda: (
             AuditEvent.objects.filter(organization_id=world.org.pk, action="sso.sign_in")
@@ -213,3 +219,14 @@ def test_sso_required_refuses_a_member_s_password_and_sso_still_signs_them_in(
             .exists()
         )
     )
+
+
+def sso_marks_of(email: str) -> list:
+    """The SSO sign-in marks in the live sessions of the person with `email`."""
+    person = str(User.objects.get(email=email).pk)
+    marks = []
+    for row in Session.objects.all():
+        data = SessionStore().decode(row.session_data)
+        if data.get(SESSION_KEY) == person:
+            marks.append(data.get(SSO_SIGN_IN))
+    return marks

@@ -7,6 +7,7 @@ from django.urls import reverse
 from accounts.models import Membership
 from audit.models import AuditEvent
 from sso.models import Connection
+from sso.sessions import mark_sso_sign_in
 from tests.api.conftest import client_for
 from tests.sso.conftest import member
 
@@ -86,6 +87,9 @@ def test_an_admin_configures_sso_on_the_dashboard_page_and_the_secret_stays_mask
     client.force_login(admin)
     session = client.session
     session["current_org_id"] = org.pk
+    # Signed in through SSO: a password session would end as "SSO required" goes on
+    # (tests/sso/test_sessions.py).
+    mark_sso_sign_in(session, org)
     session.save()
     form = {
         "issuer": BODY["issuer"],

@@ -7,6 +7,7 @@ import threading
 import time
 
 import pytest
+from django.conf import settings
 from mcp.shared.exceptions import MCPError
 
 from gateway.agents.longcalls import CANCEL, RESULT, STATUS
@@ -52,9 +53,14 @@ TOOLS = [
 @pytest.fixture(scope="module")
 def worker(live_database, tmp_path_factory):
     """One Celery worker for the module: its start was most of each test's time, and every test
-    has its own tenant. A thread pool, so a task being cancelled never holds the only slot."""
+    has its own tenant. A thread pool, so a task being cancelled never holds the only slot.
+
+    It takes MCP tasks only, as a production pool of them does: platform jobs on the broker
+    (the tool embeddings every server import queues, from this module and from every module
+    before it that ran no worker) would otherwise take its slots and CPU first, and a long call
+    would miss its first progress inside the wait (3 s here)."""
     with running_workers(tmp_path_factory.mktemp("workers")) as start:
-        yield start(concurrency=4)
+        yield start(concurrency=4, queues=settings.MCP_TASK_QUEUE)
 
 
 @pytest.fixture

@@ -73,7 +73,7 @@ async def test_a_warm_admission_resolves_its_caller_without_sql_or_redis(tenant,
     key_digest = generation_digest(digest(tenant.raw))
     await wait_until_async(
         lambda: mirror().lookup(tenant.slug, key_digest, None) is not None,
-        timeout=5,
+        timeout=15,
         interval=0.01,
         what="the mirror to hold the server and the key",
     )
@@ -161,7 +161,7 @@ async def test_a_client_credentials_token_resolves_to_the_service_account_warm(
             first = await admission.admit(redis, arrival(server.slug, raw))
     await wait_until_async(
         lambda: mirror().lookup(server.slug, generation_digest(digest(raw)), None) is not None,
-        timeout=5,
+        timeout=15,
         interval=0.01,
         what="the mirror to hold the server and the token",
     )
