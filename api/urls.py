@@ -5,6 +5,7 @@ from rest_framework.routers import DefaultRouter
 from audit.api import AuditLogView
 from sso.api import ConnectionView as SsoConnectionView
 
+from .connected_accounts import ConnectionViewSet
 from .connections import ProviderViewSet
 from .errors import not_found
 from .machine_access import TrustedIssuerViewSet
@@ -51,6 +52,7 @@ router.register("tokens", TokenViewSet, basename="token")
 router.register("calls", CallViewSet, basename="call")
 router.register("secrets", SecretViewSet, basename="secret")
 router.register("connection-providers", ProviderViewSet, basename="connection-provider")
+router.register("connections", ConnectionViewSet, basename="connection")
 
 urlpatterns = [
     path(

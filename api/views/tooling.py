@@ -7,6 +7,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
+from connections.imported import create_proposed, describe_proposals
 from integrations.importers import (
     ImportFailed,
     ImportPreview,
@@ -74,6 +75,13 @@ class ApiImportCommitSerializer(serializers.Serializer):
         help_text="Delete the server's http tools on the document's base URL that match no "
         "operation (the preview's changes.removed); only when nothing is selected.",
     )
+    providers = serializers.DictField(
+        child=serializers.DictField(child=serializers.CharField(allow_blank=True)),
+        required=False,
+        default=dict,
+        help_text="For each provider the preview proposes that should be created (admins): "
+        "{key: {clientId, clientSecret}}, the client the provider registered for getmcp.",
+    )
 
 
 class TestRunSerializer(serializers.Serializer):
@@ -92,6 +100,9 @@ class ToolActions:
         body.is_valid(raise_exception=True)
         preview = body.preview(server.organization_id)
         data = preview.to_dict()
+        data["providers"] = describe_proposals(
+            actor=request.user, organization=server.organization, proposals=preview.providers
+        )
         # What committing all of it would do to this server's tools, before anything is saved.
         try:
             data["changes"] = plan_import(server, preview).to_dict()
@@ -127,11 +138,23 @@ class ToolActions:
             if not message or field not in {"selected", "preview"}:
                 field, message = "preview", str(exc)
             raise serializers.ValidationError({field: [message]}) from None
+        # The tools name their provider whether or not it exists yet; a missing one makes their
+        # calls ask an admin for it. Creating it needs the client id the admin supplies.
+        _made, notes = create_proposed(
+            actor=request.user,
+            organization=server.organization,
+            proposals=preview.providers,
+            credentials=body.validated_data["providers"],
+        )
         data = ToolSerializer(tools, many=True, context=self.get_serializer_context()).data
         # The same import again (a double submit) matches the tools the first one made: the
         # same body, and 200 instead of 201 as nothing was created or changed.
-        wrote = plan.of("added") or plan.of("changed")
-        return Response(data, status=status.HTTP_201_CREATED if wrote else status.HTTP_200_OK)
+        wrote = plan.of("added") or plan.of("changed") or _made
+        response = Response(data, status=status.HTTP_201_CREATED if wrote else status.HTTP_200_OK)
+        if notes:
+            # The body stays the list of tools; what still needs an admin travels beside it.
+            response["X-Import-Notes"] = " | ".join(notes)
+        return response
 
     @extend_schema(request=TestRunSerializer, responses={200: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"])

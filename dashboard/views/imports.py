@@ -10,6 +10,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
 from accounts.policy import Action
+from connections.imported import create_proposed, describe_proposals
 from integrations.importers import (
     ImportFailed,
     ImportPlan,
@@ -100,10 +101,29 @@ def import_tools(request, slug):
                     server, preview, None if whole else selected, remove_missing=remove
                 )
                 messages.success(request, _outcome(plan, removed=remove and whole))
+                _made, notes = create_proposed(
+                    actor=request.user,
+                    organization=server.organization,
+                    proposals=preview.providers,
+                    credentials={
+                        p["key"]: {
+                            "clientId": request.POST.get(f"provider_{p['key']}_client_id", ""),
+                            "clientSecret": request.POST.get(
+                                f"provider_{p['key']}_client_secret", ""
+                            ),
+                        }
+                        for p in preview.providers
+                    },
+                )
+                for note in notes:
+                    messages.warning(request, note)
                 return redirect(f"/servers/{server.slug}/#tools")
             document, _ = load(_source(request), server.organization_id)
             preview = _parse(document, server.organization_id)
             context["preview"] = preview
+            context["providers"] = describe_proposals(
+                actor=request.user, organization=server.organization, proposals=preview.providers
+            )
             context["plan"] = _plan_rows(preview, plan_import(server, preview))
             context["document"] = orjson.dumps(document).decode()
         except (ImportFailed, orjson.JSONDecodeError) as exc:

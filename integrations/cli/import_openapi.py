@@ -131,6 +131,12 @@ def write_preview(command, preview, selected=None) -> None:
             out.write(f"      ! {problem}")
     if preview.secrets:
         out.write(f"Secrets the tools use: {', '.join(preview.secrets)}")
+    for provider in preview.providers:
+        # The CLI imports tools only; an admin adds the provider (dashboard or API).
+        out.write(
+            f"Connection provider the tools use: {provider['key']} "
+            f"({provider['authorizationUrl']}); an admin adds it under Connected accounts"
+        )
 
 
 def write_plan(command, plan) -> None:

@@ -9,6 +9,8 @@ import copy
 import re
 from urllib.parse import urljoin
 
+from django.utils.text import slugify
+
 from .mapping import http_config
 from .preview import (
     Argument,
@@ -83,6 +85,9 @@ class _Parser:
         self.problems: list[str] = []
         self.schemes: dict[str, dict] = {}  # scheme name -> auth setting (or None: unsupported)
         self.secrets: list[str] = []
+        # scheme name -> the connection provider an authorization-code flow proposes: tools
+        # that need it act as the calling person, through a connected account
+        self.providers: dict[str, dict] = {}
 
     # -- the document ------------------------------------------------------------------------
 
@@ -118,6 +123,7 @@ class _Parser:
             base_url=default_servers[0] if default_servers else None,
             operations=operations,
             secrets=self.secrets,
+            providers=list(self.providers.values()),
             auth=[
                 {"scheme": name, **(setting or {"type": "unsupported"})}
                 for name, setting in self.schemes.items()
@@ -226,6 +232,13 @@ class _Parser:
         if scheme_type == "http" and http_scheme == "bearer":
             return {"type": "bearer", "token": secret_placeholder(self._secret(name, "token"))}
         flows = scheme.get("flows") if isinstance(scheme.get("flows"), dict) else {}
+        authorization_code = flows.get("authorizationCode") or (
+            scheme if scheme_type == "oauth2" and scheme.get("flow") == "accessCode" else None
+        )
+        if scheme_type == "oauth2" and isinstance(authorization_code, dict):
+            proposal = self._provider(name, authorization_code)
+            if proposal is not None:
+                return {"type": "connection", "provider": proposal["key"]}
         client_credentials = flows.get("clientCredentials") or (
             scheme if scheme_type == "oauth2" and scheme.get("flow") == "application" else None
         )
@@ -254,6 +267,42 @@ class _Parser:
             f"{where}: security scheme type {scheme.get('type')!r} is not supported"
         )
         return None
+
+    def _provider(self, name: str, flow: dict) -> dict | None:
+        """The connection provider an authorization-code flow describes, or None (and a
+        problem) when its endpoints are not absolute URLs."""
+        where = f"securitySchemes.{name}"
+        urls = {}
+        for field_name in ("authorizationUrl", "tokenUrl", "refreshUrl"):
+            raw = flow.get(field_name)
+            if not raw:
+                continue
+            url = self._absolute(str(raw), f"{where}.{field_name}")
+            if url is None:
+                return None
+            if not url.startswith(("https://", "http://")):
+                self.problems.append(f"{where}.{field_name}: {raw!r} is not an http(s) URL")
+                return None
+            urls[field_name] = url
+        if "authorizationUrl" not in urls or "tokenUrl" not in urls:
+            self.problems.append(f"{where}: an authorization-code flow needs both URLs")
+            return None
+        taken = {p["key"] for p in self.providers.values()}
+        key = slugify(self.title)[:50].strip("-") or slugify(name)[:50] or "api"
+        if key in taken:
+            key = slugify(f"{self.title}-{name}")[:50].strip("-")
+        scopes = flow.get("scopes") if isinstance(flow.get("scopes"), dict) else {}
+        proposal = {
+            "key": key,
+            "name": self.title[:100],
+            "scheme": name,
+            "authorizationUrl": urls["authorizationUrl"],
+            "tokenUrl": urls["tokenUrl"],
+            # scope -> what the document says it allows, for the person deciding
+            "scopes": {str(k): str(v or "") for k, v in scopes.items()},
+        }
+        self.providers[name] = proposal
+        return proposal
 
     # -- one operation -------------------------------------------------------------------------
 
@@ -305,7 +354,7 @@ class _Parser:
             )
         base = op_servers[0] if op_servers else ""
 
-        auth = self._operation_auth(op, problems)
+        auth, connection = self._operation_auth(op, problems)
         if op.get("deprecated"):
             problems.append("the operation is deprecated")
 
@@ -315,6 +364,17 @@ class _Parser:
         details = str(op.get("description") or "").strip()
         description = describe(summary, details) or f"{method.upper()} {path}"
         headers = {"Accept": "application/json"}
+        config = http_config(
+            method=method,
+            url=base + url_path,
+            arguments=arguments,
+            auth=auth,
+            headers=headers,
+            body_type=body_type,
+            problems=problems,
+        )
+        if connection is not None:
+            config["connection"] = connection
         return ImportedOperation(
             name=name,
             source=source,
@@ -323,15 +383,7 @@ class _Parser:
             description=description,
             method=method.upper(),
             input_schema=schema,
-            config=http_config(
-                method=method,
-                url=base + url_path,
-                arguments=arguments,
-                auth=auth,
-                headers=headers,
-                body_type=body_type,
-                problems=problems,
-            ),
+            config=config,
             annotations=annotations_for(method),
             problems=problems,
             arguments=arguments,
@@ -557,17 +609,20 @@ class _Parser:
             )
         ]
 
-    def _operation_auth(self, op, problems) -> list[dict]:
+    def _operation_auth(self, op, problems) -> tuple[list[dict], dict | None]:
+        """The auth settings of the operation's (or the document's) first security
+        requirement, and the connection it needs when that names an authorization-code
+        scheme, with the scopes the requirement lists."""
         requirements = op.get("security", self.doc.get("security"))
         if not isinstance(requirements, list) or not requirements:
-            return []
+            return [], None
         if any(req == {} for req in requirements):
-            return []  # anonymous access is one of the alternatives: send no credentials
+            return [], None  # anonymous access is one of the alternatives: send no credentials
         chosen = requirements[0]
         if len(requirements) > 1:
             names = " or ".join("+".join(req) for req in requirements)
             problems.append(f"security: {names} accepted; the tool uses {'+'.join(chosen)}")
-        settings = []
+        settings, connection = [], None
         for scheme in chosen:
             setting = self.schemes.get(scheme)
             if setting is None:
@@ -575,8 +630,18 @@ class _Parser:
                     f"security: scheme {scheme!r} is not defined or not supported; no credentials sent for it"
                 )
                 continue
+            if setting.get("type") == "connection":
+                if connection is not None:
+                    problems.append(f"security: one connection per tool; {scheme!r} not sent")
+                    continue
+                scopes = chosen[scheme] if isinstance(chosen[scheme], list) else []
+                connection = {
+                    "provider": setting["provider"],
+                    "scopes": [str(s) for s in scopes if s],
+                }
+                continue
             settings.append(copy.deepcopy(setting))
-        return settings
+        return settings, connection
 
 
 def _pick_media_type(content: dict) -> str | None:

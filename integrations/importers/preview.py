@@ -62,6 +62,9 @@ class ImportPreview:
     operations: list[ImportedOperation]
     secrets: list[str] = field(default_factory=list)  # secret names the tools' auth refers to
     auth: list[dict] = field(default_factory=list)  # the auth settings found, by scheme
+    # connection providers the document's authorization-code flows propose (key, name,
+    # authorizationUrl, tokenUrl, scopes); the tools needing one name it in `connection`
+    providers: list[dict] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # about the document as a whole
 
     def to_dict(self) -> dict:
@@ -72,6 +75,7 @@ class ImportPreview:
             "baseUrl": self.base_url,
             "secrets": self.secrets,
             "auth": self.auth,
+            "providers": self.providers,
             "problems": self.problems,
             "operations": [op.to_dict() for op in self.operations],
         }
@@ -113,6 +117,7 @@ class ImportPreview:
                 operations=operations,
                 secrets=list(data.get("secrets") or []),
                 auth=list(data.get("auth") or []),
+                providers=[p for p in data.get("providers") or [] if isinstance(p, dict)],
                 problems=list(data.get("problems") or []),
             )
         except (KeyError, TypeError, AttributeError) as exc:

@@ -522,6 +522,10 @@ EXPECTED = [
         kwargs={"pk": "provider_pk"},
         body={"clientId": "y", "name": "Renamed"},
     ),
+    # Everyone lists their own connections; the owner's one is reachable by the owner as its
+    # person and by admins as admins; members and viewers find it nonexistent.
+    R("connection-list", {"GET": USER}, CURRENT),
+    R("connection-detail", {"GET": ADMIN, "DELETE": ADMIN}, kwargs={"pk": "connection_pk"}),
     R("token-list", {"GET": USER, "POST": USER}, CURRENT, body={"name": "t"}),
     R("token-detail", {"GET": SELF, "DELETE": SELF}, kwargs={"pk": "owner_token_pk"}),
     R("call-list", {"GET": VIEWER}, CURRENT),

@@ -145,3 +145,31 @@ def test_the_preview_says_what_a_second_import_adds_updates_and_removes(member_c
         "listOwners",
         "listPets",
     ]
+
+
+def test_an_oauth2_document_proposes_a_provider_the_admin_creates_on_import(member_client, server):
+    from connections.models import Provider
+
+    from ...api.views.test_tooling_connections import TRACKER
+
+    url = f"/servers/{server.slug}/import/"
+    preview = member_client.post(url, {"step": "preview", "text": json.dumps(TRACKER)})
+    assert preview.status_code == 200
+    assert b'data-proposed-provider="tracker"' in preview.content
+    assert b'name="provider_tracker_client_id"' in preview.content
+    names = [op.name for op in preview.context["preview"].operations]
+    response = member_client.post(
+        url,
+        {
+            "step": "create",
+            "document": preview.context["document"],
+            "operation": names,
+            "provider_tracker_client_id": "getmcp-app",
+            "provider_tracker_client_secret": "s3",
+        },
+    )
+    assert response.status_code == 302
+    provider = Provider.objects.get(organization=server.organization, key="tracker")
+    assert provider.authorization_url == "https://tracker.example.com/oauth/authorize"
+    tool = Tool.objects.get(server=server, name="listIssues")
+    assert tool.config["connection"] == {"provider": "tracker", "scopes": ["issues:read"]}

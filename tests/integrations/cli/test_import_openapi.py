@@ -38,7 +38,8 @@ def test_preview_lists_the_operations_and_imports_nothing(server, user):
     out = run("import-openapi", PETSTORE, "--server", "petshop", "--owner", user.email, "--preview")
     assert "Petstore 2.4.0 (openapi-3.0)" in out
     assert "getPetById" in out and "GET /pets/{petId}" in out
-    assert "Secrets the tools use: PETSTORE_API_KEY, PETSTORE_AUTH_TOKEN" in out
+    assert "Secrets the tools use: PETSTORE_API_KEY" in out
+    assert "Connection provider the tools use: petstore (https://" in out
     assert not server.tools.exists()
 
 

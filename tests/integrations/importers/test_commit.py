@@ -76,10 +76,17 @@ def test_an_imported_get_calls_the_api_with_its_secret(
 
 
 def test_an_imported_post_sends_its_json_body_and_bearer_token(
-    server, petstore, httpserver, loopback_allowed
+    server, data, httpserver, loopback_allowed
 ):
+    # A plain bearer scheme (the document's oauth2 one proposes a connection instead).
+    document = yaml.safe_load((data / "petstore-3.0.yaml").read_text())
+    document["servers"] = [{"url": httpserver.url_for("/v2")}]
+    document["components"]["securitySchemes"]["petstore_auth"] = {
+        "type": "http",
+        "scheme": "bearer",
+    }
     Secret.store(server.organization, "PETSTORE_AUTH_TOKEN", "tok-456")
-    (tool,) = commit_import(server, petstore, ["createPet"])
+    (tool,) = commit_import(server, parse_openapi(document), ["createPet"])
     httpserver.expect_request(
         "/v2/pets",
         method="POST",

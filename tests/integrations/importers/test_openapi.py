@@ -122,21 +122,87 @@ def test_read_only_properties_are_not_asked_for(data):
 
 
 def test_security_schemes_become_auth_settings_with_secret_placeholders(petstore):
-    assert petstore.secrets == ["PETSTORE_API_KEY", "PETSTORE_AUTH_TOKEN"]
+    assert petstore.secrets == ["PETSTORE_API_KEY"]
     assert petstore.find("getPetById").config["auth"] == {
         "type": "apiKey",
         "in": "header",
         "name": "X-API-Key",
         "value": "{{ secrets.PETSTORE_API_KEY }}",
     }
-    # The operation's own requirement wins over the document's.
-    assert petstore.find("createPet").config["auth"] == {
-        "type": "bearer",
-        "token": "{{ secrets.PETSTORE_AUTH_TOKEN }}",
-    }
+    # The operation's own requirement wins over the document's; its authorization-code
+    # scheme is a connection the calling person makes, with the scopes the operation lists.
+    [provider] = petstore.providers
+    assert (provider["authorizationUrl"], provider["tokenUrl"]) == (
+        "https://auth.petshop.example/authorize",
+        "https://auth.petshop.example/token",
+    )
+    assert sorted(provider["scopes"]) == ["read:pets", "write:pets"]
+    create = petstore.find("createPet").config
+    assert "auth" not in create
+    assert create["connection"] == {"provider": provider["key"], "scopes": ["write:pets"]}
     # `security: []` opts the operation out.
     assert "auth" not in petstore.find("getInventory").config
-    assert any("oauth2 flows are not run" in p for p in petstore.problems)
+    assert "connection" not in petstore.find("getInventory").config
+    assert not any("oauth2 flows are not run" in p for p in petstore.problems)
+
+
+def test_a_swagger_access_code_flow_proposes_a_provider_too():
+    document = {
+        "swagger": "2.0",
+        "info": {"title": "Notes", "version": "1"},
+        "host": "api.notes.example",
+        "schemes": ["https"],
+        "securityDefinitions": {
+            "notes_oauth": {
+                "type": "oauth2",
+                "flow": "accessCode",
+                "authorizationUrl": "https://notes.example/oauth/authorize",
+                "tokenUrl": "https://notes.example/oauth/token",
+                "scopes": {"notes": "Read and write notes"},
+            }
+        },
+        "paths": {
+            "/notes": {
+                "get": {
+                    "operationId": "listNotes",
+                    "security": [{"notes_oauth": ["notes"]}],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    preview = parse_openapi(document)
+    assert [p["key"] for p in preview.providers] == ["notes"]
+    assert preview.find("listNotes").config["connection"] == {
+        "provider": "notes",
+        "scopes": ["notes"],
+    }
+
+
+def test_an_oauth2_flow_with_relative_endpoints_and_no_base_proposes_nothing():
+    document = {
+        "openapi": "3.0.3",
+        "info": {"title": "Rel", "version": "1"},
+        "components": {
+            "securitySchemes": {
+                "o": {
+                    "type": "oauth2",
+                    "flows": {
+                        "authorizationCode": {
+                            "authorizationUrl": "/authorize",
+                            "tokenUrl": "/token",
+                            "scopes": {},
+                        }
+                    },
+                }
+            }
+        },
+        "security": [{"o": []}],
+        "paths": {"/x": {"get": {"responses": {"200": {"description": "ok"}}}}},
+    }
+    preview = parse_openapi(document)
+    assert preview.providers == []
+    assert any("relative" in p for p in preview.problems)
 
 
 def test_every_generated_config_is_valid_for_the_http_kind(petstore, clinic, bookshelf):
