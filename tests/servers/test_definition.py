@@ -394,7 +394,7 @@ def test_defaults_are_left_out_of_an_export(org):
 def test_an_invalid_definition_creates_nothing(org):
     with pytest.raises(DefinitionError):
         import_definition(minimal(auth="magic"), org)
-    assert not Server.objects.exists()
+    assert not Server.objects.filter(organization=org).exists()
 
 
 @pytest.mark.django_db
@@ -430,7 +430,7 @@ def test_an_outsider_cannot_import_over_another_organizations_slug(org, outsider
 def test_a_user_cannot_import_into_an_organization_they_do_not_belong_to(org, outsider):
     with pytest.raises(DefinitionError, match="not a member"):
         import_definition(minimal(), org, user=outsider)
-    assert not Server.objects.exists()
+    assert not Server.objects.filter(organization=org).exists()
 
 
 def test_it_checks_and_round_trips_the_servers_shared_http_settings(org):

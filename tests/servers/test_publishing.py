@@ -135,7 +135,7 @@ def test_the_published_definition_carries_its_version_as_server_version(server):
 def test_it_refuses_a_version_that_is_not_x_y_z(server, bad):
     with pytest.raises(PublishError, match="semantic version"):
         publish(server, bad)
-    assert not ServerVersion.objects.exists()
+    assert not ServerVersion.objects.filter(server=server).exists()
 
 
 def test_it_refuses_to_publish_a_version_twice(server):

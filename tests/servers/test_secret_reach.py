@@ -201,7 +201,7 @@ def test_who_may_run_a_tool_that_reads_secrets_follows_the_role_table(team, role
 def test_tools_without_secrets_need_no_approval(team):
     org, server, people = team
     assert publishing.publish(server, user=people["member"]).version == "1.0.0"
-    assert not SecretReach.objects.exists()
+    assert not SecretReach.objects.filter(server=server).exists()
 
 
 def test_a_member_cannot_send_secrets_to_an_upstream_of_their_choosing(team):

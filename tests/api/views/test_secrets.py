@@ -25,7 +25,7 @@ def test_a_secret_is_created_listed_replaced_and_deleted_without_its_value_showi
     assert secret.reveal() == "rotated" and secret.test_ciphertext is None
 
     assert api.delete(f"/api/secrets/{secret.pk}/").status_code == 204
-    assert not Secret.objects.exists()
+    assert not Secret.objects.filter(pk=secret.pk).exists()
 
 
 def test_a_secret_for_one_server_names_it_by_slug(api, server):

@@ -71,7 +71,7 @@ def test_a_syntax_error_is_shown_next_to_the_source_and_nothing_is_saved(
     errors = response.context["form"].errors
     assert expected in errors["source"][0]
     assert "config" not in errors
-    assert not Tool.objects.exists()
+    assert not server.tools.exists()
 
 
 def test_limits_beyond_the_platform_are_reported_on_the_config(member_client, server):

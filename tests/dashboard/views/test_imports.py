@@ -34,7 +34,7 @@ def test_pasting_a_spec_previews_then_creates_the_picked_operations(member_clien
     assert preview.status_code == 200
     names = [op.name for op in preview.context["preview"].operations]
     assert len(names) == 2
-    assert not Tool.objects.exists()
+    assert not server.tools.exists()
     document = preview.context["document"]
 
     picked = next(n for n in names if "get" in n.lower() and "pet" in n.lower() and n != names[0])
@@ -62,7 +62,7 @@ def test_a_hand_edited_preview_that_is_not_a_mapping_is_explained_not_a_500(memb
         )
         assert response.status_code == 400, document
         assert "mapping at the top level" in response.context["error"]
-    assert not Tool.objects.exists()
+    assert not server.tools.exists()
 
 
 def test_nothing_given_is_explained(member_client, server):
