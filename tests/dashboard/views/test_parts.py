@@ -61,7 +61,7 @@ def test_a_broken_schema_is_reported_next_to_the_schema_field(member_client, ser
     assert response.status_code == 400
     errors = response.context["form"].errors
     assert "input_schema" in errors
-    assert not Tool.objects.exists()
+    assert not server.tools.exists()
 
 
 def test_invalid_json_in_the_schema_names_the_line(member_client, server):
@@ -194,7 +194,7 @@ def test_a_prompt_is_created_with_arguments_and_messages(member_client, server):
         "completions": "",
     }
     assert member_client.post(f"/servers/{server.slug}/prompts/new/", data).status_code == 302
-    prompt = Prompt.objects.get(name="greet")
+    prompt = Prompt.objects.get(server=server, name="greet")
     assert prompt.arguments == [{"name": "who", "required": True}]
 
 

@@ -42,8 +42,9 @@ def test_demo_runs_again_without_changing_the_password_and_issues_a_fresh_key(mo
     monkeypatch.delenv("DEMO_PW")
     out = run(password_env="DEMO_PW")
     assert "already exists" in out and "Password" not in out
-    assert User.objects.get().check_password("a fine demo passphrase")
-    assert Server.objects.count() == 2
+    demo = User.objects.get(email="demo@getmcp.local")
+    assert demo.check_password("a fine demo passphrase")
+    assert Server.objects.filter(organization__memberships__user=demo).count() == 2
     assert ApiKey.objects.count() == 2
 
 
