@@ -60,7 +60,7 @@ def test_a_tool_that_forbids_tasks_or_does_not_exist_is_refused(snapshot):
     with pytest.raises(McpError) as exc:
         create_task(snapshot, "nope", {}, "key:1", None)
     assert exc.value.code == INVALID_PARAMS
-    assert not Task.objects.exists()
+    assert not Task.objects.filter(server_id=snapshot.server_id).exists()
 
 
 def test_the_creator_finds_its_task(task, org):
@@ -210,7 +210,9 @@ def test_the_reaper_deletes_every_task_past_its_ttl(snapshot, task):
     Task.objects.filter(pk=task.pk).update(expires_at=past)
     keep = create_task(snapshot, "greet", {}, "key:1", None)
     assert reap()["deleted"] == 2
-    assert list(Task.objects.values_list("pk", flat=True)) == [keep.pk]
+    assert list(Task.objects.filter(server_id=snapshot.server_id).values_list("pk", flat=True)) == [
+        keep.pk
+    ]
 
 
 def test_the_reaper_hands_out_again_a_task_no_worker_ever_started(
@@ -234,7 +236,7 @@ def test_without_a_live_worker_a_task_is_refused_and_nothing_is_stored(snapshot)
     with pytest.raises(McpError) as refused:
         create_task(snapshot, "greet", {}, "key:1", None)
     assert refused.value.data == {"reason": "no-task-worker"}
-    assert not Task.objects.exists()
+    assert not Task.objects.filter(server_id=snapshot.server_id).exists()
 
 
 def test_a_worker_whose_heartbeat_went_stale_counts_as_gone(snapshot):
