@@ -251,7 +251,7 @@ def test_the_dashboard_shows_the_secret_once(client, world):
     )
     assert page.status_code == 200
     assert page["Cache-Control"] == "no-store"
-    created = Client.objects.get(client_name="dashboard runner")
+    created = Client.objects.get(service_account=world.account, client_name="dashboard runner")
     html = page.content.decode()
     assert created.client_id in html and "gmcp_cs_" in html
     listing = client.get("/service-accounts/").content.decode()

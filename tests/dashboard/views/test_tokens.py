@@ -43,8 +43,8 @@ def test_a_revoked_token_is_refused_by_the_api(member_client, user):
 def test_a_token_without_expiry_never_expires_and_one_with_expiry_does(member_client, user):
     create_token(member_client, name="forever", expires_in="")
     create_token(member_client, name="short", expires_in="30")
-    assert PersonalAccessToken.objects.get(name="forever").expires_at is None
-    assert PersonalAccessToken.objects.get(name="short").expires_at is not None
+    assert PersonalAccessToken.objects.get(user=user, name="forever").expires_at is None
+    assert PersonalAccessToken.objects.get(user=user, name="short").expires_at is not None
 
 
 def test_a_token_needs_a_name(member_client, user):
