@@ -10,9 +10,14 @@ from connections import need
 from connections.requirement import Requirement
 from gateway.endpoint.stateless_context import StatelessContext
 from mcp_protocol.errors import InputRequired, ToolError
-from tests.connections.test_tokens import _close_worker_connections, person, provider  # noqa: F401
+from tests.connections import test_tokens
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+# The token tests' provider, and their closing of the worker thread's database connection.
+provider = test_tokens.provider
+_close_worker_connections = test_tokens._close_worker_connections
+person = test_tokens.person
 
 URL_ELICITATION = {"elicitation": {"url": {}}}
 
