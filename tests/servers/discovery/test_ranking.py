@@ -7,7 +7,7 @@ import pytest
 
 from servers.discovery import embedding, ranking
 from servers.discovery.hybrid import HybridIndex
-from servers.discovery.vectors import ToolVectors, tool_text
+from servers.discovery.vectors import ToolVectors, embed_documents, tool_document
 
 READ_ONLY = {"readOnlyHint": True}
 WRITES = {"readOnlyHint": False, "destructiveHint": False}
@@ -42,7 +42,7 @@ def names(found):
 
 
 def with_vectors(tools):
-    matrix = embedding.embed([tool_text(t) for t in tools])
+    matrix = embed_documents([tool_document(t) for t in tools])
     return HybridIndex(tools, ToolVectors({t["name"]: matrix[i] for i, t in enumerate(tools)}))
 
 
