@@ -1,13 +1,16 @@
 """The variants of the semantic side that were tried on the development requests, each scored
-on the development (Slack) and held-out (Discord, Box) paraphrases: bench/discovery/README.md's
-"what was tried" table (all but wordllama's rows, measured in a separate environment).
+on the development (Slack, Twilio) and held-out (Discord, Box) requests: bench/discovery/README.md's
+"what was tried" tables (all but wordllama's rows, measured in a separate environment).
 
-    .venv/bin/python bench/discovery/variants.py
+    .venv/bin/python bench/discovery/variants.py            # every variant
+    .venv/bin/python bench/discovery/variants.py --fusion   # the fusion settings only
 
 Same data, importer, indexes, model and fusion as evaluate.py; only what a tool's vector is made
 of, how its texts' similarities are combined, and the fusion's parameters change.
 """
 
+import argparse
+import math
 import re
 import statistics
 import sys
@@ -118,6 +121,7 @@ def answer(lexical, scores, names, hints, query, weight, k, boost, adaptive):
     semantic = [(names[i], float(scores[i])) for i in best[:DEPTH] if scores[i] >= SEMANTIC_FLOOR]
     if adaptive and (not lexical or lexical[0][1] < adaptive[0]):
         weight = adaptive[1]
+    saved = ranking.SEMANTIC_WEIGHT, ranking.RRF_K
     ranking.SEMANTIC_WEIGHT, ranking.RRF_K = weight, k
     try:
         intent = ranking.intent(query)
@@ -126,38 +130,113 @@ def answer(lexical, scores, names, hints, query, weight, k, boost, adaptive):
             found = [c if c.read_only else replace(c, score=c.score * boost) for c in found]
             found = ranking.order(found, intent)
     finally:
-        ranking.SEMANTIC_WEIGHT, ranking.RRF_K = 2.0, 60
+        ranking.SEMANTIC_WEIGHT, ranking.RRF_K = saved
     return [c.name for c in found]
 
 
+# The fusion's settings, on the taken texts: semantic weight and RRF k, then adaptive rules (a
+# heavier semantic weight when BM25's best score is under a threshold: its words match weakly).
+FUSION = {
+    **{
+        f"weight {w:g}, k {k}": (tool_texts, "vector", w, k, 1, None)
+        for k in (60, 30, 10)
+        for w in (1, 2, 3, 4, 6, 8)
+    },
+    **{
+        f"weight {base:g}, k {k}, weight {heavy} when BM25 best < {threshold}": (
+            tool_texts,
+            "vector",
+            base,
+            k,
+            1,
+            (threshold, heavy),
+        )
+        for base, k in ((2, 60), (3, 60), (2, 30))
+        for threshold in (5, 7, 9)
+        for heavy in (4, 8)
+    },
+}
+
+
 def main() -> None:
-    scores = {name: {"dev": [], "held out": []} for name in VARIANTS}
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fusion", action="store_true", help="the fusion settings only")
+    args = parser.parse_args()
+    variants = FUSION if args.fusion else {**VARIANTS, **FUSION}
+    # variant -> group ("dev", "held out") -> api -> kind -> reciprocal ranks; and read requests
+    # with a destructive tool in the top 3
+    scores: dict = {name: {} for name in variants}
+    # variant -> group -> every request's reciprocal rank, in one order: compared request by
+    # request with the product's own setting (how many it answers better, how many worse)
+    paired: dict = {name: {"dev": [], "held out": []} for name in variants}
+    unsafe: dict = {name: {"dev": 0, "held out": 0} for name in variants}
     for api in evaluate.APIS:
         snapshot = evaluate.load_server(api)
         wires = snapshot.tool_list
         names = [w["name"] for w in wires]
         hints = {w["name"]: _hints(w) for w in wires}
         lexical_index = ToolIndex(wires)
-        requests = [
-            r for r in evaluate.load_requests(api, set(snapshot.tools)) if r["kind"] == "paraphrase"
-        ]
         group = "dev" if api in evaluate.DEV else "held out"
-        for request in requests:
+        for request in evaluate.load_requests(api, set(snapshot.tools)):
             query_vector = embedding.embed([request["q"]], embedding.MAX_QUERY_TOKENS)[0]
             lexical = lexical_index.search(request["q"], DEPTH)
-            for name, (texts_of, combine, weight, k, boost, adaptive) in VARIANTS.items():
-                sims = similarities(texts_of, combine, wires, query_vector)
+            sims_of: dict = {}
+            for name, (texts_of, combine, weight, k, boost, adaptive) in variants.items():
+                if (texts_of, combine) not in sims_of:
+                    sims_of[texts_of, combine] = similarities(
+                        texts_of, combine, wires, query_vector
+                    )
+                sims = sims_of[texts_of, combine]
                 found = answer(
                     lexical, sims, names, hints, request["q"], weight, k, boost, adaptive
                 )
-                scores[name][group].append(evaluate.reciprocal_rank(found, request["want"]))
-    print("| variant | dev top-3 / MRR | held-out top-3 / MRR |\n|---|---|---|")
+                rr = evaluate.reciprocal_rank(found, request["want"])
+                paired[name][group].append(rr)
+                by_api = scores[name].setdefault(group, {}).setdefault(api, {})
+                by_api.setdefault(request["kind"], []).append(rr)
+                if request["intent"] == "read" and any(hints[n][1] for n in found[:3]):
+                    unsafe[name][group] += 1
+    print(
+        "| variant | Slack para. | Twilio para. | dev para. top-3 / MRR | dev direct top-3 "
+        "| held-out para. top-3 / MRR | held-out direct top-3 | read, destructive in top 3 "
+        "(dev / held out) | vs the product, dev: better / worse | held out: better / worse |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    product = f"weight {ranking.SEMANTIC_WEIGHT:g}, k {ranking.RRF_K}"
     for name, groups in scores.items():
+        dev, held = groups["dev"], groups["held out"]
         cells = [
-            f"{sum(x >= 1 / 3 for x in rr) / len(rr):.0%} / {statistics.mean(rr):.2f}"
-            for rr in groups.values()
+            _cell(dev["slack"]["paraphrase"]),
+            _cell(dev["twilio"]["paraphrase"]),
+            _cell([x for a in dev.values() for x in a["paraphrase"]], digits=3),
+            _cell([x for a in dev.values() for x in a["direct"]], mrr=False),
+            _cell([x for a in held.values() for x in a["paraphrase"]]),
+            _cell([x for a in held.values() for x in a["direct"]], mrr=False),
+            f"{unsafe[name]['dev']} / {unsafe[name]['held out']}",
+            *(_versus(paired[name][g], paired[product][g]) for g in ("dev", "held out")),
         ]
-        print(f"| {name} | {cells[0]} | {cells[1]} |")
+        print(f"| {name} | {' | '.join(cells)} |")
+
+
+def _versus(rr: list[float], base: list[float]) -> str:
+    better = sum(x > y for x, y in zip(rr, base, strict=True))
+    worse = sum(x < y for x, y in zip(rr, base, strict=True))
+    return f"{better} / {worse} (p {_sign_test(better, worse):.2f})"
+
+
+def _sign_test(better: int, worse: int) -> float:
+    """Two-sided exact sign test: how likely a split at least this uneven is when the variant
+    is no better than the product (each changed request a fair coin)."""
+    n = better + worse
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(max(better, worse), n + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def _cell(rr: list[float], mrr: bool = True, digits: int = 2) -> str:
+    top3 = f"{sum(x >= 1 / 3 for x in rr) / len(rr):.0%}"
+    return f"{top3} / {statistics.mean(rr):.{digits}f}" if mrr else top3
 
 
 if __name__ == "__main__":
