@@ -4,9 +4,11 @@
    the lexical (BM25, weight 1) and the semantic (embedding, SEMANTIC_WEIGHT) rankings it
    appears in, rank 1 first, equal scores sharing a rank. Ranks, not raw scores, so BM25's
    unbounded scores and cosine similarities need no common scale. RRF_K = 60 is the constant of
-   the original paper (Cormack et al., 2009); SEMANTIC_WEIGHT = 2 was chosen on the development
-   requests (Slack's API) and checked on the held-out ones (Discord's and Box's),
-   bench/discovery/README.md.
+   the original paper (Cormack et al., 2009). When the words match weakly (BM25's best score
+   under WEAK_LEXICAL_SCORE, or nothing), the request is most likely said in other words than
+   the tools', and the semantic side weighs WEAK_LEXICAL_SEMANTIC_WEIGHT. The three numbers
+   were chosen on the development requests (Slack's and Twilio's APIs) and checked on the
+   held-out ones (Discord's and Box's), bench/discovery/README.md.
 2. Read intent (the request asks to see, find, list or count, and names no change): read-only
    tools get READ_ONLY_BOOST on their score, and every tool marked `destructiveHint` goes after
    every tool that is not, whatever its score. An agent that asked to look never gets "delete"
@@ -22,7 +24,9 @@ import re
 from dataclasses import dataclass
 
 RRF_K = 60
-SEMANTIC_WEIGHT = 2.0
+SEMANTIC_WEIGHT = 3.0
+WEAK_LEXICAL_SCORE = 5.0
+WEAK_LEXICAL_SEMANTIC_WEIGHT = 4.0
 READ_ONLY_BOOST = 1.2
 SCORE_DECIMALS = 9
 READ, WRITE, UNKNOWN = "read", "write", "unknown"
@@ -110,13 +114,14 @@ def fuse(
     destructive); lists are best first."""
     lexical_at = _ranks(lexical)
     semantic_at = _ranks(semantic)
+    weight = semantic_weight(lexical)
     candidates = []
     for name in lexical_at.keys() | semantic_at.keys():
         l_rank, l_score = lexical_at.get(name, (None, 0.0))
         s_rank, s_score = semantic_at.get(name, (None, 0.0))
         score = 0.0 if l_rank is None else 1.0 / (RRF_K + l_rank)
         if s_rank is not None:
-            score += SEMANTIC_WEIGHT / (RRF_K + s_rank)
+            score += weight / (RRF_K + s_rank)
         read_only, destructive = hints.get(name, (False, False))
         boosted = query_intent == READ and read_only
         candidates.append(
@@ -133,6 +138,14 @@ def fuse(
             )
         )
     return order(candidates, query_intent)
+
+
+def semantic_weight(lexical: list[tuple[str, float]]) -> float:
+    """The semantic ranking's weight for a request whose BM25 answer is `lexical` (best
+    first): heavier when its words match no tool well."""
+    if not lexical or lexical[0][1] < WEAK_LEXICAL_SCORE:
+        return WEAK_LEXICAL_SEMANTIC_WEIGHT
+    return SEMANTIC_WEIGHT
 
 
 def _ranks(found: list[tuple[str, float]]) -> dict[str, tuple[int, float]]:

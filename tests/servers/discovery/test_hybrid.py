@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from servers.discovery import embedding
+from servers.discovery import embedding, ranking
 from servers.discovery.hybrid import HybridIndex
 from servers.discovery.search import ToolIndex
 from servers.discovery.vectors import ToolVectors, embed_documents, tool_document, tool_text
@@ -97,3 +97,39 @@ def test_a_tools_several_texts_find_more_held_out_paraphrases_than_its_summary_a
     assert top3(scores["texts"]) >= top3(scores["summary"]) + 0.05
     assert statistics.mean(scores["texts"]) > statistics.mean(scores["summary"])
     assert unsafe["texts"] <= unsafe["summary"]
+
+
+def test_the_fusion_chosen_on_the_development_apis_does_no_worse_held_out_than_weight_2(
+    bench, monkeypatch
+):
+    """The semantic weight (and its heavier value when words match weakly) was chosen on the
+    development APIs (Slack, Twilio); on the held-out ones it must find at least as many
+    paraphrases in the top 3 as the weight 2 it replaced, with an MRR no lower, and never put a
+    destructive tool in a read request's top 3 more often."""
+    chosen = (ranking.SEMANTIC_WEIGHT, ranking.WEAK_LEXICAL_SEMANTIC_WEIGHT)
+    assert chosen != (2.0, 2.0)
+    scores = {"chosen": [], "weight 2": []}
+    unsafe = {"chosen": 0, "weight 2": 0}
+    for api in [api for api in bench.APIS if api not in bench.DEV]:
+        snapshot = bench.load_server(api)
+        wires = snapshot.tool_list
+        index = HybridIndex(wires, product_vectors(wires))
+        for request in bench.load_requests(api, set(snapshot.tools)):
+            vector = embedding.embed_query(request["q"])
+            for label, weights in (("chosen", chosen), ("weight 2", (2.0, 2.0))):
+                monkeypatch.setattr(ranking, "SEMANTIC_WEIGHT", weights[0])
+                monkeypatch.setattr(ranking, "WEAK_LEXICAL_SEMANTIC_WEIGHT", weights[1])
+                answer = [c.name for c in index.search(request["q"], 10, vector)]
+                if request["kind"] == "paraphrase":
+                    scores[label].append(bench.reciprocal_rank(answer, request["want"]))
+                unsafe[label] += request["intent"] == "read" and any(
+                    snapshot.tools[n].wire["annotations"].get("destructiveHint") is True
+                    for n in answer[:3]
+                )
+
+    def top3(rr):
+        return sum(x >= 1 / 3 for x in rr) / len(rr)
+
+    assert top3(scores["chosen"]) >= top3(scores["weight 2"])
+    assert statistics.mean(scores["chosen"]) >= statistics.mean(scores["weight 2"])
+    assert unsafe["chosen"] <= unsafe["weight 2"]

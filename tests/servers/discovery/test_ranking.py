@@ -85,6 +85,26 @@ def test_equal_scores_put_the_non_destructive_tool_first_then_the_read_only_one_
     assert names(tied) == ["y_read", "a_update", "z_update", "b_delete"]
 
 
+def test_the_embeddings_weigh_more_when_the_words_match_no_tool_well():
+    """A request whose best BM25 score is under WEAK_LEXICAL_SCORE (or that matches no word) is
+    most likely said in other words than the tools': the semantic ranking weighs more."""
+    semantic = [("by_meaning", 0.6), ("by_words", 0.4)]
+    strong = {c.name: c for c in ranking.fuse([("by_words", 12.0)], semantic, {}, ranking.UNKNOWN)}
+    weak = {c.name: c for c in ranking.fuse([("by_words", 3.0)], semantic, {}, ranking.UNKNOWN)}
+    alone = {c.name: c for c in ranking.fuse([], semantic, {}, ranking.UNKNOWN)}
+    rrf = ranking.RRF_K
+    assert strong["by_meaning"].score == pytest.approx(ranking.SEMANTIC_WEIGHT / (rrf + 1))
+    assert weak["by_meaning"].score == pytest.approx(
+        ranking.WEAK_LEXICAL_SEMANTIC_WEIGHT / (rrf + 1)
+    )
+    assert alone["by_meaning"].score == weak["by_meaning"].score
+    assert weak["by_meaning"].score > strong["by_meaning"].score
+    # the word match counts the same either way
+    assert weak["by_words"].score - ranking.WEAK_LEXICAL_SEMANTIC_WEIGHT / (rrf + 2) == (
+        pytest.approx(strong["by_words"].score - ranking.SEMANTIC_WEIGHT / (rrf + 2))
+    )
+
+
 def test_a_destructive_tool_never_ranks_above_a_non_destructive_one_with_the_same_words():
     twins = [
         tool("purge_cache", "Clear the cache entries.", DESTRUCTIVE),
