@@ -15,6 +15,7 @@ anything else on the machine.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -52,10 +53,8 @@ def _namespaces() -> list[str]:
 def _kill_everything_in(namespace: str) -> None:
     """SIGKILL what still runs in one of our namespaces (processes this harness started)."""
     for pid in ip("netns", "pids", namespace, check=False).stdout.split():
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(int(pid), signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def sweep() -> None:
@@ -81,7 +80,18 @@ class Host:
 
     def create(self) -> Host:
         ip("netns", "add", self.namespace)
-        ip("link", "add", self.link, "type", "veth", "peer", "name", "eth0", "netns", self.namespace)
+        ip(
+            "link",
+            "add",
+            self.link,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "eth0",
+            "netns",
+            self.namespace,
+        )
         ip("link", "set", self.link, "master", BRIDGE, "up")
         inside = ("-n", self.namespace)
         ip(*inside, "addr", "add", f"{self.address}/{PREFIX_LENGTH}", "dev", "eth0")

@@ -44,9 +44,7 @@ async def test_the_python_sdk_works_through_the_balancer_host_on_several_web_hos
     assert len(hosts_used(topology, before)) >= 2
 
 
-def test_the_typescript_sdk_works_through_the_balancer_host_on_several_web_hosts(
-    topology, tenant
-):
+def test_the_typescript_sdk_works_through_the_balancer_host_on_several_web_hosts(topology, tenant):
     binary = node.install(NODE_FOLDER, TS_SDK)
     # ESM resolves the SDK from the script's own directory.
     shutil.copy(Path(__file__).with_name(TS_SCRIPT), NODE_FOLDER / TS_SCRIPT)
