@@ -269,14 +269,16 @@ class Balancer(Service):
         self.url = f"http://{host.address}:{port}"
         self.socket_path = str(self.dir / "admin.sock")
         self.config = self.dir / "haproxy.cfg"
-        self.config.write_text(
-            balancer.config(
-                port=port,
-                host=host.address,
-                backends=[f"{web.host.address}:{web.port}" for web in backends],
-                stats_socket=self.socket_path,
-            )
+        text = balancer.config(
+            port=port,
+            host=host.address,
+            backends=[f"{web.host.address}:{web.port}" for web in backends],
+            stats_socket=self.socket_path,
         )
+        # Also on the balancer host's own loopback, for a client on that host (the conformance
+        # suite's DNS-rebinding scenario only runs against a localhost URL).
+        bind = f"    bind {host.address}:{port}\n"
+        self.config.write_text(text.replace(bind, bind + f"    bind 127.0.0.1:{port}\n"))
 
     def start(self) -> Balancer:
         self.process = self.host.popen(balancer.command(self.config), log=self.log)

@@ -9,6 +9,9 @@
     worker   10.77.6.1   a Celery worker (prefork) and Celery beat
     (root)   10.77.0.1   the bridge: the test process, the clients, `manage.py` commands
 
+(The conformance suite runs on the balancer host and reaches haproxy on that host's loopback:
+its DNS-rebinding scenario needs a localhost URL.)
+
 Every process reaches every other one by its host's address over the bridge. The CI shape is
 two web hosts and three cluster masters without replicas; `MULTIHOST_FULL=1` (`make multihost`)
 builds three web hosts and three masters with a replica each.
@@ -115,8 +118,7 @@ class Topology:
 
     def env(self, **extra: str) -> dict:
         """What every getmcp process of the topology runs with (web, worker, beat, manage.py)."""
-        lb_address = self.network.hosts["lb"].address
-        hosts = [lb_address, *(web.host.address for web in getattr(self, "webs", []))]
+        hosts = [host.address for host in self.network.hosts.values()]
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "getmcp.settings",
@@ -126,8 +128,10 @@ class Topology:
             "REDIS_CLUSTER": "true",
             "CELERY_BROKER_URL": f"redis://{self.broker.address}/0",
             "CHANNELS_REDIS_URL": f"redis://{self.broker.address}/1",
-            "ALLOWED_HOSTS": ",".join([*hosts, *(f"10.77.4.{n}" for n in range(1, 10))]),
-            "SITE_URL": f"http://{lb_address}:{BALANCER_PORT}",
+            "ALLOWED_HOSTS": ",".join(["localhost", *hosts]),
+            # As the conformance suite on the balancer host sees it: the OAuth issuer must be
+            # where its client reaches it (tests/multihost/test_conformance.py).
+            "SITE_URL": f"http://localhost:{BALANCER_PORT}",
             "MCP_SSE_KEEPALIVE_SECONDS": "1",
             **extra,
         }
