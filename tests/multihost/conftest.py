@@ -3,6 +3,7 @@ down at the end of the session, namespaces included, whatever happened in betwee
 
 The time each fault took to heal is printed in the terminal summary (`heal_times`)."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,17 @@ QUICK_TASK = {
 }
 # The faults harness's tenant (an echo tool, API keys), with a task tool beside it.
 SEED = SEED_TENANT.replace('"tools": [{', f'"tools": [{QUICK_TASK!r}, {{')
-HEAL_TIMES: dict[str, float] = {}
+ROOT = HERE.parents[1]
+# Written as they are measured: under pytest-xdist the tests run in a worker, while the terminal
+# summary is printed by the controller, which reads them back.
+HEAL_FILE = ROOT / "results" / "multihost" / "heal-times.json"
+
+
+class HealTimes(dict):
+    def __setitem__(self, fault: str, seconds: float) -> None:
+        super().__setitem__(fault, seconds)
+        HEAL_FILE.parent.mkdir(parents=True, exist_ok=True)
+        HEAL_FILE.write_text(json.dumps(self, indent=1))
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist turns the marks into groups (tests/grouping.py)
@@ -38,10 +49,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("multihost"))
 
 
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):  # the controller (or a run without xdist)
+        HEAL_FILE.unlink(missing_ok=True)
+
+
 def pytest_terminal_summary(terminalreporter):
-    if HEAL_TIMES:
+    if HEAL_FILE.exists():
         terminalreporter.section("multi-host: time to heal")
-        for fault, seconds in HEAL_TIMES.items():
+        for fault, seconds in json.loads(HEAL_FILE.read_text()).items():
             terminalreporter.write_line(f"{fault}: {seconds:.2f} s")
 
 
@@ -58,7 +74,7 @@ def topology():
 
 @pytest.fixture(scope="session")
 def heal_times():
-    return HEAL_TIMES
+    return HealTimes()
 
 
 def on_topology(topology, code: str):

@@ -21,6 +21,7 @@ builds three web hosts and three masters with a replica each.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
@@ -47,6 +48,8 @@ PORTS = {"postgres": 22432, "pgbouncer": 22433, "redis": 22379, "broker": 22380}
 WEB_PORT = 22080
 BALANCER_PORT = 22000
 RUN_DIR = Path(tempfile.gettempdir()) / "getmcp-multihost"
+# The namespaces, addresses and ports are fixed: two runs on one machine take turns.
+LOCK_FILE = Path(tempfile.gettempdir()) / "getmcp-multihost.lock"
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ def shape_from_environment() -> Shape:
 class Topology:
     def __init__(self, shape: Shape):
         self.shape = shape
+        self._lock = open(LOCK_FILE, "w")  # noqa: SIM115 (closed in close)
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
         self.network = Network()
         # One run at a time: what an earlier (killed) run left is removed with its namespaces.
         shutil.rmtree(RUN_DIR, ignore_errors=True)
@@ -164,6 +169,7 @@ class Topology:
             self.postgres.stop()
         self.network.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+        self._lock.close()
 
 
 def main() -> None:
