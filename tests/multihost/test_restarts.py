@@ -19,6 +19,7 @@ def test_the_platform_heals_after_pgbouncer_restarts(topology, tenant, heal_time
     started = time.monotonic()
     topology.pgbouncer.stop()
     topology.pgbouncer.start()
+    heal_times["PgBouncer restarted: listening again"] = time.monotonic() - started
     wait_until(
         lambda: echoes(topology.url, tenant["slug"], cold_key, timeout=5),
         timeout=60,
