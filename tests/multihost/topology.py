@@ -73,10 +73,6 @@ class Topology:
         self._lock = open(LOCK_FILE, "w")  # noqa: SIM115 (closed in close)
         fcntl.flock(self._lock, fcntl.LOCK_EX)
         self.network = Network()
-        # One run at a time: what an earlier (killed) run left is removed with its namespaces.
-        shutil.rmtree(RUN_DIR, ignore_errors=True)
-        RUN_DIR.mkdir(parents=True)
-        os.chmod(RUN_DIR, 0o755)
         self.dir = RUN_DIR
 
     def start(self) -> Topology:
@@ -88,7 +84,11 @@ class Topology:
         return self
 
     def _start(self) -> None:
+        # What an earlier (killed) run left goes: its processes with its namespaces, then files.
         net = self.network.start()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.dir.mkdir(parents=True)
+        os.chmod(self.dir, 0o755)
         db, pool = net.add("db", "10.77.1.1"), net.add("pool", "10.77.1.2")
         broker_host = net.add("broker", "10.77.2.1")
         count = self.shape.masters * (1 + self.shape.replicas_per_master)
