@@ -31,10 +31,13 @@ async def test_the_python_sdk_works_through_the_balancer_host_on_several_web_hos
 ):
     before = topology.balancer.connections_per_process()
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {tenant['key']}"})
-    async with Client(
-        streamable_http_client(f"{topology.url}/mcp/{tenant['slug']}", http_client=http),
-        mode="legacy",
-    ) as client:
+    async with (
+        http,
+        Client(
+            streamable_http_client(f"{topology.url}/mcp/{tenant['slug']}", http_client=http),
+            mode="legacy",
+        ) as client,
+    ):
         tools = await client.list_tools()
         assert {"echo", "quick_task"} <= {tool.name for tool in tools.tools}
         for number in range(10):
@@ -83,5 +86,7 @@ def test_a_task_started_on_one_web_host_is_followed_from_another(topology, tenan
     wait_until(completed, timeout=30, interval=0.2, what="the task to complete")
     result = follower.call("tasks/result", {"taskId": task_id})
     assert result["result"]["content"] == [{"type": "text", "text": "done far"}]
+    starter.http.close()
+    follower.http.close()
     # It ran on the worker host.
     assert "mcptasks.run_tool" in topology.worker.log.read_text(errors="replace")

@@ -60,6 +60,8 @@ def test_a_cut_off_web_host_is_routed_around_and_sessions_go_on_on_the_others(
         client = joined(topology, tenant, made)
         answer = client.call("tools/call", {"name": "echo", "arguments": {"message": f"s{number}"}})
         assert answer["result"]["content"] == [{"type": "text", "text": f"You said s{number}"}]
+        client.http.close()
+        made.http.close()
     assert cut.running  # cut off, not dead
 
 
@@ -104,6 +106,8 @@ def test_a_stream_resumes_on_another_web_host_after_its_host_is_cut_off(
         heal_times["stream of a cut-off web host: resumed to the missed event"] = (
             time.monotonic() - resumed_at
         )
+    listener.http.close()
+    resumed_client.http.close()
     assert len(now_holding) == 1 and now_holding != holding
     # Exactly the change made after the last event seen: none lost, none repeated.
     second = listed_changes(events)
