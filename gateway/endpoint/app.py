@@ -34,6 +34,8 @@ from .http import (
 
 log = logging.getLogger(__name__)
 
+# A response's headers, as respond_json takes them.
+Headers = list[tuple[str, str]]
 # What the rest of the site goes to: Django's ASGIHandler (whose send takes any Mapping).
 ASGIApp = Callable[..., Awaitable[None]]
 # A handler of one path under /mcp/<slug> (ROUTES), and of a surface's document (get_only).
@@ -158,29 +160,9 @@ class McpApp:
                     rpc_error(errors.INVALID_REQUEST, "Request body not received in time"),
                 )
         except Exception as exc:
-            service = outage_of(exc)
-            if service is not None:
-                # Redis or Postgres down, hung or restarting: a clean, retryable answer.
-                log.warning("%s %s: %s unavailable: %r", req.method, req.path, service, exc)
-                if not capture.responded:
-                    await respond_json(
-                        send,
-                        503,
-                        rpc_error(errors.INTERNAL_ERROR, outage_message(service)),
-                        [("retry-after", str(RETRY_AFTER_SECONDS))],
-                    )
-                return
-            log.exception("Unhandled error on %s %s", req.method, req.path)
+            status, message, headers = failure(req, exc)
             if not capture.responded:
-                await respond_json(
-                    send,
-                    500,
-                    {
-                        "jsonrpc": "2.0",
-                        "id": None,
-                        "error": {"code": errors.INTERNAL_ERROR, "message": "Internal error"},
-                    },
-                )
+                await respond_json(send, status, rpc_error(errors.INTERNAL_ERROR, message), headers)
         finally:
             inspector.finished(gate, capture, rest, refusal)
 
@@ -282,7 +264,7 @@ class McpApp:
             await streamable.handle_delete(gate, send)
 
 
-def webtools_refusal(gate: Gate, refused: Refused) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+def webtools_refusal(gate: Gate, refused: Refused) -> tuple[dict[str, Any], Headers]:
     """A refusal of the pipeline in the Webtools envelope (and its headers)."""
     if refused.status == 404 and gate.version:
         _, body = webtools.not_found(gate.slug, gate.version)
@@ -293,25 +275,22 @@ def webtools_refusal(gate: Gate, refused: Refused) -> tuple[dict[str, Any], list
     return body, [*refused.headers, *cors]
 
 
-def webtools_failure(
-    req: HttpRequest, exc: Exception
-) -> tuple[int, dict[str, Any], list[tuple[str, str]]]:
-    """What a Webtools request that failed unexpectedly answers: 503 while Redis or Postgres is
-    unavailable (retryable), else 500."""
+def webtools_failure(req: HttpRequest, exc: Exception) -> tuple[int, dict[str, Any], Headers]:
+    """A Webtools request that failed unexpectedly, in the Webtools envelope."""
+    status, message, headers = failure(req, exc)
+    code = "UNAVAILABLE" if status == 503 else "INTERNAL_ERROR"
+    return status, {"status": "error", "error": {"code": code, "message": message}}, headers
+
+
+def failure(req: HttpRequest, exc: Exception) -> tuple[int, str, Headers]:
+    """How a request that failed unexpectedly is answered (status, message, headers), logged:
+    Redis or Postgres down, hung or restarting is a clean, retryable 503; anything else 500."""
     service = outage_of(exc)
     if service is not None:
         log.warning("%s %s: %s unavailable: %r", req.method, req.path, service, exc)
-        body = {
-            "status": "error",
-            "error": {"code": "UNAVAILABLE", "message": outage_message(service)},
-        }
-        return 503, body, [("retry-after", str(RETRY_AFTER_SECONDS))]
+        return 503, outage_message(service), [("retry-after", str(RETRY_AFTER_SECONDS))]
     log.exception("Unhandled error on %s %s", req.method, req.path)
-    return (
-        500,
-        {"status": "error", "error": {"code": "INTERNAL_ERROR", "message": "Internal error"}},
-        [],
-    )
+    return 500, "Internal error", []
 
 
 def _store_call_log_now() -> None:
