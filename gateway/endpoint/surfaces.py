@@ -65,15 +65,6 @@ async def parse_json(request: HttpRequest) -> tuple[Any, Problem | None]:
     return data, None
 
 
-async def read_json(gate: Gate, send: Send) -> tuple[Any, bool]:
-    """The request body as JSON, or None after answering 400/413 itself."""
-    data, problem = await parse_json(gate.request)
-    if problem is not None:
-        await respond_json(send, *problem, gate.cors_headers())
-        return None, False
-    return data, True
-
-
 async def webtools_posted(request: HttpRequest) -> Posted:
     data, problem = await parse_json(request)
     return Posted(data, problem)
@@ -91,12 +82,13 @@ async def server_info(gate: Gate, send: Send) -> None:
 
 
 async def call_tool(gate: Gate, send: Send, name: str) -> None:
-    body, ok = await read_json(gate, send)
-    if not ok:
-        return
     assert gate.admitted is not None  # app.rest_tool admitted it
-    named = named_call.NamedCall(call=gate.call("rest"), tool=name, arguments=body, body=body)
-    status, payload = await named_call.rest_call(gate.redis, gate.admitted, named)
+    body, problem = await parse_json(gate.request)
+    if problem is not None:
+        status, payload = problem
+    else:
+        named = named_call.NamedCall(call=gate.call("rest"), tool=name, arguments=body, body=body)
+        status, payload = await named_call.rest_call(gate.redis, gate.admitted, named)
     await respond_json(send, status, payload, gate.cors_headers())
 
 
