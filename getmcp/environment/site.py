@@ -15,7 +15,7 @@ class SiteVariables(Variables):
         60,
         "seconds a Postgres connection is kept for reuse (Django's `CONN_MAX_AGE`)",
         # An ASGI web process keeps none: each Django request runs in a thread of its own.
-        shown="`60`; `0` in the ASGI web process (`getmcp/asgi.py`)",
+        shown="`60`; `0` in the ASGI web process (`getmcp/environment/startup.py`)",
     )
     REDIS_URL: str = var(
         "",
