@@ -89,7 +89,7 @@ class Process:
         return self.client().execute_command("ROLE")[0].decode()
 
 
-def _data_node(directory: Path, port: int, replica_of: int | None) -> Process:
+def _data_node(directory: Path, port: int, replica_of: int | None, appendfsync: str) -> Process:
     home = directory / f"redis-{port}"
     home.mkdir()
     arguments = [
@@ -102,7 +102,7 @@ def _data_node(directory: Path, port: int, replica_of: int | None) -> Process:
         "--appendonly",
         "yes",
         "--appendfsync",
-        "always",
+        appendfsync,
         "--save",
         "",
         "--logfile",
@@ -131,12 +131,14 @@ def _sentinel(directory: Path, port: int, master_port: int) -> Process:
 
 
 class RedisSentinelForTests:
-    def __init__(self, replicas: int = 1, sentinels: int = 3):
+    def __init__(self, replicas: int = 1, sentinels: int = 3, appendfsync: str = "always"):
+        """`appendfsync` "always" for the failover tests (an acknowledged write is on disk);
+        benches take docker-compose.yml's "everysec"."""
         self.dir = Path(tempfile.mkdtemp(prefix="redis-sentinel-"))
         ports = free_ports(1 + replicas + sentinels)
         master_port = ports[0]
-        self.data = [_data_node(self.dir, master_port, None)] + [
-            _data_node(self.dir, port, master_port) for port in ports[1 : 1 + replicas]
+        self.data = [_data_node(self.dir, master_port, None, appendfsync)] + [
+            _data_node(self.dir, port, master_port, appendfsync) for port in ports[1 : 1 + replicas]
         ]
         self.sentinels = [_sentinel(self.dir, port, master_port) for port in ports[1 + replicas :]]
 
