@@ -109,3 +109,19 @@ def test_a_detached_sentinel_channel_still_acknowledges_and_puts_back_its_messag
         assert not master.hexists("unacked", returned.delivery_tag)
         assert master.llen(queue.name) == 1  # back in its queue, to be delivered again
     master.delete(queue.name)
+
+
+def test_the_stock_kombu_sentinel_channel_is_what_fails_there(watched_redis, queue):
+    from tests.scale.redis_sentinel import MASTER_NAME
+
+    options = {"master_name": MASTER_NAME}
+    with Connection(
+        watched_redis.url(), transport="sentinel", transport_options=options
+    ) as connection:
+        message = held_message(connection, queue)
+        detach(connection)
+        with pytest.raises(AttributeError, match="hostname"):
+            message.ack()
+        connection.transport.client = connection
+        message.ack()
+    watched_redis.master().client().delete(queue.name)
