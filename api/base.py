@@ -6,7 +6,7 @@ Role checks go through accounts.policy: each viewset maps its DRF actions to pol
 `policy_actions`; a write action missing from that map is refused (fail closed).
 """
 
-from rest_framework import authentication, parsers, permissions, viewsets
+from rest_framework import authentication, mixins, parsers, permissions, viewsets
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
@@ -105,3 +105,30 @@ class ScopedViewSet(ApiMixin, viewsets.GenericViewSet):
 
     def get_queryset(self):
         return scoped(super().get_queryset(), self.request.user, self.organization_path)
+
+
+# The DRF actions that change an object of a ManagedViewSet.
+_WRITES = ("create", "update", "partial_update", "destroy")
+
+
+class ManagedViewSet(
+    OrganizationCreateMixin,
+    mixins.ListModelMixin,
+    mixins.CreateModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.UpdateModelMixin,
+    mixins.DestroyModelMixin,
+    ScopedViewSet,
+):
+    """Objects any member may read and only one role may change (OAuth providers, trusted
+    issuers, service accounts): every write is `manage_action`; a subclass's own
+    `policy_actions` add its extra routes."""
+
+    manage_action: Action
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        manage = cls.__dict__.get("manage_action")
+        if manage is not None:
+            own = cls.__dict__.get("policy_actions", {})
+            cls.policy_actions = {**dict.fromkeys(_WRITES, manage), **own}

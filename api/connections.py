@@ -2,14 +2,14 @@
 rule): list, create from a preset or generic endpoints, change, delete. The client secret is
 write-only: answers say only whether one is set."""
 
-from rest_framework import mixins, serializers
+from rest_framework import serializers
 
 from accounts.policy import Action
 from connections import providers as service
 from connections.models import Provider
 from connections.presets import CHOICES
 
-from .base import ScopedViewSet
+from .base import ManagedViewSet
 from .scoping import DefaultOrganization, MemberOrganizationField
 from .serializers import _django_checked as _checked
 
@@ -86,28 +86,12 @@ class ProviderSerializer(serializers.ModelSerializer):
         )
 
 
-class ProviderViewSet(
-    mixins.ListModelMixin,
-    mixins.CreateModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.UpdateModelMixin,
-    mixins.DestroyModelMixin,
-    ScopedViewSet,
-):
+class ProviderViewSet(ManagedViewSet):
     """OAuth 2.0 providers the organization's tools connect people to."""
 
     queryset = Provider.objects.select_related("organization").order_by("key", "id")
     serializer_class = ProviderSerializer
-    policy_actions = {
-        "create": Action.CONNECTIONS_MANAGE,
-        "update": Action.CONNECTIONS_MANAGE,
-        "partial_update": Action.CONNECTIONS_MANAGE,
-        "destroy": Action.CONNECTIONS_MANAGE,
-    }
-
-    def perform_create(self, serializer) -> None:
-        self.policy_require_for(serializer.validated_data["organization"])
-        serializer.save()
+    manage_action = Action.CONNECTIONS_MANAGE
 
     def perform_destroy(self, provider) -> None:
         service.provider_delete(actor=self.request.user, provider=provider)

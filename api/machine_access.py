@@ -5,7 +5,7 @@ anything about client credentials, is an admin's (accounts/policy.py)."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, serializers
+from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,7 +14,7 @@ from accounts.policy import Action
 from oauth import metadata, service_clients, trust
 from oauth.models import Client, TrustedIssuer
 
-from .base import ScopedViewSet
+from .base import ManagedViewSet, ScopedViewSet
 from .scoping import DefaultOrganization, MemberOrganizationField
 from .serializers import _django_checked as _checked
 
@@ -74,28 +74,12 @@ class TrustedIssuerSerializer(serializers.ModelSerializer):
         )
 
 
-class TrustedIssuerViewSet(
-    mixins.ListModelMixin,
-    mixins.CreateModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.UpdateModelMixin,
-    mixins.DestroyModelMixin,
-    ScopedViewSet,
-):
+class TrustedIssuerViewSet(ManagedViewSet):
     """Enterprise identity providers trusted for enterprise-managed authorization (ID-JAG)."""
 
     queryset = TrustedIssuer.objects.select_related("organization").order_by("name", "id")
     serializer_class = TrustedIssuerSerializer
-    policy_actions = {
-        "create": Action.TRUSTED_ISSUERS,
-        "update": Action.TRUSTED_ISSUERS,
-        "partial_update": Action.TRUSTED_ISSUERS,
-        "destroy": Action.TRUSTED_ISSUERS,
-    }
-
-    def perform_create(self, serializer) -> None:
-        self.policy_require_for(serializer.validated_data["organization"])
-        serializer.save()
+    manage_action = Action.TRUSTED_ISSUERS
 
     def perform_destroy(self, instance) -> None:
         trust.trusted_issuer_delete(actor=self.request.user, trust=instance)

@@ -3,7 +3,7 @@ rename or change role, disable, delete (its keys are revoked), and issue keys th
 A key moves to a service account through the key's own `serviceAccount` field."""
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, serializers
+from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -12,6 +12,7 @@ from accounts import service_accounts as service
 from accounts.models import ServiceAccount
 from accounts.policy import Action
 
+from .base import ManagedViewSet
 from .machine_access import ServiceClientActions
 from .scoping import DefaultOrganization, MemberOrganizationField
 from .serializers import ApiKeySerializer, NewApiKeySerializer
@@ -71,32 +72,18 @@ class ServiceAccountSerializer(serializers.ModelSerializer):
         return account
 
 
-class ServiceAccountViewSet(
-    mixins.ListModelMixin,
-    mixins.CreateModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.UpdateModelMixin,
-    mixins.DestroyModelMixin,
-    ServiceClientActions,
-):
+class ServiceAccountViewSet(ManagedViewSet, ServiceClientActions):
     """Service accounts: machine identities whose keys act as them, with their role."""
 
     queryset = ServiceAccount.objects.select_related("organization").order_by("name", "id")
     serializer_class = ServiceAccountSerializer
+    manage_action = Action.SERVICE_ACCOUNTS
     policy_actions = {
-        "create": Action.SERVICE_ACCOUNTS,
-        "update": Action.SERVICE_ACCOUNTS,
-        "partial_update": Action.SERVICE_ACCOUNTS,
-        "destroy": Action.SERVICE_ACCOUNTS,
         "keys": Action.SERVICE_ACCOUNTS,
         # Client credentials (api/machine_access.py): listing them is an admin's too.
         "clients": Action.SERVICE_ACCOUNTS,
         "client": Action.SERVICE_ACCOUNTS,
     }
-
-    def perform_create(self, serializer) -> None:
-        self.policy_require_for(serializer.validated_data["organization"])
-        serializer.save()
 
     def perform_destroy(self, account) -> None:
         service.service_account_delete(actor=self.request.user, account=account)

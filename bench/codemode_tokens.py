@@ -105,7 +105,7 @@ async def discover(agent: Agent, snapshot, ids, wanted) -> None:
 
     for query, name in wanted:
         params = {"name": discovery.SEARCH, "arguments": {"query": query, "limit": 3}}
-        found = discovery.search(snapshot, params["arguments"])
+        found = await discovery.search(snapshot, params["arguments"])
         assert name in [t["name"] for t in found["structuredContent"]["tools"]], (query, found)
         number = next(ids)
         agent.add(f"search {query!r}", message(number, "tools/call", params), answer(number, found))
@@ -162,13 +162,12 @@ async def main() -> None:
     ids = itertools.count(1)
     await discover(coded, snapshot, ids, WANTED)
 
-    async def inner(gate, call_ctx, tool, arguments):
-        return await methods.tools_call(
-            gate.snapshot, {"name": tool, "arguments": arguments}, call_ctx
-        )
+    async def inner(call_ctx, tool, arguments):
+        return await methods.tools_call(snapshot, {"name": tool, "arguments": arguments}, call_ctx)
 
     arguments = {"code": JOB_PROGRAM}
-    result = await codemode.run(SimpleNamespace(snapshot=snapshot), arguments, ctx, inner)
+    served = SimpleNamespace(snapshot=snapshot, call_tool=inner)
+    result = await codemode.run(served, arguments, ctx)
     assert result.get("structuredContent") == expected, (result, expected)
     number = next(ids)
     coded.add(

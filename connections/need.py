@@ -31,6 +31,8 @@ from .requirement import Requirement
 from .tokens import ConnectionNeeded, ConnectionUnavailable, Token, token_for
 
 LINK_SECONDS = 900
+# A link shown again keeps at least this long to be opened and followed.
+REUSE_MIN_SECONDS = 300
 # How long a call waits, after the client said the person went to the link, for the connection.
 WAIT_SECONDS = 120.0
 
@@ -41,19 +43,36 @@ def supports_url_elicitation(ctx: RequestContext) -> bool:
 
 
 async def make_link(ctx: RequestContext, need: ConnectionNeeded) -> tuple[str, str]:
-    """(elicitationId, URL) of a page that connects this person to the provider."""
+    """(elicitationId, URL) of a page that connects this person to the provider.
+
+    A call that runs again before the person connected (a task re-run after its input came, a
+    stateless retry carrying the answer) gets the link it showed before, so the completion
+    notice names the elicitation the client saw; a link close to expiry is replaced."""
+    redis = async_client()
+    user_id = ctx.caller.principal_id
+    organization_id = need.provider.organization_id
+    last = keys.connect_link(
+        organization_id, user_id or 0, need.provider.pk, " ".join(sorted(need.scopes))
+    )
+    previous = await redis.get(last)
+    if previous:
+        elicitation_id = previous.decode() if isinstance(previous, bytes) else str(previous)
+        if await redis.ttl(keys.connect_elicitation(elicitation_id)) > REUSE_MIN_SECONDS:
+            return elicitation_id, _url(elicitation_id)
     elicitation_id = secrets.token_urlsafe(24)
     record = {
-        "user": ctx.caller.principal_id,
-        "organization": need.provider.organization_id,
+        "user": user_id,
+        "organization": organization_id,
         "provider": need.provider.pk,
         "scopes": need.scopes,
     }
-    await async_client().set(
-        keys.connect_elicitation(elicitation_id), orjson.dumps(record), ex=LINK_SECONDS
-    )
-    path = reverse("connections:connect", args=[elicitation_id])
-    return elicitation_id, settings.SITE_URL.rstrip("/") + path
+    await redis.set(keys.connect_elicitation(elicitation_id), orjson.dumps(record), ex=LINK_SECONDS)
+    await redis.set(last, elicitation_id, ex=LINK_SECONDS)
+    return elicitation_id, _url(elicitation_id)
+
+
+def _url(elicitation_id: str) -> str:
+    return settings.SITE_URL.rstrip("/") + reverse("connections:connect", args=[elicitation_id])
 
 
 def _message(need: ConnectionNeeded) -> str:

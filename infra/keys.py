@@ -227,6 +227,12 @@ def connect_elicitation(elicitation_id: str) -> str:
     return f"mcp:conn:elicit:{elicitation_id}"
 
 
+def connect_link(organization_id: int, user_id: int, provider_id: int, scopes: str) -> str:
+    """The link a person was last sent to connect this provider with these scopes: a call run
+    again (a task after its input, a stateless retry) shows the same link and id."""
+    return f"mcp:conn:link:{organization_id}:{user_id}:{provider_id}:{scopes}"
+
+
 def connection_refresh_lock(connection_id: int) -> str:
     """Held while one process refreshes a connection's tokens (connections/tokens.py)."""
     return f"mcp:conn:refresh:{connection_id}"

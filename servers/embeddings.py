@@ -19,16 +19,16 @@ import numpy as np
 
 from .discovery import embedding
 from .discovery.config import discovery_active
-from .discovery.vectors import NO_VECTORS, ToolVectors, tool_text
+from .discovery.vectors import NO_VECTORS, ToolVectors, embed_documents, tool_document
 from .models import Server, ToolEmbedding
 from .outages import best_effort
 
 
 def _digests(tool_list: Iterable[Mapping]) -> dict[str, tuple[str, str]]:
-    """name -> (digest, text) of each tool."""
+    """name -> (digest, document) of each tool (vectors.tool_document)."""
     out = {}
     for wire in tool_list:
-        text = tool_text(wire)
+        text = tool_document(wire)
         out[str(wire["name"])] = (embedding.digest(text), text)
     return out
 
@@ -72,7 +72,7 @@ def embed_tool_list(tool_list: Iterable[Mapping]) -> int:
     if not missing or not embedding.available():
         return 0
     digests = sorted(missing)
-    vectors = embedding.embed([missing[d] for d in digests])
+    vectors = embed_documents([missing[d] for d in digests])
     ToolEmbedding.objects.bulk_create(
         [
             ToolEmbedding(digest=d, vector=v.astype("<f4").tobytes())

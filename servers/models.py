@@ -255,7 +255,7 @@ class Change(models.Model):
 
 class ToolEmbedding(models.Model):
     """One tool text's embedding (servers/discovery/embedding.py), keyed by the digest of the model
-    and the text (servers/discovery/vectors.tool_text): every version and server whose tool reads
+    and the text (servers/discovery/vectors.tool_document): every version and server whose tool reads
     the same shares the row, and a changed tool gets a new one. Computed at publish
     (servers/embeddings.py), read when a snapshot is loaded."""
 

@@ -41,7 +41,7 @@ from servers.discovery import config as agent_config  # noqa: E402
 from servers.discovery import embedding, ranking  # noqa: E402
 from servers.discovery.hybrid import DEPTH, HybridIndex  # noqa: E402
 from servers.discovery.search import ToolIndex, terms  # noqa: E402
-from servers.discovery.vectors import NO_VECTORS, ToolVectors, tool_text  # noqa: E402
+from servers.discovery.vectors import NO_VECTORS, ToolVectors, embed_documents, tool_document  # noqa: E402
 from servers.snapshot import compile_definition  # noqa: E402
 
 APIS = ("slack", "discord", "box")
@@ -154,7 +154,7 @@ def main() -> None:
         snapshot = load_server(api)
         wires = snapshot.tool_list
         started = time.perf_counter()
-        matrix = embedding.embed([tool_text(w) for w in wires])
+        matrix = embed_documents([tool_document(w) for w in wires])
         embed_seconds = time.perf_counter() - started
         vectors = ToolVectors({w["name"]: matrix[i] for i, w in enumerate(wires)})
         sizes[api] = (len(wires), *tools_list_tokens(snapshot), embed_seconds, vectors.nbytes)

@@ -9,7 +9,7 @@ from getmcp.celery import app as celery_app
 from servers import embedding_jobs, embeddings, snapshot
 from servers.definition import import_definition
 from servers.discovery import embedding
-from servers.discovery.vectors import tool_text
+from servers.discovery.vectors import embed_documents, tool_document
 from servers.models import ToolEmbedding
 from servers.publishing import publish
 from tests.celery_workers import running_workers
@@ -44,7 +44,7 @@ def digests_of(server) -> set[str]:
     loaded = snapshot.compile_definition(
         snapshot.definition_for(server), server_id=server.pk, organization_id=0, generation="t"
     )
-    return {embedding.digest(tool_text(wire)) for wire in loaded.tool_list}
+    return {embedding.digest(tool_document(wire)) for wire in loaded.tool_list}
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_publishing_computes_the_embeddings_and_the_loaded_snapshot_carries_them
     assert len(loaded.tool_vectors) == len(TOOLS)
     names, matrix = loaded.tool_vectors.rows([name for name, _ in TOOLS])
     assert names == [name for name, _ in TOOLS]
-    expected = embedding.embed([tool_text(loaded.tools["send_invoice"].wire)])[0]
+    expected = embed_documents([tool_document(loaded.tools["send_invoice"].wire)])[0]
     assert float(matrix[1] @ expected) > 0.9999
     # Republishing what is already embedded computes nothing.
     assert embeddings.embed_server(server.pk) == 0

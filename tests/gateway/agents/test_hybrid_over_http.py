@@ -11,7 +11,7 @@ from gateway.agents.discovery import SEARCH
 from servers import embeddings
 from servers.definition import import_definition
 from servers.discovery import embedding
-from servers.discovery.vectors import tool_text
+from servers.discovery.vectors import tool_document
 from servers.models import ToolEmbedding
 from tests.gateway.agents.conftest import sdk_client
 
@@ -56,7 +56,7 @@ def make_server(unique):
     }
     server = import_definition(definition, org)
     # Vectors are shared by text across servers: start from none for these texts.
-    texts = [tool_text(tool) for tool in definition["tools"]]
+    texts = [tool_document(tool) for tool in definition["tools"]]
     ToolEmbedding.objects.filter(digest__in=[embedding.digest(t) for t in texts]).delete()
     _key, raw = ApiKey.issue(org, "hybrid key")
     return server, raw

@@ -7,7 +7,7 @@ import pytest
 
 from servers.discovery import embedding, ranking
 from servers.discovery.hybrid import HybridIndex
-from servers.discovery.vectors import ToolVectors, tool_text
+from servers.discovery.vectors import ToolVectors, embed_documents, tool_document
 
 READ_ONLY = {"readOnlyHint": True}
 WRITES = {"readOnlyHint": False, "destructiveHint": False}
@@ -42,7 +42,7 @@ def names(found):
 
 
 def with_vectors(tools):
-    matrix = embedding.embed([tool_text(t) for t in tools])
+    matrix = embed_documents([tool_document(t) for t in tools])
     return HybridIndex(tools, ToolVectors({t["name"]: matrix[i] for i, t in enumerate(tools)}))
 
 
@@ -102,6 +102,20 @@ def test_a_read_request_never_gets_a_destructive_tool_above_a_non_destructive_ca
     destructive_at = [i for i, c in enumerate(found) if c.destructive]
     assert destructive_at == [len(found) - 1]
     assert found[0].read_only and found[0].boosted
+
+
+def test_a_read_request_whose_only_candidate_is_destructive_still_gets_it_last_not_hidden():
+    """Safe ranking orders, it does not filter: an agent that asks to see the pins of a room
+    where only a destructive tool mentions pins is shown that tool, after every safe one."""
+    tools = TICKETS + [
+        tool("delete_pin", "Unpin a message from a channel.", DESTRUCTIVE),
+        tool("get_channel", "Get a channel.", READ_ONLY),
+    ]
+    found = HybridIndex(tools).search("show the pins of this channel", limit=5)
+    assert names(found) == ["get_channel", "delete_pin"]
+    only = HybridIndex(tools).search("show the pins", limit=5)
+    assert names(only) == ["delete_pin"]
+    assert only[0].destructive and not only[0].boosted
 
 
 def test_the_same_tools_in_any_definition_order_give_the_same_answer_ties_by_the_rules():
