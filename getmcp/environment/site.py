@@ -15,7 +15,7 @@ class SiteVariables(Variables):
         60,
         "seconds a Postgres connection is kept for reuse (Django's `CONN_MAX_AGE`)",
         # An ASGI web process keeps none: each Django request runs in a thread of its own.
-        shown="`60`; `0` in the ASGI web process (`getmcp/asgi.py`)",
+        shown="`60`; `0` in the ASGI web process (`getmcp/environment/startup.py`)",
     )
     REDIS_URL: str = var(
         "",
@@ -48,7 +48,9 @@ class SiteVariables(Variables):
         shown="unset: `REDIS_URL`",
     )
     CELERY_BROKER_SENTINEL_MASTER: str = var(
-        "", "the master's name the Sentinels of a `sentinel://` broker know", shown="unset"
+        "",
+        "the master's name the Sentinels of a `sentinel://` broker know",
+        shown="unset: `REDIS_SENTINEL_MASTER`",
     )
     CHANNELS_REDIS_URL: str = var(
         "",

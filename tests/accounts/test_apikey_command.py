@@ -27,7 +27,7 @@ def server(org):
 def test_create_prints_the_raw_key_once_and_stores_only_its_digest(user, org):
     out = run("create", "--owner", user.email, "--name", "laptop")
     raw = out.strip().splitlines()[-1]
-    key = ApiKey.objects.get()
+    key = ApiKey.objects.get(organization=org)
     assert raw.startswith(key.prefix) and key.digest == digest_key(raw)
     assert key.organization == org and key.created_by == user
 
@@ -59,7 +59,8 @@ def test_create_with_json_scoped_to_a_server_and_expiring(user, server):
 def test_create_refuses_a_server_of_another_organization(outsider, server):
     with pytest.raises(CommandError, match="has no server 'alpha'"):
         run("create", "--owner", outsider.email, "--name", "x", "--server", "alpha")
-    assert not ApiKey.objects.exists()
+    organizations = [outsider.personal_organization(), server.organization]
+    assert not ApiKey.objects.filter(organization__in=organizations).exists()
 
 
 def test_list_shows_state_and_never_the_key(user, org, outsider_org):

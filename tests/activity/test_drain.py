@@ -9,6 +9,11 @@ from servers.models import Server
 from .conftest import queued
 
 
+def methods_of(org) -> list[str]:
+    """The methods of the calls stored for `org` (other tests' committed rows stay)."""
+    return sorted(CallLog.objects.filter(organization=org).values_list("method", flat=True))
+
+
 def test_a_drain_writes_at_most_max_rows_and_leaves_the_rest_queued(call_queue, server, org):
     for _ in range(7):
         recorder.record_call(organization_id=org.pk, server_id=server.pk, method="tools/list")
@@ -18,7 +23,7 @@ def test_a_drain_writes_at_most_max_rows_and_leaves_the_rest_queued(call_queue, 
     assert stream.waiting(call_queue) == 2
     assert drain_call_log() == 2
     assert drain_call_log() == 0
-    assert CallLog.objects.count() == 7
+    assert CallLog.objects.filter(organization=org).count() == 7
 
 
 def test_one_drain_run_stores_batch_after_batch_until_nothing_waits(call_queue, server, org):
@@ -28,7 +33,7 @@ def test_one_drain_run_stores_batch_after_batch_until_nothing_waits(call_queue, 
 
     assert drain_for(60, batch=5) == 12
     assert stream.waiting(call_queue) == 0
-    assert CallLog.objects.count() == 12
+    assert CallLog.objects.filter(organization=org).count() == 12
 
 
 def test_a_drain_run_stops_at_its_time_budget_and_leaves_the_rest_queued(call_queue, server, org):
@@ -50,17 +55,18 @@ def test_calls_of_a_deleted_server_are_kept_without_it(call_queue, org):
     gone.delete()
 
     assert drain_call_log() == 1
-    row = CallLog.objects.get()
+    row = CallLog.objects.get(organization=org)
     assert (row.server_id, row.server_slug) == (None, "gone")
 
 
 def test_calls_of_a_deleted_organization_are_dropped(call_queue, outsider_org):
     recorder.record_call(organization_id=outsider_org.pk, method="tools/list")
     recorder.flush()
+    dropped = outsider_org.pk
     outsider_org.delete()
 
     assert drain_call_log() == 0
-    assert not CallLog.objects.exists()
+    assert not CallLog.objects.filter(organization_id=dropped).exists()
 
 
 def test_unreadable_rows_are_dropped_and_good_ones_kept(call_queue, org):
@@ -71,7 +77,7 @@ def test_unreadable_rows_are_dropped_and_good_ones_kept(call_queue, org):
     recorder.flush()
 
     assert drain_call_log() == 1
-    assert CallLog.objects.get().method == "ping"
+    assert CallLog.objects.get(organization=org).method == "ping"
 
 
 def test_a_row_postgres_refuses_is_dropped_without_losing_its_batch(call_queue, org):
@@ -84,7 +90,7 @@ def test_a_row_postgres_refuses_is_dropped_without_losing_its_batch(call_queue, 
     recorder.flush()
 
     assert drain_call_log() == 2
-    assert sorted(CallLog.objects.values_list("method", flat=True)) == ["ping", "pong"]
+    assert methods_of(org) == ["ping", "pong"]
     assert stream.waiting(call_queue) == 0
 
 
@@ -93,7 +99,8 @@ def test_a_malformed_client_address_is_not_stored(call_queue, org):
     recorder.record_call(organization_id=org.pk, method="pong", client_ip="::1")
     recorder.flush()
     drain_call_log()
-    assert dict(CallLog.objects.values_list("method", "client_ip")) == {"ping": None, "pong": "::1"}
+    stored = CallLog.objects.filter(organization=org).values_list("method", "client_ip")
+    assert dict(stored) == {"ping": None, "pong": "::1"}
 
 
 def test_rows_stay_queued_when_postgres_fails_and_the_next_drain_stores_them(
@@ -118,7 +125,7 @@ def test_rows_stay_queued_when_postgres_fails_and_the_next_drain_stores_them(
     monkeypatch.undo()
 
     assert drain_call_log() == 3
-    assert sorted(CallLog.objects.values_list("method", flat=True)) == ["a", "b", "c"]
+    assert methods_of(org) == ["a", "b", "c"]
     assert stream.waiting(call_queue) == 0
 
 
@@ -133,11 +140,11 @@ def test_a_batch_stored_but_not_acknowledged_is_not_stored_twice(call_queue, org
     monkeypatch.setattr(stream, "settle", killed_before_ack)
     with pytest.raises(ConnectionError):
         drain_call_log()
-    assert CallLog.objects.count() == 2
+    assert CallLog.objects.filter(organization=org).count() == 2
     monkeypatch.undo()
 
     assert drain_call_log() == 2  # the same rows, read again from the pending list
-    assert CallLog.objects.count() == 2
+    assert CallLog.objects.filter(organization=org).count() == 2
     assert stream.waiting(call_queue) == 0
 
 
@@ -147,7 +154,7 @@ def test_rows_pushed_twice_by_the_recorder_are_stored_once(call_queue, org):
     stream.append(call_queue, queued(call_queue))  # a push retried after a lost reply
 
     drain_call_log()
-    assert CallLog.objects.count() == 1
+    assert CallLog.objects.filter(organization=org).count() == 1
 
 
 def test_a_redis_that_lost_the_stream_and_its_group_still_drains(call_queue, org):
@@ -159,7 +166,7 @@ def test_a_redis_that_lost_the_stream_and_its_group_still_drains(call_queue, org
     recorder.record_call(organization_id=org.pk, method="after")
     recorder.flush()
     assert drain_call_log() == 1
-    assert sorted(CallLog.objects.values_list("method", flat=True)) == ["after", "before"]
+    assert methods_of(org) == ["after", "before"]
 
 
 def test_draining_everything_goes_on_until_nothing_waits(call_queue, org):
@@ -169,7 +176,7 @@ def test_draining_everything_goes_on_until_nothing_waits(call_queue, org):
 
     assert drain_everything(batch=3) == 7
     assert stream.waiting(call_queue) == 0
-    assert CallLog.objects.count() == 7
+    assert CallLog.objects.filter(organization=org).count() == 7
 
 
 def test_reading_a_stream_that_was_never_written_finds_nothing_on_fakeredis_too():

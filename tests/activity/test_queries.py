@@ -27,13 +27,15 @@ def test_filters_narrow_calls_by_server_tool_outcome_and_time(server, other_serv
             "to": "2026-11-20",
         }
     )
-    assert list(filters.apply(CallLog.objects.all())) == [hit]
+    calls = CallLog.objects.filter(organization_id=server.organization_id)
+    assert list(filters.apply(calls)) == [hit]
 
 
 def test_a_date_as_upper_bound_includes_that_whole_day(server, make_call):
     late = make_call(server, minutes_ago=-600)  # 22:00 the same day
     filters = CallFilters.from_params({"from": "2026-11-20", "to": "2026-11-20"})
-    assert list(filters.apply(CallLog.objects.all())) == [late]
+    calls = CallLog.objects.filter(organization_id=server.organization_id)
+    assert list(filters.apply(calls)) == [late]
 
 
 @pytest.mark.parametrize(
@@ -94,7 +96,7 @@ def test_the_python_percentile_agrees_with_postgres(server, make_call):
     for v in values:
         make_call(server, latency_ms=v)
     assert connection.vendor == "postgresql"
-    p50, p95 = queries.latency_percentiles(CallLog.objects.all())
+    p50, p95 = queries.latency_percentiles(CallLog.objects.filter(server=server))
     assert queries._percentile(sorted(values), 0.5) == pytest.approx(p50)
     assert queries._percentile(sorted(values), 0.95) == pytest.approx(p95)
 
@@ -135,7 +137,7 @@ def test_the_csv_export_has_a_header_every_row_and_no_formulas(server, make_call
     make_call(server, tool="forecast", error='=HYPERLINK("http://evil")', outcome="error")
     make_call(server, tool="alerts", client_name="cursor, the editor")
 
-    text = "".join(queries.csv_lines(CallLog.objects.all()))
+    text = "".join(queries.csv_lines(CallLog.objects.filter(server=server)))
     rows = list(csv.reader(io.StringIO(text)))
 
     assert rows[0] == list(queries.CSV_COLUMNS)

@@ -39,7 +39,7 @@ def test_a_recorded_call_reaches_redis_by_itself_and_postgres_after_a_drain(
 
     assert wait_for_queue(call_queue, 1) == 1
     assert drain_call_log() == 1
-    row = CallLog.objects.get()
+    row = CallLog.objects.get(organization=org)
     assert (row.server, row.organization, row.tool, row.outcome) == (
         server,
         org,

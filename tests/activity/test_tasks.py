@@ -8,6 +8,6 @@ def test_the_beat_tasks_drain_and_purge(call_queue, org, settings):
     recorder.flush()
 
     assert tasks.drain_call_log.apply().get() == 1
-    assert CallLog.objects.count() == 1
+    assert CallLog.objects.filter(organization=org).count() == 1
     assert tasks.purge_call_log.apply().get() == 1
-    assert not CallLog.objects.exists()
+    assert not CallLog.objects.filter(organization=org).exists()

@@ -27,9 +27,9 @@ def test_a_token_works_with_either_scheme(raw_token, scheme, org):
     assert [o["slug"] for o in response.json()["results"]] == [org.slug]
 
 
-def test_using_a_token_records_when(raw_token):
+def test_using_a_token_records_when(raw_token, user):
     get(f"Token {raw_token}")
-    assert PersonalAccessToken.objects.get().last_used_at is not None
+    assert PersonalAccessToken.objects.get(user=user).last_used_at is not None
 
 
 def test_no_credentials_answer_401_with_a_challenge(db):
@@ -39,8 +39,8 @@ def test_no_credentials_answer_401_with_a_challenge(db):
     assert response.json()["error"]["code"] == "not_authenticated"
 
 
-def test_a_revoked_token_answers_401(raw_token):
-    PersonalAccessToken.objects.get().revoke()
+def test_a_revoked_token_answers_401(raw_token, user):
+    PersonalAccessToken.objects.get(user=user).revoke()
     response = get(f"Token {raw_token}")
     assert response.status_code == 401
     assert response.json()["error"] == {
@@ -50,8 +50,10 @@ def test_a_revoked_token_answers_401(raw_token):
     }
 
 
-def test_an_expired_token_answers_401(raw_token):
-    PersonalAccessToken.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+def test_an_expired_token_answers_401(raw_token, user):
+    PersonalAccessToken.objects.filter(user=user).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
     assert get(f"Bearer {raw_token}").status_code == 401
 
 

@@ -141,8 +141,10 @@ def test_an_outsider_analytics_view_of_their_own_org_ignores_others(
     assert result["calls"] == 0
 
 
-def test_an_outsider_cannot_reach_another_organizations_servers_through_a_key(outsider_api, alices):
+def test_an_outsider_cannot_reach_another_organizations_servers_through_a_key(
+    outsider_api, alices, org, outsider_org
+):
     response = outsider_api.post("/api/keys/", {"name": "k", "servers": ["weather"]}, format="json")
     assert response.status_code == 400
     assert "weather" in response.json()["error"]["fields"]["servers"][0]
-    assert not ApiKey.objects.filter(name="k").exists()
+    assert not ApiKey.objects.filter(name="k", organization__in=[org, outsider_org]).exists()

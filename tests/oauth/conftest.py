@@ -13,6 +13,7 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from accounts.models import User
 from oauth import metadata
+from oauth.models import Grant
 from servers.definition import import_definition
 from tests.conftest import LiveServer
 from tests.gateway.endpoint.conftest import server_definition
@@ -123,6 +124,12 @@ def registered(client, db):
     )
     assert response.status_code == 201, response.content
     return response.json()
+
+
+def grants_of(registered: dict):
+    """The grants of the client this test registered. Rows other tests commit for live servers
+    stay for the session, so "no grant" or "the grant" is checked among these only."""
+    return Grant.objects.filter(client__client_id=registered["client_id"])
 
 
 @pytest.fixture

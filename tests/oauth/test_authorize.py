@@ -7,10 +7,9 @@ import pytest
 
 from accounts.models import User
 from oauth import metadata
-from oauth.models import Grant
 from servers.definition import import_definition
 from tests.gateway.endpoint.conftest import server_definition
-from tests.oauth.conftest import CALLBACK, consent_post, query_of
+from tests.oauth.conftest import CALLBACK, consent_post, grants_of, query_of
 
 
 def get(client, params):
@@ -65,7 +64,7 @@ def test_consent_gives_a_code_with_state_and_iss(client, consented, settings):
     assert result.answer["iss"] == settings.SITE_URL.rstrip("/")
 
 
-def test_denying_sends_access_denied_back(client, owner, authorize_params):
+def test_denying_sends_access_denied_back(client, owner, registered, authorize_params):
     client.force_login(owner)
     response = consent_post(client, authorize_params().params, decision="deny")
     assert response.status_code == 302
@@ -73,20 +72,22 @@ def test_denying_sends_access_denied_back(client, owner, authorize_params):
     assert response["Location"].startswith(CALLBACK)
     assert answer["error"] == "access_denied"
     assert answer["state"] == "st-123"
-    assert not Grant.objects.exists()
+    assert not grants_of(registered).exists()
 
 
-def test_only_members_of_the_servers_organization_can_grant(client, authorize_params):
+def test_only_members_of_the_servers_organization_can_grant(client, registered, authorize_params):
     stranger = User.objects.create_user("stranger@example.net", "long enough password 3")
     client.force_login(stranger)
     request = authorize_params()
     assert get(client, request.params).status_code == 403
     response = consent_post(client, request.params)
     assert response.status_code == 403
-    assert not Grant.objects.exists()
+    assert not grants_of(registered).exists()
 
 
-def test_a_post_without_a_session_grants_nothing_and_sends_to_log_in(client, authorize_params):
+def test_a_post_without_a_session_grants_nothing_and_sends_to_log_in(
+    client, registered, authorize_params
+):
     params = authorize_params().params
     response = client.post("/oauth/authorize", {**params, "decision": "allow"})
     # The same request again after signing in: a consent whose session ended is no dead end.
@@ -94,7 +95,7 @@ def test_a_post_without_a_session_grants_nothing_and_sends_to_log_in(client, aut
     assert response["Location"] == "/login/?" + urlencode(
         {"next": "/oauth/authorize?" + urlencode(params)}, safe="/"
     )
-    assert not Grant.objects.exists()
+    assert not grants_of(registered).exists()
 
 
 @pytest.mark.parametrize(
@@ -178,6 +179,6 @@ def test_a_loopback_redirect_uri_matches_on_any_port(client, owner, oauth_server
     assert get(client, params).status_code == 400
 
 
-def test_unknown_scopes_are_ignored_and_mcp_is_granted(client, consented):
+def test_unknown_scopes_are_ignored_and_mcp_is_granted(client, registered, consented):
     consented(scope="openid profile")
-    assert Grant.objects.get().scope == "mcp"
+    assert grants_of(registered).get().scope == "mcp"

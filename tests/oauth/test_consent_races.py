@@ -9,8 +9,7 @@ import pytest
 from django.test import Client
 
 from accounts.models import Membership
-from oauth.models import Grant
-from tests.oauth.conftest import consent_token_of, query_of
+from tests.oauth.conftest import consent_token_of, grants_of, query_of
 
 OWNER_PASSWORD = "long enough password 1"
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
@@ -89,7 +88,7 @@ def test_an_open_consent_page_still_works_after_signing_out_and_in_again_in_anot
 
 
 def test_someone_else_signing_in_meanwhile_is_asked_again(
-    browser, owner, authorize_params, django_user_model
+    browser, owner, registered, authorize_params, django_user_model
 ):
     request = authorize_params()
     next_url = "/oauth/authorize?" + urlencode(request.params)
@@ -106,21 +105,21 @@ def test_someone_else_signing_in_meanwhile_is_asked_again(
     answer = allow(browser, request.params, page)
     assert answer.status_code == 400
     assert "colleague@example.com" in answer.content.decode()
-    assert not Grant.objects.exists()
+    assert not grants_of(registered).exists()
 
 
-def test_a_cross_site_post_grants_nothing(browser, owner, authorize_params):
+def test_a_cross_site_post_grants_nothing(browser, owner, registered, authorize_params):
     request = authorize_params()
     sign_in(browser, owner, "/oauth/authorize?" + urlencode(request.params))
     page = open_consent(browser, request.params)
     answer = allow(browser, request.params, page, HTTP_ORIGIN="https://evil.example.com")
     assert answer.status_code == 403
-    assert not Grant.objects.exists()
+    assert not grants_of(registered).exists()
 
 
 @pytest.mark.parametrize("flaw", ["missing", "tampered", "other_request", "other_user"])
 def test_a_form_that_is_not_this_users_answer_to_this_request_shows_consent_again(
-    browser, owner, authorize_params, flaw, django_user_model
+    browser, owner, registered, authorize_params, flaw, django_user_model
 ):
     request = authorize_params()
     sign_in(browser, owner, "/oauth/authorize?" + urlencode(request.params))
@@ -146,4 +145,4 @@ def test_a_form_that_is_not_this_users_answer_to_this_request_shows_consent_agai
     assert answer.status_code == 400
     assert "data-confirm-again" in answer.content.decode()
     assert consent_token_of(answer)  # a fresh form to confirm with
-    assert not Grant.objects.exists()
+    assert not grants_of(registered).exists()

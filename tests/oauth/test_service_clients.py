@@ -136,7 +136,8 @@ def test_deleting_the_credentials_revokes_their_tokens(client, world):
     service_client_delete(actor=world.owner, client=world.client)
     assert not Grant.objects.filter(pk=grant.pk).exists()
     assert not AccessToken.objects.filter(grant_id=grant.pk).exists()
-    assert AuditEvent.objects.filter(action="service_account.client_delete").exists()
+    deleted = AuditEvent.objects.filter(organization_id=world.org.pk)
+    assert deleted.filter(action="service_account.client_delete").exists()
 
 
 def test_only_admins_create_client_credentials(world):
@@ -144,7 +145,8 @@ def test_only_admins_create_client_credentials(world):
 
     with pytest.raises(PermissionDenied):
         service_client_create(actor=world.member, account=world.account, name="mine")
-    assert AuditEvent.objects.filter(action="service_account.client_create").count() == 1
+    created = AuditEvent.objects.filter(organization_id=world.org.pk)
+    assert created.filter(action="service_account.client_create").count() == 1
 
 
 @pytest.fixture
@@ -249,7 +251,7 @@ def test_the_dashboard_shows_the_secret_once(client, world):
     )
     assert page.status_code == 200
     assert page["Cache-Control"] == "no-store"
-    created = Client.objects.get(client_name="dashboard runner")
+    created = Client.objects.get(service_account=world.account, client_name="dashboard runner")
     html = page.content.decode()
     assert created.client_id in html and "gmcp_cs_" in html
     listing = client.get("/service-accounts/").content.decode()

@@ -121,7 +121,8 @@ def test_an_admin_s_approval_lets_the_member_run_and_publish_that_exact_tool(tea
     assert admin.post(f"/servers/{server.slug}/tools/{tool.pk}/approve-secrets/").status_code == 302
     approval = SecretReach.objects.get(server=server, tool="leak")
     assert (approval.secrets, approval.approved_by) == (["TOKEN"], people["admin"])
-    assert AuditEvent.objects.filter(action="server.secret_reach.approve").exists()
+    approved = AuditEvent.objects.filter(action="server.secret_reach.approve")
+    assert approved.filter(organization_id=server.organization_id).exists()
 
     ran = run_once(member, server, tool)
     assert ran.status_code == 200, ran.content

@@ -79,7 +79,7 @@ def test_the_api_refuses_what_sso_must_not_be_configured_with(org, change, field
 def test_members_may_not_configure_sso(org):
     api = client_for(member(org, "dev@corp.example", Membership.MEMBER))
     assert api.put(url(org), BODY, format="json").status_code == 403
-    assert not Connection.objects.exists()
+    assert not Connection.objects.filter(organization=org).exists()
 
 
 def test_an_admin_configures_sso_on_the_dashboard_page_and_the_secret_stays_masked(client, org):

@@ -106,7 +106,8 @@ def test_an_account_outside_the_organization_is_not_taken_over(connection):
     with pytest.raises(SsoError, match="not a member"):
         sign_in(connection=connection, claims=claims())
     assert not Membership.objects.filter(user=stranger, organization=connection.organization)
-    assert not Identity.objects.exists()
+    assert not Identity.objects.filter(connection=connection).exists()
+    assert not Identity.objects.filter(user=stranger).exists()
 
 
 def test_a_deactivated_account_is_refused(connection):
@@ -128,4 +129,5 @@ def test_an_address_reassigned_to_a_new_subject_does_not_get_the_old_holder_s_ac
     first = sign_in(connection=connection, claims=claims(sub="sub-old"))
     with pytest.raises(SsoError, match="linked to another identity"):
         sign_in(connection=connection, claims=claims(sub="sub-new"))
-    assert list(Identity.objects.values_list("subject", "user")) == [("sub-old", first.user.pk)]
+    identities = Identity.objects.filter(connection=connection)
+    assert list(identities.values_list("subject", "user")) == [("sub-old", first.user.pk)]

@@ -32,7 +32,7 @@ def test_a_secret_for_one_server_names_it_by_slug(api, server):
     response = api.post("/api/secrets/", {"name": "K", "value": "v", "server": "weather"})
     assert response.status_code == 201
     assert response.json()["server"] == "weather"
-    assert Secret.objects.get().server == server
+    assert Secret.objects.get(organization=server.organization).server == server
 
 
 def test_a_secret_cannot_name_another_organizations_server(api, outsider_server):

@@ -128,5 +128,5 @@ def test_a_member_gets_the_tools_and_a_note_that_an_admin_must_add_the_provider(
     )
     assert response.status_code == 201, response.json()
     assert "only an admin can add" in response["X-Import-Notes"]
-    assert not Provider.objects.filter(key="tracker").exists()
+    assert not Provider.objects.filter(organization=org, key="tracker").exists()
     assert _configs(response.json())["listIssues"]["connection"]["provider"] == "tracker"

@@ -26,7 +26,7 @@ def test_the_connect_page_names_the_legacy_sse_endpoint_too(member_client, serve
 def test_creating_a_key_from_the_connect_page_fills_it_in_once(member_client, server):
     response = member_client.post(f"/servers/{server.slug}/connect/", {"name": "Cursor laptop"})
     raw = response.context["raw"]
-    key = ApiKey.objects.get(name="Cursor laptop")
+    key = ApiKey.objects.get(organization=server.organization, name="Cursor laptop")
     assert key.digest == digest_key(raw)
     assert list(key.servers.all()) == [server]
     assert f"Bearer {raw}" in response.content.decode()

@@ -7,7 +7,7 @@ from dashboard.scoping import SESSION_KEY
 def test_creating_an_organization_makes_me_its_owner_and_switches_to_it(member_client, user):
     response = member_client.post("/organizations/new/", {"name": "Acme Inc"})
     assert response.status_code == 302
-    org = Organization.objects.get(name="Acme Inc")
+    org = Organization.objects.get(name="Acme Inc", memberships__user=user)
     assert Membership.objects.get(organization=org, user=user).role == "owner"
     assert member_client.session[SESSION_KEY] == org.pk
 

@@ -50,7 +50,9 @@ steps:
         f"/servers/{server.slug}/tools/new/", tool_post(name="ask", kind="workflow", config=config)
     )
     assert response.status_code == 302, response.context["form"].errors
-    assert Tool.objects.get(name="ask").config["steps"][0]["elicit"]["into"] == "answer"
+    assert (
+        Tool.objects.get(server=server, name="ask").config["steps"][0]["elicit"]["into"] == "answer"
+    )
 
 
 def test_a_broken_schema_is_reported_next_to_the_schema_field(member_client, server):

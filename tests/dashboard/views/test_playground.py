@@ -35,7 +35,9 @@ def test_three_playground_visits_reuse_one_key(member_client, server):
         for _ in range(3)
     }
     assert len(keys) == 1
-    playground = ApiKey.objects.filter(name__startswith="Playground · ")
+    playground = ApiKey.objects.filter(
+        organization=server.organization, name__startswith="Playground · "
+    )
     assert playground.count() == 1
     assert playground.get().revoked_at is None
 
@@ -50,7 +52,7 @@ def test_a_revoked_playground_key_is_replaced(member_client, server):
     ApiKey.objects.get(digest=digest_key(first)).revoke()
     second = member_client.post(f"/servers/{server.slug}/playground/key/").json()["key"]
     assert second != first
-    assert ApiKey.objects.filter(revoked_at=None).count() == 1
+    assert ApiKey.objects.filter(organization=server.organization, revoked_at=None).count() == 1
 
 
 def test_a_key_about_to_expire_is_replaced_and_revoked(member_client, server):
@@ -61,7 +63,7 @@ def test_a_key_about_to_expire_is_replaced_and_revoked(member_client, server):
     second = member_client.post(f"/servers/{server.slug}/playground/key/").json()["key"]
     assert second != first
     assert ApiKey.objects.get(digest=digest_key(first)).revoked_at is not None
-    assert ApiKey.objects.filter(revoked_at=None).count() == 1
+    assert ApiKey.objects.filter(organization=server.organization, revoked_at=None).count() == 1
 
 
 def test_another_login_gets_a_new_key_and_the_previous_one_is_revoked(
@@ -73,7 +75,7 @@ def test_another_login_gets_a_new_key_and_the_previous_one_is_revoked(
     second = other.post(f"/servers/{server.slug}/playground/key/").json()["key"]
     assert second != first
     assert ApiKey.objects.get(digest=digest_key(first)).revoked_at is not None
-    assert ApiKey.objects.filter(revoked_at=None).count() == 1
+    assert ApiKey.objects.filter(organization=server.organization, revoked_at=None).count() == 1
 
 
 def test_minting_needs_a_post(member_client, server):

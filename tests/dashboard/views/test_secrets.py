@@ -42,7 +42,7 @@ def test_secrets_that_tools_need_but_nobody_set_are_listed(member_client, server
 
 def test_a_secret_can_be_scoped_to_my_server_only(member_client, org, server, outsider_server):
     member_client.post("/secrets/", {"name": "T", "value": "v", "server": server.pk})
-    assert Secret.objects.get(name="T").server == server
+    assert Secret.objects.get(organization=org, name="T").server == server
     response = member_client.post(
         "/secrets/", {"name": "U", "value": "v", "server": outsider_server.pk}
     )

@@ -43,15 +43,15 @@ def test_a_revoked_token_is_refused_by_the_api(member_client, user):
 def test_a_token_without_expiry_never_expires_and_one_with_expiry_does(member_client, user):
     create_token(member_client, name="forever", expires_in="")
     create_token(member_client, name="short", expires_in="30")
-    assert PersonalAccessToken.objects.get(name="forever").expires_at is None
-    assert PersonalAccessToken.objects.get(name="short").expires_at is not None
+    assert PersonalAccessToken.objects.get(user=user, name="forever").expires_at is None
+    assert PersonalAccessToken.objects.get(user=user, name="short").expires_at is not None
 
 
-def test_a_token_needs_a_name(member_client):
+def test_a_token_needs_a_name(member_client, user):
     response = member_client.post("/tokens/new/", {"name": "  ", "expires_in": "30"})
     assert response.status_code == 200
     assert "name" in response.context["form"].errors
-    assert not PersonalAccessToken.objects.exists()
+    assert not PersonalAccessToken.objects.filter(user=user).exists()
 
 
 def test_another_users_token_is_neither_listed_nor_revocable(member_client, outsider):

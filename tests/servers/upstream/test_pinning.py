@@ -86,7 +86,9 @@ def test_a_rewritten_description_is_held_and_the_approved_one_served_until_appro
         ("upstream.hold", f"{server.slug}/add"),
         ("upstream.approve", f"{server.slug}/add"),
     ]
-    approved = AuditEvent.objects.get(action="upstream.approve")
+    approved = AuditEvent.objects.get(
+        organization_id=server.organization_id, action="upstream.approve"
+    )
     assert approved.actor_label == user.email
     assert approved.diff["after"]["description"] == POISON
 

@@ -70,7 +70,7 @@ def test_the_rest_api_refuses_a_broken_source_with_its_line_and_accepts_a_good_o
     assert message == "source: line 2, column 1: unexpected EOF while parsing"
     good = {**tool, "config": {"source": SOURCE_V2}}
     assert api.post("/api/servers/coded/tools/", good, format="json").status_code == 201
-    row = Tool.objects.get(name="other")
+    row = Tool.objects.get(server__slug="coded", name="other")
     assert api.get(f"/api/servers/coded/tools/{row.pk}/").json()["config"]["source"] == SOURCE_V2
     report = api.post(f"/api/servers/coded/tools/{row.pk}/test/", {"arguments": {}}).json()
     assert report["result"]["content"] == [{"type": "text", "text": "v2"}]
