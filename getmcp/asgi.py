@@ -2,16 +2,10 @@
 go straight to the MCP endpoint, the rest of HTTP to Django, and WebSockets (the live inspector)
 through Channels with the dashboard's session."""
 
-import os
+from getmcp.environment.startup import web_process
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "getmcp.settings")
-# No persistent Postgres connections in a web process (Django's advice for ASGI): each Django
-# request runs its sync code in a thread of its own (asgiref's ThreadSensitiveContext), so a
-# connection kept for CONN_MAX_AGE is never reused and stays open until the garbage collector
-# finds the dead thread's locals; seen as 75 idle connections from one test server once
-# getmcp/gc_policy.py made full collections rare. The MCP path's cold compile reconnects
-# (one local round trip); warm calls run no SQL. Workers and commands keep their 60 s.
-os.environ.setdefault("DATABASE_CONN_MAX_AGE", "0")
+# The settings module, and the web process's own defaults, before Django reads them.
+web_process()
 
 from getmcp.descriptors import raise_open_files_limit  # noqa: E402
 

@@ -3,11 +3,11 @@
 Without REDIS_URL the settings make tasks run eagerly in-process, so `make run` needs no worker.
 """
 
-import os
-
 from celery import Celery
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "getmcp.settings")
+from getmcp.environment.startup import name_settings_module
+
+name_settings_module()
 
 app = Celery("getmcp")
 app.config_from_object("django.conf:settings", namespace="CELERY")

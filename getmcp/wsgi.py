@@ -1,6 +1,6 @@
-import os
-
 from django.core.wsgi import get_wsgi_application
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "getmcp.settings")
+from getmcp.environment.startup import name_settings_module
+
+name_settings_module()
 application = get_wsgi_application()

@@ -22,15 +22,7 @@ def _text(metadata: dict, name: str) -> str:
     return value
 
 
-def validate_metadata(metadata) -> dict:
-    """The registrable subset of client metadata, or OAuthError (RFC 7591 §2, §3.2.2)."""
-    if not isinstance(metadata, dict):
-        raise OAuthError("invalid_client_metadata", "The body must be a JSON object")
-    grant_types = metadata.get("grant_types") or ["authorization_code", "refresh_token"]
-    if not isinstance(grant_types, list) or not set(grant_types) <= set(GRANT_TYPES):
-        raise OAuthError(
-            "invalid_client_metadata", f"grant_types may only be {', '.join(GRANT_TYPES)}"
-        )
+def _redirect_uris(metadata: dict, grant_types: list) -> list:
     uris = metadata.get("redirect_uris")
     # A client that only presents assertions never sees a redirect.
     needs_uris = "authorization_code" in grant_types
@@ -42,6 +34,19 @@ def validate_metadata(metadata) -> dict:
         why = redirects.problem(uri)
         if why:
             raise OAuthError("invalid_redirect_uri", f"redirect URI {uri!r} {why}")
+    return uris
+
+
+def validate_metadata(metadata) -> dict:
+    """The registrable subset of client metadata, or OAuthError (RFC 7591 §2, §3.2.2)."""
+    if not isinstance(metadata, dict):
+        raise OAuthError("invalid_client_metadata", "The body must be a JSON object")
+    grant_types = metadata.get("grant_types") or ["authorization_code", "refresh_token"]
+    if not isinstance(grant_types, list) or not set(grant_types) <= set(GRANT_TYPES):
+        raise OAuthError(
+            "invalid_client_metadata", f"grant_types may only be {', '.join(GRANT_TYPES)}"
+        )
+    uris = _redirect_uris(metadata, grant_types)
     method = metadata.get("token_endpoint_auth_method") or "none"
     if method not in AUTH_METHODS:
         raise OAuthError(

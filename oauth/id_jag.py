@@ -63,19 +63,7 @@ def token_from_id_jag(*, client: Client, assertion, resource, scope) -> dict:
         )
     key_set = assertions.jwks_cache.get(trust.jwks_url, kid=header.get("kid"))
     claims = assertions.verify(assertion, key_set)
-    if claims.get("iss") != trust.issuer:
-        raise OAuthError("invalid_grant", "The assertion's issuer changed under its signature")
-    if not assertions.audience_matches(claims, trust.audience or metadata.issuer()):
-        raise OAuthError(
-            "invalid_grant", "The assertion's audience is not this authorization server"
-        )
-    assertions.check_times(claims)
-    if claims.get("client_id") != client.client_id:
-        raise OAuthError("invalid_grant", "The assertion was issued to another client")
-    if trust.allowed_client_ids and client.client_id not in trust.allowed_client_ids:
-        raise OAuthError(
-            "invalid_grant", "This client may not use the identity provider's assertions"
-        )
+    _check_claims(claims, trust, client)
     user = _member(trust, claims, server.organization_id)
     scopes = _scopes(claims.get("scope"), scope)
     assertions.use_jti_once(trust.issuer, claims)
@@ -89,6 +77,23 @@ def token_from_id_jag(*, client: Client, assertion, resource, scope) -> dict:
         trusted_issuer=trust,
     )
     return tokens_issue(grant=grant, client=client, refresh_allowed=False)
+
+
+def _check_claims(claims: dict, trust: TrustedIssuer, client: Client) -> None:
+    """The verified assertion's issuer, audience, times and client, or OAuthError."""
+    if claims.get("iss") != trust.issuer:
+        raise OAuthError("invalid_grant", "The assertion's issuer changed under its signature")
+    if not assertions.audience_matches(claims, trust.audience or metadata.issuer()):
+        raise OAuthError(
+            "invalid_grant", "The assertion's audience is not this authorization server"
+        )
+    assertions.check_times(claims)
+    if claims.get("client_id") != client.client_id:
+        raise OAuthError("invalid_grant", "The assertion was issued to another client")
+    if trust.allowed_client_ids and client.client_id not in trust.allowed_client_ids:
+        raise OAuthError(
+            "invalid_grant", "This client may not use the identity provider's assertions"
+        )
 
 
 def _is_id_jag_typ(typ) -> bool:

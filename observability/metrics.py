@@ -20,6 +20,8 @@ import os
 from django.conf import settings
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
+from . import multiproc
+
 MCP_METHODS = frozenset(
     {
         "initialize",
@@ -133,5 +135,5 @@ def _forget_on_exit() -> None:
     atexit.register(lambda: os.getpid() == pid and multiprocess.mark_process_dead(pid))
 
 
-if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+if multiproc.directory():
     _forget_on_exit()

@@ -48,30 +48,3 @@ def prepare(workers: int) -> str | None:
 def cleanup(path: str | None) -> None:
     if path and path.startswith(tempfile.gettempdir()) and "getmcp-metrics-" in path:
         shutil.rmtree(path, ignore_errors=True)
-
-
-def exposition_registry():
-    """What one scrape reads: every process's in-process metrics and the platform gauges."""
-    from .scrape import PlatformCollector
-
-    if directory():
-        from prometheus_client import CollectorRegistry, multiprocess
-
-        registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)
-    else:
-        from .metrics import REGISTRY as registry  # noqa: N811
-    return _with_platform(registry, PlatformCollector())
-
-
-class _Combined:
-    def __init__(self, *collectors) -> None:
-        self.collectors = collectors
-
-    def collect(self):
-        for collector in self.collectors:
-            yield from collector.collect()
-
-
-def _with_platform(registry, platform) -> _Combined:
-    return _Combined(registry, platform)

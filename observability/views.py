@@ -12,9 +12,11 @@ import hmac
 from django.conf import settings
 from django.http import Http404, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
 
 from . import multiproc
+from .metrics import REGISTRY
+from .scrape import PlatformCollector
 
 
 def _authorized(request) -> bool:
@@ -41,5 +43,27 @@ def metrics(request):
         return JsonResponse(OFF, status=404)
     if not _authorized(request):
         raise Http404
-    body = generate_latest(multiproc.exposition_registry())
+    body = generate_latest(exposition_registry())
     return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)
+
+
+def exposition_registry():
+    """What one scrape reads: every process's in-process metrics and the platform gauges."""
+    registry = REGISTRY
+    if multiproc.directory():
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+    return _with_platform(registry, PlatformCollector())
+
+
+class _Combined:
+    def __init__(self, *collectors) -> None:
+        self.collectors = collectors
+
+    def collect(self):
+        for collector in self.collectors:
+            yield from collector.collect()
+
+
+def _with_platform(registry, platform) -> _Combined:
+    return _Combined(registry, platform)

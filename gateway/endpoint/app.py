@@ -18,6 +18,7 @@ from servers.outages import RETRY_AFTER_SECONDS, outage_message, outage_of
 from servers.slugs import SLUG_PATTERN
 
 from ..pipeline.arrival import Surface
+from ..surfaces import webtools
 from . import entrance, legacy_sse, streamable, surfaces
 from .gate import CORS_ALLOW_HEADERS, Gate, Refused
 from .http import (
@@ -33,6 +34,8 @@ from .http import (
 
 log = logging.getLogger(__name__)
 
+# A response's headers, as respond_json takes them.
+Headers = list[tuple[str, str]]
 # What the rest of the site goes to: Django's ASGIHandler (whose send takes any Mapping).
 ASGIApp = Callable[..., Awaitable[None]]
 # A handler of one path under /mcp/<slug> (ROUTES), and of a surface's document (get_only).
@@ -157,29 +160,9 @@ class McpApp:
                     rpc_error(errors.INVALID_REQUEST, "Request body not received in time"),
                 )
         except Exception as exc:
-            service = outage_of(exc)
-            if service is not None:
-                # Redis or Postgres down, hung or restarting: a clean, retryable answer.
-                log.warning("%s %s: %s unavailable: %r", req.method, req.path, service, exc)
-                if not capture.responded:
-                    await respond_json(
-                        send,
-                        503,
-                        rpc_error(errors.INTERNAL_ERROR, outage_message(service)),
-                        [("retry-after", str(RETRY_AFTER_SECONDS))],
-                    )
-                return
-            log.exception("Unhandled error on %s %s", req.method, req.path)
+            status, message, headers = failure(req, exc)
             if not capture.responded:
-                await respond_json(
-                    send,
-                    500,
-                    {
-                        "jsonrpc": "2.0",
-                        "id": None,
-                        "error": {"code": errors.INTERNAL_ERROR, "message": "Internal error"},
-                    },
-                )
+                await respond_json(send, status, rpc_error(errors.INTERNAL_ERROR, message), headers)
         finally:
             inspector.finished(gate, capture, rest, refusal)
 
@@ -232,41 +215,27 @@ class McpApp:
             )
             return
         req = HttpRequest(scope, receive)
-        version = match["version"]
-        gate = Gate(req, match["slug"], version, "webtools")
+        gate: Gate | None = None
         try:
-            await gate.admit(methods=CALLS if req.method == "POST" and version is None else ())
+            posted = None
+            version = match["version"]
+            if req.method == "POST" and version is None:
+                # The body is read before admission: the version it pins is the one admitted.
+                posted = await surfaces.webtools_posted(req)
+                version = posted.pinned
+            gate = Gate(req, match["slug"], version, "webtools")
+            await gate.admit(methods=CALLS if posted is not None else ())
             if req.method == "GET":
                 await surfaces.webtools_metadata(gate, send)
-            elif req.method == "POST" and version is None:
-                body, ok = await surfaces.webtools_body(gate, send)
-                if ok:
-                    await surfaces.webtools_call(gate, send, body)
+            elif posted is not None:
+                await surfaces.webtools_call(gate, send, posted)
             else:
                 await respond(send, 405, headers=[("allow", "GET" if version else "GET, POST")])
         except Refused as refused:
-            code = WEBTOOL_CODES.get(refused.status, "INTERNAL_ERROR")
-            message = refused.error.message
-            if refused.status == 404 and version:
-                message = f"No webtool {match['slug']} at version {version}"
-            body = {"status": "error", "error": {"code": code, "message": message}}
-            await respond_json(send, refused.status, body, refused.headers)
+            assert gate is not None  # admission and the per-call checks refuse, after it
+            await respond_json(send, refused.status, *webtools_refusal(gate, refused))
         except Exception as exc:
-            service = outage_of(exc)
-            if service is not None:
-                log.warning("%s %s: %s unavailable: %r", req.method, req.path, service, exc)
-                body = {
-                    "status": "error",
-                    "error": {"code": "UNAVAILABLE", "message": outage_message(service)},
-                }
-                await respond_json(send, 503, body, [("retry-after", str(RETRY_AFTER_SECONDS))])
-                return
-            log.exception("Unhandled error on %s %s", req.method, req.path)
-            body = {
-                "status": "error",
-                "error": {"code": "INTERNAL_ERROR", "message": "Internal error"},
-            }
-            await respond_json(send, 500, body)
+            await respond_json(send, *webtools_failure(req, exc))
 
     async def streamable(self, gate: Gate, req: HttpRequest, send: Send) -> None:
         if req.method == "OPTIONS":
@@ -293,6 +262,35 @@ class McpApp:
             await streamable.handle_get(gate, send)
         else:
             await streamable.handle_delete(gate, send)
+
+
+def webtools_refusal(gate: Gate, refused: Refused) -> tuple[dict[str, Any], Headers]:
+    """A refusal of the pipeline in the Webtools envelope (and its headers)."""
+    if refused.status == 404 and gate.version:
+        _, body = webtools.not_found(gate.slug, gate.version)
+    else:
+        code = WEBTOOL_CODES.get(refused.status, "INTERNAL_ERROR")
+        body = {"status": "error", "error": {"code": code, "message": refused.error.message}}
+    cors = gate.cors_headers() if gate.origin_ok else []
+    return body, [*refused.headers, *cors]
+
+
+def webtools_failure(req: HttpRequest, exc: Exception) -> tuple[int, dict[str, Any], Headers]:
+    """A Webtools request that failed unexpectedly, in the Webtools envelope."""
+    status, message, headers = failure(req, exc)
+    code = "UNAVAILABLE" if status == 503 else "INTERNAL_ERROR"
+    return status, {"status": "error", "error": {"code": code, "message": message}}, headers
+
+
+def failure(req: HttpRequest, exc: Exception) -> tuple[int, str, Headers]:
+    """How a request that failed unexpectedly is answered (status, message, headers), logged:
+    Redis or Postgres down, hung or restarting is a clean, retryable 503; anything else 500."""
+    service = outage_of(exc)
+    if service is not None:
+        log.warning("%s %s: %s unavailable: %r", req.method, req.path, service, exc)
+        return 503, outage_message(service), [("retry-after", str(RETRY_AFTER_SECONDS))]
+    log.exception("Unhandled error on %s %s", req.method, req.path)
+    return 500, "Internal error", []
 
 
 def _store_call_log_now() -> None:

@@ -159,9 +159,9 @@ class Gate:
     async def admit(self, *, preflight: bool = False, methods: tuple[str, ...] = ()) -> None:
         """The pipeline's admission (gateway/pipeline/admission.py); raises Refused with the
         HTTP answer when the request may not go on."""
-        if (self.version, self.session_id) != (self.arrival.version, self.arrival.session_id):
-            # A legacy POST names its session in the query; a Webtools body, its version.
-            self.arrival = replace(self.arrival, version=self.version, session_id=self.session_id)
+        if self.session_id != self.arrival.session_id:
+            # A legacy POST names its session in the query, not in a header.
+            self.arrival = replace(self.arrival, session_id=self.session_id)
         try:
             admitted = await admission.admit(
                 self.redis, self.arrival, preflight=preflight, methods=methods

@@ -2,6 +2,7 @@
 tool, the generated OpenAPI document, the discovery document and the Webtools API. Each handler
 parses, calls a function of gateway.surfaces, and renders."""
 
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -9,12 +10,11 @@ import orjson
 from gateway.endpoint.http import Send
 from mcp_protocol.jsonrpc import dumps
 from mcp_protocol.limits import MAX_JSON_DEPTH, depth_exceeds
-from servers.snapshot import Snapshot
 
 from ..pipeline import named_call
 from ..surfaces import discovery, info, openapi, webtools
-from .gate import Gate, Refused
-from .http import BodyTooLarge, respond, respond_json
+from .gate import Gate
+from .http import BodyTooLarge, HttpRequest, respond, respond_json
 
 
 def mount(gate: Gate) -> str:
@@ -28,27 +28,46 @@ def base_url(gate: Gate) -> str:
     )
 
 
-async def read_json(gate: Gate, send: Send) -> tuple[Any, bool]:
-    """The request body as JSON, or None after answering 400/413 itself."""
+# A body's 400 or 413: the status and the JSON payload it is answered with.
+Problem = tuple[int, dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Posted:
+    """A Webtools POST's body, read before admission: the version it pins is the snapshot that
+    is admitted (once). A body that cannot be read is answered only once the request is
+    admitted, so a caller who may not call learns nothing of its body first."""
+
+    body: Any
+    problem: Problem | None
+
+    @property
+    def pinned(self) -> str | None:
+        return webtools.requested_version(self.body)
+
+
+async def parse_json(request: HttpRequest) -> tuple[Any, Problem | None]:
+    """The request body as JSON (an empty body is an empty object), or the 400/413 it gets."""
     from django.conf import settings
 
     try:
-        body = await gate.request.read_body(settings.MCP_MAX_BODY_BYTES)
+        body = await request.read_body(settings.MCP_MAX_BODY_BYTES)
     except BodyTooLarge:
-        await respond_json(send, 413, {"error": "Request body too large"}, gate.cors_headers())
-        return None, False
+        return None, (413, {"error": "Request body too large"})
     if not body.strip():
-        return {}, True
+        return {}, None
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        await respond_json(send, 400, {"error": f"Invalid JSON: {exc}"}, gate.cors_headers())
-        return None, False
+        return None, (400, {"error": f"Invalid JSON: {exc}"})
     if depth_exceeds(data):
-        message = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-        await respond_json(send, 400, {"error": message}, gate.cors_headers())
-        return None, False
-    return data, True
+        return None, (400, {"error": f"JSON nested deeper than {MAX_JSON_DEPTH} levels"})
+    return data, None
+
+
+async def webtools_posted(request: HttpRequest) -> Posted:
+    data, problem = await parse_json(request)
+    return Posted(data, problem)
 
 
 async def server_info(gate: Gate, send: Send) -> None:
@@ -63,12 +82,13 @@ async def server_info(gate: Gate, send: Send) -> None:
 
 
 async def call_tool(gate: Gate, send: Send, name: str) -> None:
-    body, ok = await read_json(gate, send)
-    if not ok:
-        return
     assert gate.admitted is not None  # app.rest_tool admitted it
-    named = named_call.NamedCall(call=gate.call("rest"), tool=name, arguments=body, body=body)
-    status, payload = await named_call.rest_call(gate.redis, gate.admitted, named)
+    body, problem = await parse_json(gate.request)
+    if problem is not None:
+        status, payload = problem
+    else:
+        named = named_call.NamedCall(call=gate.call("rest"), tool=name, arguments=body, body=body)
+        status, payload = await named_call.rest_call(gate.redis, gate.admitted, named)
     await respond_json(send, status, payload, gate.cors_headers())
 
 
@@ -89,43 +109,17 @@ async def webtools_metadata(gate: Gate, send: Send) -> None:
     )
 
 
-async def webtools_call(gate: Gate, send: Send, body: Any) -> None:
-    """A Webtools POST whose body was read (and whose pinned version, if any, admitted) by the
-    entrance (app.py)."""
+async def webtools_call(gate: Gate, send: Send, posted: Posted) -> None:
+    """A Webtools POST admitted by the entrance (app.py) for the version its body pins."""
     assert gate.admitted is not None  # admitted by the entrance
-    action = body.get("action") if isinstance(body, dict) else None
-    arguments = body.get("request") if isinstance(body, dict) else None
-    named = named_call.NamedCall(
-        call=gate.call("webtools"), tool=action, arguments=arguments, body=body
-    )
-    status, payload = await named_call.webtools_call(gate.redis, gate.admitted, named)
+    body = posted.body
+    if posted.problem is not None:
+        status, payload = posted.problem
+    else:
+        action = body.get("action") if isinstance(body, dict) else None
+        arguments = body.get("request") if isinstance(body, dict) else None
+        named = named_call.NamedCall(
+            call=gate.call("webtools"), tool=action, arguments=arguments, body=body
+        )
+        status, payload = await named_call.webtools_call(gate.redis, gate.admitted, named)
     await respond_json(send, status, payload, gate.cors_headers())
-
-
-async def webtools_body(gate: Gate, send: Send) -> tuple[Any, bool]:
-    """A Webtools POST's body, with the request admitted again for the version it pins, if that
-    is not the one served; (None, False) after answering 400/413/404 itself."""
-    body, ok = await read_json(gate, send)
-    if not ok:
-        return None, False
-    pinned = webtools.requested_version(body)
-    assert gate.snapshot is not None  # admitted
-    if pinned and pinned != gate.snapshot.server_info["version"]:
-        # The body asks for another published version: serve that one, or say it is not there.
-        gate.version = pinned
-        gate.snapshot = await get_pinned(gate)
-        if gate.snapshot is None:
-            status, payload = webtools.not_found(gate.slug, pinned)
-            await respond_json(send, status, payload, gate.cors_headers())
-            return None, False
-    return body, True
-
-
-async def get_pinned(gate: Gate) -> Snapshot | None:
-    try:
-        await gate.admit()
-    except Refused as refused:
-        if refused.status == 404:
-            return None
-        raise
-    return gate.snapshot

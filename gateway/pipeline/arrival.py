@@ -12,7 +12,9 @@ Surface = Literal["mcp", "legacy_sse", "rest", "webtools", "document"]
 class Arrival:
     surface: Surface
     slug: str
-    version: str | None  # a pinned published version (/mcp/<slug>@1.2.3, Webtools' /<version>)
+    # A pinned published version: /mcp/<slug>@1.2.3, Webtools' /<version>, or the version a
+    # Webtools POST body pins (read before admission, so this is the one snapshot admitted).
+    version: str | None
     host: str
     origin: str | None
     authorization: str | None

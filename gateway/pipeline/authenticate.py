@@ -98,19 +98,7 @@ async def _authenticate(
         )
         if preflight:
             return Authenticated(None, credentials.ANONYMOUS, None, state.watched)
-        if snapshot is not None and drafts.owns(credential, snapshot):
-            raise _origin_passed(
-                Refused(
-                    drafts.DRAFT_STATUS,
-                    drafts.CODE,
-                    drafts.draft_message(arrival.slug),
-                    reason="draft",
-                    data=drafts.draft_error_data(arrival.slug),
-                )
-            )
-        raise _origin_passed(
-            Refused(404, errors.INVALID_REQUEST, "Unknown MCP server", reason="unknown_server")
-        )
+        raise _origin_passed(_not_served(arrival.slug, credential, snapshot))
     # The Origin check comes after the server is known: its refusal is the server's to see.
     if arrival.origin and not origin_allowed(
         arrival.origin, arrival.host, snapshot.allowed_origins
@@ -140,6 +128,20 @@ async def _authenticate(
         refused.snapshot = snapshot
         raise _origin_passed(refused) from None
     return Authenticated(snapshot, credential, state.session, state.watched)
+
+
+def _not_served(slug: str, credential: Credential, snapshot: Snapshot | None) -> Refused:
+    """A slug with no live server, to a caller with a valid credential: its own organization
+    learns that it is a draft; everyone else, that no such server exists."""
+    if snapshot is not None and drafts.owns(credential, snapshot):
+        return Refused(
+            drafts.DRAFT_STATUS,
+            drafts.CODE,
+            drafts.draft_message(slug),
+            reason="draft",
+            data=drafts.draft_error_data(slug),
+        )
+    return Refused(404, errors.INVALID_REQUEST, "Unknown MCP server", reason="unknown_server")
 
 
 def _origin_passed(refused: Refused) -> Refused:

@@ -205,23 +205,26 @@ class _Parser:
             self.secrets.append(name)
         return name
 
+    def _api_key_setting(self, name: str, scheme: dict, where: str) -> dict | None:
+        location = scheme.get("in")
+        if location == "cookie":
+            self.problems.append(f"{where}: API keys in cookies are not supported; not sent")
+            return None
+        if location not in ("header", "query"):
+            self.problems.append(f"{where}.in: {location!r} is not header or query")
+            return None
+        return {
+            "type": "apiKey",
+            "in": location,
+            "name": str(scheme.get("name") or "X-API-Key"),
+            "value": secret_placeholder(self._secret(name)),
+        }
+
     def _auth_setting(self, name: str, scheme: dict) -> dict | None:
         scheme_type = str(scheme.get("type", "")).lower()
         where = f"securitySchemes.{name}"
         if scheme_type == "apikey":
-            location = scheme.get("in")
-            if location == "cookie":
-                self.problems.append(f"{where}: API keys in cookies are not supported; not sent")
-                return None
-            if location not in ("header", "query"):
-                self.problems.append(f"{where}.in: {location!r} is not header or query")
-                return None
-            return {
-                "type": "apiKey",
-                "in": location,
-                "name": str(scheme.get("name") or "X-API-Key"),
-                "value": secret_placeholder(self._secret(name)),
-            }
+            return self._api_key_setting(name, scheme, where)
         http_scheme = str(scheme.get("scheme", "")).lower()
         if scheme_type == "basic" or (scheme_type == "http" and http_scheme == "basic"):
             return {

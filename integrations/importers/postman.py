@@ -124,13 +124,8 @@ class _Parser:
     def _find_auth_variables(self, node) -> None:
         """Variables any auth block uses hold credentials, whatever they are called."""
         if isinstance(node, dict):
-            auth = node.get("auth")
-            if isinstance(auth, dict):
-                for entries in auth.values():
-                    if isinstance(entries, list):
-                        for entry in entries:
-                            if isinstance(entry, dict) and isinstance(entry.get("value"), str):
-                                self.secret_variables.update(_VARIABLE.findall(entry["value"]))
+            for text in _auth_values(node.get("auth")):
+                self.secret_variables.update(_VARIABLE.findall(text))
             for value in node.values():
                 if isinstance(value, dict | list):
                     self._find_auth_variables(value)
@@ -600,3 +595,16 @@ def _strip_sentinels(value):
 def _common_origin(urls: list[str]) -> str | None:
     origins = {m.group(0) for u in urls if (m := re.match(r"^[a-z]+://[^/]+", u or ""))}
     return origins.pop() if len(origins) == 1 else None
+
+
+def _auth_values(auth) -> list[str]:
+    """The text values of an auth block's entries (`{"bearer": [{"key", "value"}, ...]}`)."""
+    if not isinstance(auth, dict):
+        return []
+    return [
+        entry["value"]
+        for entries in auth.values()
+        if isinstance(entries, list)
+        for entry in entries
+        if isinstance(entry, dict) and isinstance(entry.get("value"), str)
+    ]

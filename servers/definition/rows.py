@@ -57,6 +57,27 @@ def _row_values(item: dict, fields) -> dict:
     return values
 
 
+def _server_row(organization, slug: str, values: dict, replace: bool) -> Server:
+    """The server's row, created or (with `replace`) rewritten with its parts deleted; inside
+    the import's transaction, the row locked."""
+    server = Server.objects.select_for_update().filter(slug=slug).first()
+    if server is not None and server.organization_id != organization.pk:
+        raise DefinitionError("slug: already taken")
+    if server is not None and not replace:
+        raise DefinitionError(
+            f"slug: this organization already has a server {slug!r}; "
+            "import with --replace to replace its definition"
+        )
+    if server is None:
+        return Server.objects.create(organization=organization, slug=slug, **values)
+    for attr, value in values.items():
+        setattr(server, attr, value)
+    server.save()
+    for _, _, _, related in PARTS.values():
+        getattr(server, related).all().delete()
+    return server
+
+
 def import_definition(
     data: dict, organization, *, replace: bool = False, user=None, template_names: bool = True
 ) -> Server:
@@ -73,24 +94,7 @@ def import_definition(
     }
     try:
         with transaction.atomic():
-            server = Server.objects.select_for_update().filter(slug=slug).first()
-            if server is not None and server.organization_id != organization.pk:
-                raise DefinitionError("slug: already taken")
-            if server is not None and not replace:
-                raise DefinitionError(
-                    f"slug: this organization already has a server {slug!r}; "
-                    "import with --replace to replace its definition"
-                )
-            if server is None:
-                server = Server.objects.create(
-                    organization=organization, slug=slug, **server_values
-                )
-            else:
-                for attr, value in server_values.items():
-                    setattr(server, attr, value)
-                server.save()
-                for _, _, _, related in PARTS.values():
-                    getattr(server, related).all().delete()
+            server = _server_row(organization, slug, server_values, replace)
             for key, (model, fields, _, _) in PARTS.items():
                 for position, item in enumerate(data.get(key) or []):
                     model.objects.create(

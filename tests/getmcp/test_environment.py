@@ -150,19 +150,14 @@ def test_the_readme_table_has_a_row_per_variable_and_the_containers_get_all_but_
 ENVIRONMENT = ROOT / "getmcp" / "environment"
 # Where another product module may still touch os.environ, and why: the only forms allowed there.
 ALLOWED = {
-    # Entry points naming the settings module before Django loads it (and, for the ASGI web
-    # process, its own default of DATABASE_CONN_MAX_AGE, declared in the variable's `shown`):
-    # they write what getmcp/environment/ then reads.
+    # Entry points outside the package naming the settings module before Django loads it (the
+    # package's own, ASGI, WSGI and Celery, ask getmcp/environment/startup.py): they write what
+    # getmcp/environment/ then reads.
     "manage.py": {"os.environ.setdefault"},
-    "getmcp/asgi.py": {"os.environ.setdefault"},
-    "getmcp/wsgi.py": {"os.environ.setdefault"},
-    "getmcp/celery.py": {"os.environ.setdefault"},
     "scripts/check_install.py": {"os.environ.setdefault"},
     # prometheus_client's own variable: the library reads it when imported, and prepare() sets it
     # at run time for the workers a parent is about to fork; not a setting of ours.
-    # (metrics.py checks it itself: importing multiproc there would close an import circle.)
     "observability/multiproc.py": {"os.environ.get"},
-    "observability/metrics.py": {"os.environ.get"},
     # A password the operator hands over in a variable they name (--password-env), kept out of
     # the command line; the name is the command's input, not a setting.
     "accounts/management/commands/createuser.py": {"os.environ.get"},

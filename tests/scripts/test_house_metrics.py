@@ -46,7 +46,30 @@ def test_typed_parameters_leave_self_out_and_environment_reads_are_named(tmp_pat
     )
     figures = house_metrics.measure(root)
     assert (figures.typed_parameters, figures.parameters) == (1, 2)
-    assert figures.env_reads == ["alpha/a.py (1)"]
+    assert figures.env_reads == ["alpha/a.py (1, NOT ALLOWED)"]
+
+
+def test_the_settings_package_reads_the_environment_and_an_allowed_read_is_named_unmarked(
+    tmp_path,
+):
+    reads = "import os\n\nos.environ.setdefault('X', '1')\n"
+    root = tree(
+        tmp_path,
+        {
+            "getmcp/__init__.py": "",
+            "getmcp/settings.py": reads,
+            "getmcp/environment/startup.py": reads,
+            "alpha/__init__.py": "",
+            "alpha/allowed.py": reads,
+            "alpha/other.py": reads,
+            "tests/getmcp/test_environment.py": "ALLOWED = {'alpha/allowed.py': {'x'}}\n",
+        },
+    )
+    (root / "pyproject.toml").write_text(
+        '[tool.setuptools.packages.find]\ninclude = ["alpha*", "getmcp*"]\n'
+    )
+    figures = house_metrics.measure(root)
+    assert sorted(figures.env_reads) == ["alpha/allowed.py (1)", "alpha/other.py (1, NOT ALLOWED)"]
 
 
 def test_sleeps_and_skips_are_counted_in_tests_only(tmp_path):

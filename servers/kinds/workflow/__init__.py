@@ -95,6 +95,21 @@ def _intos(name: str, body: dict[str, Any], path: str) -> Iterator[tuple[str, An
                     yield f"{path}.steps[{index}].{inner_name}", inner["into"]
 
 
+def _checked_step(path: str, item: Any) -> tuple[str, str, dict[str, Any]] | str:
+    """(its path, name and body) of a step of a known type, or what is wrong with it."""
+    if not isinstance(item, dict) or len(item) != 1:
+        return f"{path}: must be a mapping with exactly one step name"
+    ((name, body),) = item.items()
+    if name not in STEP_TYPES:
+        return f"{path}: unknown step {name!r} (known: {', '.join(STEP_TYPES)})"
+    path = f"{path}.{name}"
+    if body is None:
+        body = {}
+    if not isinstance(body, dict):
+        return f"{path}: must be a mapping"
+    return path, name, body
+
+
 def validate_config(config: dict[str, Any]) -> list[str]:
     if not isinstance(config, dict):
         return ["config: must be a mapping"]
@@ -104,20 +119,11 @@ def validate_config(config: dict[str, Any]) -> list[str]:
     errors = []
     keys: set[str] = set()
     for index, item in enumerate(steps):
-        path = f"config.steps[{index}]"
-        if not isinstance(item, dict) or len(item) != 1:
-            errors.append(f"{path}: must be a mapping with exactly one step name")
+        checked = _checked_step(f"config.steps[{index}]", item)
+        if isinstance(checked, str):
+            errors.append(checked)
             continue
-        ((name, body),) = item.items()
-        if name not in STEP_TYPES:
-            errors.append(f"{path}: unknown step {name!r} (known: {', '.join(STEP_TYPES)})")
-            continue
-        path = f"{path}.{name}"
-        if body is None:
-            body = {}
-        if not isinstance(body, dict):
-            errors.append(f"{path}: must be a mapping")
-            continue
+        path, name, body = checked
         errors.extend(STEP_TYPES[name].validate(body, path))
         for where, into in _intos(name, body, path):
             if into in keys:

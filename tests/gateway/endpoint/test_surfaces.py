@@ -68,6 +68,22 @@ def test_it_serves_the_webtools_api(http, tenant):
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "WEBTOOL_NOT_FOUND"
 
 
+def test_a_webtools_body_is_judged_only_once_the_caller_is_admitted(asgi_server, tenant):
+    # The body is read before admission (the version it pins is the one admitted), but what is
+    # wrong with it is answered after: a caller without a key learns nothing of it.
+    url = f"{asgi_server.url}/webtools/{tenant.slug}/"
+    broken = b'{"action": "echo", "version": "1.0.0", "request": '
+    json_type = {"content-type": "application/json"}
+    anonymous = httpx2.post(url, content=broken, headers=json_type)
+    assert anonymous.status_code == 401
+    assert anonymous.json()["error"]["code"] == "UNAUTHORIZED"
+    keyed = {**json_type, "authorization": f"Bearer {tenant.raw}"}
+    invalid = httpx2.post(url, content=broken, headers=keyed)
+    assert invalid.status_code == 400 and invalid.json()["error"].startswith("Invalid JSON")
+    pinned_elsewhere = {"action": "echo", "version": "9.9.9", "request": {"message": "x"}}
+    assert httpx2.post(url, json=pinned_elsewhere).status_code == 401
+
+
 def test_the_rest_surface_holds_up_under_schemathesis(asgi_server, tenant):
     import schemathesis
     from hypothesis import HealthCheck, Phase, given, settings

@@ -72,3 +72,21 @@ def test_a_pinned_client_follows_the_live_status(committed, asgi_server, tenant)
         {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     )
     assert response.status_code == 503
+
+
+def test_a_webtools_body_may_pin_the_version_a_never_published_server_serves(
+    committed, asgi_server, tenant
+):
+    # Nothing is published: the draft is served under the version it names (1.0.0).
+    headers = {"authorization": f"Bearer {tenant.raw}"}
+    url = f"{asgi_server.url}/webtools/{tenant.slug}/"
+    body = {"action": "echo", "version": "1.0.0", "request": {"message": "draft"}}
+    called = httpx2.post(url, json=body, headers=headers)
+    assert called.json() == {"status": "ok", "data": "You said draft"}
+
+    missing = httpx2.post(url, json={**body, "version": "9.9.9"}, headers=headers)
+    assert missing.status_code == 404
+    assert missing.json()["error"] == {
+        "code": "WEBTOOL_NOT_FOUND",
+        "message": f"No webtool {tenant.slug}@9.9.9",
+    }
