@@ -19,7 +19,7 @@ TEST_DATABASE_URL := postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL := redis://127.0.0.1:6379/0
 
 .DEFAULT_GOAL := help
-.PHONY: help run doctor test lint format settings-table lock check-install conformance bench worker worker-platform worker-mcp beat migrate demo services chromium haproxy caddy install install-dev assets
+.PHONY: help run doctor test lint format settings-table lock check-install conformance bench worker worker-platform worker-mcp beat migrate demo services chromium haproxy caddy install install-dev assets multihost
 
 help:
 	@echo "make run            serve getmcp on http://$(HOST):$(PORT) (SQLite + in-process Redis unless DATABASE_URL/REDIS_URL are set)"
@@ -33,6 +33,7 @@ help:
 	@echo "make lock           regenerate requirements.lock and requirements-dev.lock from pyproject.toml"
 	@echo "make check-install  install without extras into a fresh venv, import everything, call an upstream tool"
 	@echo "make conformance    run the MCP conformance suite against a local server"
+	@echo "make multihost      the multi-host tests on the full topology (3 web hosts, 3+3 Redis Cluster; as root)"
 	@echo "make bench          compare tools/call throughput with the official SDKs and FastMCP"
 	@echo "make worker         run a Celery worker for platform jobs and MCP tasks alone (needs REDIS_URL)"
 	@echo "make worker-platform / worker-mcp   one worker pool per queue, as in production"
@@ -86,8 +87,8 @@ doctor: install
 	$(PY) manage.py server doctor $(SLUG)
 
 # Only the test and bench targets default to the local Postgres and Redis; `make run` stays embedded.
-test services bench: export DATABASE_URL ?= $(TEST_DATABASE_URL)
-test services bench: export REDIS_URL ?= $(TEST_REDIS_URL)
+test services bench multihost: export DATABASE_URL ?= $(TEST_DATABASE_URL)
+test services bench multihost: export REDIS_URL ?= $(TEST_REDIS_URL)
 
 services:
 	@scripts/services.sh
@@ -124,6 +125,11 @@ caddy:
 
 test: install-dev services chromium haproxy caddy assets
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+
+# tests/multihost/ on the full topology (`make test` runs them on the smaller CI one): three web
+# hosts, three Redis Cluster masters with a replica each, every conformance scenario.
+multihost: install-dev haproxy
+	MULTIHOST_FULL=1 $(BIN)/pytest -n 0 tests/multihost $(PYTEST_ARGS)
 
 lint: install-dev
 	$(BIN)/ruff check .

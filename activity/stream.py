@@ -23,7 +23,7 @@ import redis
 from django.conf import settings
 
 from infra import keys
-from infra.redis import is_cluster
+from infra.redis import is_cluster, is_sentinel
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +68,9 @@ def append(client: redis.Redis, rows: list[dict]) -> None:
     if is_cluster():
         _append_replicated(client, cap, encoded)
         return
+    if is_sentinel():
+        _push_and_wait(client, cap, encoded)
+        return
     script = _scripts.get(id(client))
     if script is None:
         script = _scripts[id(client)] = client.register_script(APPEND)
@@ -87,22 +90,27 @@ def _append_replicated(cluster, cap: int, encoded: list[bytes]) -> None:
     that wrote them, hence the master's own client rather than the cluster client). A master
     with no replica at all is taken at its word."""
     try:
-        direct = cluster.get_redis_connection(cluster.get_node_from_key(STREAM_KEY))
-        script = direct.register_script(APPEND)
-        for start in range(0, len(encoded), CHUNK_ROWS):
-            with direct.pipeline(transaction=False) as pipe:
-                script(
-                    keys=[STREAM_KEY], args=[cap, *encoded[start : start + CHUNK_ROWS]], client=pipe
-                )
-                pipe.execute_command("WAIT", 1, REPLICA_WAIT_MS)
-                _, replicated = pipe.execute()
-            if replicated < 1 and direct.execute_command("ROLE")[2]:
-                raise redis.TimeoutError("call-log rows not on a replica yet")
+        _push_and_wait(
+            cluster.get_redis_connection(cluster.get_node_from_key(STREAM_KEY)), cap, encoded
+        )
     except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
         # The master may be gone or its slot moved: read the slot map again for the next push.
         with contextlib.suppress(redis.RedisError):
             cluster.nodes_manager.initialize()
         raise
+
+
+def _push_and_wait(direct: redis.Redis, cap: int, encoded: list[bytes]) -> None:
+    """Each chunk, then WAIT for a replica on the same connection (a pipeline without MULTI
+    keeps one). Also on a Sentinel-watched master, whose failover promotes a replica too."""
+    script = direct.register_script(APPEND)
+    for start in range(0, len(encoded), CHUNK_ROWS):
+        with direct.pipeline(transaction=False) as pipe:
+            script(keys=[STREAM_KEY], args=[cap, *encoded[start : start + CHUNK_ROWS]], client=pipe)
+            pipe.execute_command("WAIT", 1, REPLICA_WAIT_MS)
+            _, replicated = pipe.execute()
+        if replicated < 1 and direct.execute_command("ROLE")[2]:
+            raise redis.TimeoutError("call-log rows not on a replica yet")
 
 
 def ensure_group(client: redis.Redis) -> None:

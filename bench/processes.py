@@ -45,7 +45,10 @@ def open_through(url: str, text: str, authorization: str, seconds: float = 20) -
             time.sleep(0.5)
 
 
-def measure(count: int, env: dict, args) -> tuple[run.Result, float]:
+def measure(count: int, env: dict, args, state_pids=()) -> tuple[run.Result, float]:
+    """The best of `args.rounds` rounds with `count` processes; `state_pids` are the Redis
+    processes holding the platform's state, whose CPU per call goes in `cpu_parts["redis"]`
+    (bench/state_backends.py)."""
     servers = [
         run.Server(f"getmcp-key-{n}", getmcp_side.GETMCP_AUTH_PATH, env, "", side="getmcp-key")
         for n in range(count)
@@ -66,8 +69,11 @@ def measure(count: int, env: dict, args) -> tuple[run.Result, float]:
         best = None
         for _ in range(args.rounds):
             before = sum(run.cpu_seconds(s.process.pid) for s in servers)
+            state_before = sum(run.cpu_seconds(pid) for pid in state_pids)
             raw = run.wrk(url, session, args, args.duration, authorization)
             cpu = sum(run.cpu_seconds(s.process.pid) for s in servers) - before
+            state_cpu = sum(run.cpu_seconds(pid) for pid in state_pids) - state_before
+            calls = raw["requests"] or 1
             result = run.Result(
                 name=f"{count} process(es)",
                 cpu_ms_per_call=cpu * 1000 / raw["requests"] if raw["requests"] else 0.0,
@@ -78,6 +84,7 @@ def measure(count: int, env: dict, args) -> tuple[run.Result, float]:
                 p95_ms=raw["p95_us"] / 1000,
                 p99_ms=raw["p99_us"] / 1000,
                 mean_ms=raw["mean_us"] / 1000,
+                cpu_parts={"web": cpu * 1000 / calls, "redis": state_cpu * 1000 / calls},
             )
             if best is None or result.rps > best.rps:
                 best = result

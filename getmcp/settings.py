@@ -8,6 +8,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from getmcp.environment import Environment
+from infra import redis_sentinel
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 ENV = Environment()
@@ -104,18 +105,43 @@ REDIS_URL = ENV.REDIS_URL
 # REDIS_URL names one node of a Redis Cluster: infra/redis.py builds redis-py's cluster clients,
 # and pub/sub is sharded (docs/scaling.md, "Redis Cluster").
 REDIS_CLUSTER = ENV.REDIS_CLUSTER
+# REDIS_URL may be `sentinel://...`: the master of that name, wherever its Sentinels say it is
+# (infra/redis_sentinel.py, docs/scaling.md "Sentinel").
+REDIS_SENTINEL_MASTER = ENV.REDIS_SENTINEL_MASTER
+if redis_sentinel.is_sentinel_url(REDIS_URL):
+    if REDIS_CLUSTER:
+        raise ImproperlyConfigured("REDIS_CLUSTER takes cluster nodes, not a sentinel:// URL")
+    if not REDIS_SENTINEL_MASTER:
+        raise ImproperlyConfigured("a sentinel:// REDIS_URL needs REDIS_SENTINEL_MASTER")
+    redis_sentinel.parse(REDIS_URL)  # a malformed URL stops the start, not the first request
 # The Channels layer (the live inspector's events) may live on a Redis of its own; channels_redis
 # speaks no cluster protocol, so under REDIS_CLUSTER it needs one.
 CHANNELS_REDIS_URL = ENV.CHANNELS_REDIS_URL or REDIS_URL
 if REDIS_CLUSTER and not ENV.CHANNELS_REDIS_URL:
     raise ImproperlyConfigured("REDIS_CLUSTER needs CHANNELS_REDIS_URL (a standalone Redis)")
 
+
+def _channels_host(url: str) -> str | dict:
+    """channels_redis takes a URL, or for a Sentinel-watched master the Sentinels' addresses
+    and the master's name (it builds redis-py's Sentinel pool from them)."""
+    if not redis_sentinel.is_sentinel_url(url):
+        return url
+    if not REDIS_SENTINEL_MASTER:
+        raise ImproperlyConfigured("a sentinel:// CHANNELS_REDIS_URL needs REDIS_SENTINEL_MASTER")
+    target = redis_sentinel.parse(url)
+    return {
+        "sentinels": target.sentinels,
+        "master_name": REDIS_SENTINEL_MASTER,
+        **target.master_options(),
+    }
+
+
 # The live inspector's channel layer (inspector/): Redis pub/sub, so an event published by any
 # web process reaches a watcher connected to any other; in-process in embedded mode.
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-        "CONFIG": {"hosts": [CHANNELS_REDIS_URL]},
+        "CONFIG": {"hosts": [_channels_host(CHANNELS_REDIS_URL)]},
     }
     if CHANNELS_REDIS_URL
     else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
@@ -315,12 +341,15 @@ if REDIS_CLUSTER and not ENV.CELERY_BROKER_URL:
     raise ImproperlyConfigured("REDIS_CLUSTER needs CELERY_BROKER_URL (RabbitMQ, or a Redis)")
 # kombu's Redis transport with the fix that lets a worker survive a Redis restart while it holds
 # a message (infra/broker.py, issue 30). Only for redis://: kombu derives a rediss:// URL's TLS
-# from the scheme's own name, which naming this class instead would lose; amqp:// and sentinel://
-# keep kombu's own transports.
+# from the scheme's own name, which naming this class instead would lose; amqp:// keeps kombu's
+# own transport.
 if CELERY_BROKER_URL.startswith("redis://"):
     CELERY_BROKER_TRANSPORT = "infra.broker:Transport"
-CELERY_BROKER_SENTINEL_MASTER = ENV.CELERY_BROKER_SENTINEL_MASTER
+# A broker left to default to a sentinel:// REDIS_URL goes to the same master.
+CELERY_BROKER_SENTINEL_MASTER = ENV.CELERY_BROKER_SENTINEL_MASTER or REDIS_SENTINEL_MASTER
 if CELERY_BROKER_URL.startswith("sentinel://"):
+    # kombu's Sentinel transport with the same fix (a master killed under a worker).
+    CELERY_BROKER_TRANSPORT = "infra.broker:SentinelTransport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {"master_name": CELERY_BROKER_SENTINEL_MASTER}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL

@@ -16,15 +16,25 @@ the transport was detached (the restore at close, a late ack on the old channel)
 them: with Redis back, the message is acknowledged (or put back in its queue); with Redis still
 away, that is a connection error, which kombu and Celery already handle ("Couldn't ack", and the
 message stays in Redis's unacked index, restored after the visibility timeout).
+
+kombu's Sentinel transport (`sentinel://` broker URLs) has the same flaw, and its pools also read
+the Sentinels' addresses from the detached `Connection` (`client.alt`): a master killed under a
+worker made it exit the same way (tests/scale/test_redis_sentinel.py). `SentinelChannel`
+remembers those too.
 """
 
 from typing import Any
 
+import redis
+import redis.sentinel
 from kombu.transport import redis as kombu_redis
 
 
-class Channel(kombu_redis.Channel):
+class _RememberingParams:
+    """Connection parameters kept from while the transport still had its client."""
+
     _remembered_params: dict[bool, dict[str, Any]]
+    connection: Any
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._remembered_params = {}
@@ -37,7 +47,7 @@ class Channel(kombu_redis.Channel):
 
     def _connparams(self, asynchronous: bool = False) -> dict[str, Any]:
         if self.connection.client is not None:
-            params = super()._connparams(asynchronous=asynchronous)
+            params = super()._connparams(asynchronous=asynchronous)  # type: ignore[misc]
             self._remembered_params[asynchronous] = params
         else:
             params = self._remembered_params[asynchronous]
@@ -45,5 +55,47 @@ class Channel(kombu_redis.Channel):
         return dict(params)
 
 
+class Channel(_RememberingParams, kombu_redis.Channel):
+    pass
+
+
 class Transport(kombu_redis.Transport):
     Channel = Channel
+
+
+class SentinelChannel(_RememberingParams, kombu_redis.SentinelChannel):
+    _remembered_sentinels: list[tuple[str, int]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # As kombu finds them: each `sentinel://` of the URL, else the URL's own host.
+        client = self.connection.client
+        self._remembered_sentinels = [
+            (url.hostname, url.port or client.default_port)
+            for url in map(kombu_redis._parse_url, client.alt)
+            if url.scheme == "sentinel"
+        ]
+        if not self._remembered_sentinels:
+            params = self._remembered_params[False]
+            self._remembered_sentinels = [(params["host"], params["port"])]
+
+    def _sentinel_managed_pool(self, asynchronous: bool = False):
+        if self.connection.client is not None:
+            return super()._sentinel_managed_pool(asynchronous)
+        # Detached: what kombu's method builds, from the remembered Sentinels.
+        params = self._connparams(asynchronous)
+        params.pop("host", None)
+        params.pop("port", None)
+        manager = redis.sentinel.Sentinel(
+            self._remembered_sentinels,
+            min_other_sentinels=getattr(self, "min_other_sentinels", 0),
+            sentinel_kwargs=getattr(self, "sentinel_kwargs", None),
+            **params,
+        )
+        credentials = {key: params[key] for key in ("username", "password") if key in params}
+        master = getattr(self, "master_name", None)  # a transport option
+        return manager.master_for(master, redis.Redis, **credentials).connection_pool
+
+
+class SentinelTransport(kombu_redis.SentinelTransport):
+    Channel = SentinelChannel

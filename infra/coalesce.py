@@ -30,7 +30,14 @@ import redis
 import redis.asyncio as aioredis
 from django.conf import settings
 
-from .redis import async_client, async_cluster, is_cluster, is_embedded
+from .redis import (
+    async_client,
+    async_cluster,
+    async_standalone,
+    is_cluster,
+    is_embedded,
+    is_sentinel,
+)
 
 CHUNK = 1000
 PARALLEL = 2
@@ -130,6 +137,10 @@ def coalescer() -> Coalescer:
             # Its own cluster client: a connection or few per node, no per-reply deadline.
             deadline = BATCH_TIMEOUT_FACTOR * float(settings.REDIS_SOCKET_TIMEOUT_SECONDS)
             found = Coalescer(async_cluster(socket_timeout=None), deadline)  # type: ignore[arg-type]
+        elif is_sentinel():
+            client = async_standalone(max_connections=PARALLEL * 4, socket_timeout=None)
+            deadline = BATCH_TIMEOUT_FACTOR * float(settings.REDIS_SOCKET_TIMEOUT_SECONDS)
+            found = Coalescer(client, deadline)
         else:
             # Its own few connections, with no per-reply deadline (see above).
             pool = aioredis.ConnectionPool.from_url(

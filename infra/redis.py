@@ -1,6 +1,8 @@
 """The Redis clients: the real server when REDIS_URL is set, an in-process fakeredis otherwise,
-and redis-py's cluster clients when REDIS_CLUSTER is on (REDIS_URL then names any one node: the
-client discovers the others, follows MOVED/ASK, and after a failover re-reads the slot map).
+redis-py's cluster clients when REDIS_CLUSTER is on (REDIS_URL then names any one node: the
+client discovers the others, follows MOVED/ASK, and after a failover re-reads the slot map), and
+redis-py's Sentinel clients when REDIS_URL is `sentinel://...` (infra/redis_sentinel.py: each new
+connection asks the Sentinels where the master is, so after a failover commands reach the new one).
 
 Every command has a deadline, so a hung Redis (frozen, partitioned) turns into a
 `redis.TimeoutError` the caller answers cleanly instead of a request that never ends:
@@ -26,10 +28,12 @@ import redis.cluster
 from django.conf import settings
 from redis.asyncio.connection import Connection, SSLConnection
 from redis.asyncio.retry import Retry as AsyncRetry
+from redis.asyncio.sentinel import SentinelManagedConnection
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-from .redis_pool import IdleTrimmingPool
+from . import redis_sentinel
+from .redis_pool import IdleTrimmingPool, IdleTrimmingSentinelPool
 
 _sync_client = None
 _async_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis]" = (
@@ -98,6 +102,10 @@ class TimedSSLConnection(_TimedReads, SSLConnection):
     pass
 
 
+class TimedSentinelConnection(_TimedReads, SentinelManagedConnection):
+    pass
+
+
 def is_embedded() -> bool:
     return not settings.REDIS_URL
 
@@ -125,6 +133,52 @@ def _backoff():
 
 def is_cluster() -> bool:
     return bool(settings.REDIS_URL) and settings.REDIS_CLUSTER
+
+
+def is_sentinel() -> bool:
+    return redis_sentinel.is_sentinel_url(settings.REDIS_URL)
+
+
+# Attempts of one command on a Sentinel-watched master: one that died answers with connection
+# errors until the Sentinels agree it is down and promote a replica (down-after-milliseconds plus
+# the election), and each attempt asks them again where the master is. Timeouts are not retried
+# (a hung master would multiply the wait).
+SENTINEL_ATTEMPTS = 6
+
+
+def _sentinel_retry(retry_class):
+    return retry_class(
+        ExponentialBackoff(cap=0.5, base=0.05),
+        SENTINEL_ATTEMPTS,
+        supported_errors=(redis.ConnectionError,),
+    )
+
+
+def sync_standalone(**overrides) -> redis.Redis:
+    """A new client of the one Redis (REDIS_URL, or the master its Sentinels name), with
+    `overrides` as redis.Redis's options (its own deadlines: servers/invalidation.py)."""
+    if is_sentinel():
+        options = {"retry": _sentinel_retry(Retry), **_common_options(), **overrides}
+        return redis_sentinel.sync_master(
+            settings.REDIS_URL, settings.REDIS_SENTINEL_MASTER, **options
+        )
+    return redis.Redis.from_url(settings.REDIS_URL, **overrides)
+
+
+def async_standalone(**overrides) -> aioredis.Redis:
+    """A new asyncio client of the one Redis, apart from the shared one (`async_client()`):
+    a worker's run (its own event loop), the coalescer's few connections."""
+    if is_sentinel():
+        options = {
+            "retry": _sentinel_retry(AsyncRetry),
+            "connection_class": TimedSentinelConnection,
+            **_common_options(),
+            **overrides,
+        }
+        return redis_sentinel.async_master(
+            settings.REDIS_URL, settings.REDIS_SENTINEL_MASTER, **options
+        )
+    return aioredis.Redis.from_url(settings.REDIS_URL, **overrides)
 
 
 # Attempts of one command across a failover: a dead master's slots answer with connection
@@ -218,6 +272,8 @@ def sync_client() -> redis.Redis:
             _sync_client = fakeredis.FakeRedis(server=_fake())
         elif is_cluster():
             _sync_client = sync_cluster()  # type: ignore[assignment]
+        elif is_sentinel():
+            _sync_client = sync_standalone()
         else:
             _sync_client = redis.Redis.from_url(
                 settings.REDIS_URL,
@@ -238,6 +294,12 @@ def async_client() -> aioredis.Redis:
             client = fakeredis.FakeAsyncRedis(server=_fake())
         elif is_cluster():
             client = async_cluster()  # type: ignore[assignment]
+        elif is_sentinel():
+            client = async_standalone(
+                pool_class=IdleTrimmingSentinelPool,
+                max_idle=settings.REDIS_POOL_MAX_IDLE,
+                max_connections=10_000,
+            )
         else:
             options = {}
             if settings.REDIS_URL.startswith(("redis://", "rediss://")):

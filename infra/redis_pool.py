@@ -7,6 +7,7 @@ REDIS_POOL_MAX_IDLE), so after a burst a process returns to its usual handful.
 """
 
 import redis.asyncio as aioredis
+from redis.asyncio.sentinel import SentinelConnectionPool
 
 
 class IdleTrimmingPool(aioredis.ConnectionPool):
@@ -23,3 +24,7 @@ class IdleTrimmingPool(aioredis.ConnectionPool):
                 surplus = self._available_connections.pop(0)
         if surplus is not None:
             await surplus.disconnect()
+
+
+class IdleTrimmingSentinelPool(IdleTrimmingPool, SentinelConnectionPool):
+    """The same trimming for the pool of a Sentinel-watched master (infra/redis_sentinel.py)."""

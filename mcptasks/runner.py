@@ -15,13 +15,12 @@ from datetime import timedelta
 from types import MappingProxyType
 from typing import NamedTuple
 
-import redis.asyncio as aioredis
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
 from django.db import connections, transaction
 from django.utils import timezone
 
-from infra.redis import async_client, async_cluster, is_cluster, is_embedded
+from infra.redis import async_client, async_cluster, async_standalone, is_cluster, is_embedded
 from mcp_protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, Cancelled, InputRequired, McpError
 from servers import access
 
@@ -67,7 +66,7 @@ def _redis():
         return async_client()
     if is_cluster():
         return async_cluster()
-    return aioredis.Redis.from_url(settings.REDIS_URL)
+    return async_standalone()
 
 
 def _db(fn):

@@ -17,6 +17,12 @@
 #                              round-robin TCP balancer (haproxy, scripts/balancer.py), no
 #                              sticky sessions, and two Celery workers: the suite talks to the
 #                              balancer, so consecutive connections land on different processes (0)
+#   CONFORMANCE_URL            the base URL of a getmcp already running (say, the multi-host
+#                              topology's balancer, tests/multihost/): no server and no worker
+#                              are started, CONFORMANCE_DATABASE_URL must name its database and
+#                              Redis is not flushed                   (unset)
+#   CONFORMANCE_INSTALL_ONLY   1: install the suite and Node into .node/, run nothing (for a run
+#                              later on a host without the internet)  (unset)
 #   CONFORMANCE_TIMEOUT_MS     per-scenario timeout of the suite      (30000)
 #   CONFORMANCE_ALLOW_EMPTY    scenarios allowed to pass without one passing check (none)
 #   CONFORMANCE_AUTHORIZATION  1 to run the authorization-server scenarios against the issuer
@@ -268,6 +274,7 @@ if [ -z "${CONFORMANCE_REQUIREMENTS// /}${CONFORMANCE_SCENARIOS// /}" ] && [ "$C
   exit 1
 fi
 install_suite
+[ "${CONFORMANCE_INSTALL_ONLY:-}" = 1 ] && exit 0
 export REDIS_URL=${CONFORMANCE_REDIS_URL:-redis://127.0.0.1:6379/15}
 prepare_database
 log "database $DATABASE_URL, redis $REDIS_URL"
@@ -284,10 +291,16 @@ OWNER="$CONFORMANCE_OWNER" OWNER_PASSWORD="$OWNER_PASSWORD" DJANGO_SETTINGS_MODU
   "$PY" -c 'import os, django; django.setup()
 from accounts.models import User
 user = User.objects.get(email=os.environ["OWNER"]); user.set_password(os.environ["OWNER_PASSWORD"]); user.save()'
-# Nothing left over from an earlier run (sessions, queued tasks) may affect this one.
-"$PY" -c 'import os, redis; redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()'
-start_worker
-start_server
+if [ -n "${CONFORMANCE_URL:-}" ]; then
+  [ -n "${CONFORMANCE_DATABASE_URL:-}" ] || { log "CONFORMANCE_URL needs CONFORMANCE_DATABASE_URL"; exit 1; }
+  BASE=${CONFORMANCE_URL%/}
+  log "against the getmcp already serving $BASE"
+else
+  # Nothing left over from an earlier run (sessions, queued tasks) may affect this one.
+  "$PY" -c 'import os, redis; redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()'
+  start_worker
+  start_server
+fi
 
 for requirements in $CONFORMANCE_REQUIREMENTS; do
   if [ "$requirements" = default ]; then

@@ -135,13 +135,17 @@ class RestartNotes:
 
     TTL_SECONDS = 600
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, sentinel_master: str = ""):
         import redis
 
-        from infra import keys
+        from infra import keys, redis_sentinel
 
         self.key = keys.SUPERVISOR_RESTARTS
-        self.redis = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+        deadlines = {"socket_timeout": 0.5, "socket_connect_timeout": 0.5}
+        if redis_sentinel.is_sentinel_url(url):
+            self.redis = redis_sentinel.sync_master(url, sentinel_master, **deadlines)
+        else:
+            self.redis = redis.Redis.from_url(url, **deadlines)
         self.errors = (redis.RedisError, OSError)
 
     def restarting(self, name: str, *, code: int, exits: int, at: float) -> None:
@@ -321,7 +325,9 @@ def main(argv=None) -> int:
     from observability import multiproc
 
     metrics_dir = multiproc.prepare(args.workers)
-    supervisor = Supervisor(processes, RestartNotes(variables.REDIS_URL))
+    supervisor = Supervisor(
+        processes, RestartNotes(variables.REDIS_URL, variables.REDIS_SENTINEL_MASTER)
+    )
     signal.signal(signal.SIGINT, supervisor.request_stop)
     signal.signal(signal.SIGTERM, supervisor.request_stop)
     supervisor.start()

@@ -32,7 +32,7 @@ import redis
 from django.conf import settings
 from django.db import DatabaseError, connections
 
-from infra.redis import is_cluster, sync_cluster
+from infra.redis import is_cluster, sync_cluster, sync_standalone
 
 log = logging.getLogger(__name__)
 
@@ -171,8 +171,8 @@ class Recheck:
             if is_cluster():
                 self._redis = sync_cluster(socket_timeout=timeout, socket_connect_timeout=timeout)
             else:
-                self._redis = redis.Redis.from_url(
-                    settings.REDIS_URL, socket_timeout=timeout, socket_connect_timeout=timeout
+                self._redis = sync_standalone(
+                    socket_timeout=timeout, socket_connect_timeout=timeout
                 )
         return self._redis
 

@@ -307,7 +307,7 @@ def test_make_help_lists_every_target_meant_for_people():
     listed = subprocess.run(["make", "help"], cwd=ROOT, capture_output=True, text=True).stdout
     for target in ["run", "test", "lint", "format", "lock", "check-install", "conformance"]:
         assert f"make {target} " in listed, target
-    for target in ["bench", "worker", "beat", "migrate", "demo", "services"]:
+    for target in ["bench", "worker", "beat", "migrate", "demo", "services", "multihost"]:
         assert f"make {target} " in listed, target
 
 

@@ -21,8 +21,9 @@ class SiteVariables(Variables):
         "",
         "Redis for the platform's state: sessions, streams, the state mirror's channel, "
         "counters, the call log's buffer (and, unless set apart below, the Celery broker and "
-        "the Channels layer); a Redis Cluster when `REDIS_CLUSTER` is on "
-        "([docs/scaling.md](docs/scaling.md))",
+        "the Channels layer); a Redis Cluster when `REDIS_CLUSTER` is on; a Sentinel-watched "
+        "Redis as `sentinel://:pass@host1:26379;sentinel://host2:26379/0` with "
+        "`REDIS_SENTINEL_MASTER` ([docs/scaling.md](docs/scaling.md))",
         shown="unset: in-process fakeredis",
     )
     REDIS_CLUSTER: bool = var(
@@ -32,6 +33,13 @@ class SiteVariables(Variables):
         "redis-py's cluster client, pub/sub is sharded; needs `CELERY_BROKER_URL` and "
         "`CHANNELS_REDIS_URL`",
     )
+    REDIS_SENTINEL_MASTER: str = var(
+        "",
+        "the master's name the Sentinels of a `sentinel://` `REDIS_URL` know (required with "
+        "one); clients follow its failover. Also the broker's and Channels layer's master "
+        "when they default to `REDIS_URL`",
+        shown="unset",
+    )
     CELERY_BROKER_URL: str = var(
         "",
         "the Celery broker, when not `REDIS_URL`: `redis://`, Redis Sentinel "
@@ -40,12 +48,15 @@ class SiteVariables(Variables):
         shown="unset: `REDIS_URL`",
     )
     CELERY_BROKER_SENTINEL_MASTER: str = var(
-        "", "the master's name the Sentinels of a `sentinel://` broker know", shown="unset"
+        "",
+        "the master's name the Sentinels of a `sentinel://` broker know",
+        shown="unset: `REDIS_SENTINEL_MASTER`",
     )
     CHANNELS_REDIS_URL: str = var(
         "",
         "Redis for the live inspector's Channels layer, when not `REDIS_URL` (a standalone "
-        "Redis: channels_redis speaks no cluster protocol)",
+        "Redis, or `sentinel://` with `REDIS_SENTINEL_MASTER`: channels_redis speaks no "
+        "cluster protocol)",
         shown="unset: `REDIS_URL`",
     )
     SECRET_KEY: str = var(

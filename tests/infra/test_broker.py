@@ -26,7 +26,7 @@ def held_message(connection: Connection, queue: Queue):
         producer.publish({"n": 1}, exchange=queue.exchange, routing_key=queue.routing_key,
                          declare=[queue])  # fmt: skip
     message = queue(connection.default_channel).get(no_ack=False)
-    assert message is not None and held(message)
+    assert message is not None
     return message
 
 
@@ -51,6 +51,7 @@ def connection():
 
 def test_a_detached_channel_puts_its_unacknowledged_message_back_when_it_closes(connection, queue):
     message = held_message(connection, queue)
+    assert held(message)
     channel = message.channel
     detach(connection)
     channel.close()  # kombu's own channel: AttributeError: 'NoneType' has no 'hostname'
@@ -76,3 +77,51 @@ def test_the_stock_kombu_channel_is_what_fails_there(queue):
         # Put the transport back so that the message can be let go of.
         connection.transport.client = connection
         message.ack()
+
+
+@pytest.fixture(scope="module")
+def watched_redis():
+    from tests.scale.redis_sentinel import RedisSentinelForTests
+
+    watched = RedisSentinelForTests().start()
+    yield watched
+    watched.close()
+
+
+def test_a_detached_sentinel_channel_still_acknowledges_and_puts_back_its_messages(
+    watched_redis, queue
+):
+    from infra.broker import SentinelTransport
+    from tests.scale.redis_sentinel import MASTER_NAME
+
+    master = watched_redis.master().client()
+    options = {"master_name": MASTER_NAME}
+    with Connection(
+        watched_redis.url(), transport=SentinelTransport, transport_options=options
+    ) as connection:
+        acknowledged = held_message(connection, queue)
+        returned = held_message(connection, queue)
+        assert master.hexists("unacked", acknowledged.delivery_tag)
+        detach(connection)
+        acknowledged.ack()  # kombu's own: AttributeError: 'NoneType' has no 'hostname'
+        assert not master.hexists("unacked", acknowledged.delivery_tag)
+        returned.channel.close()
+        assert not master.hexists("unacked", returned.delivery_tag)
+        assert master.llen(queue.name) == 1  # back in its queue, to be delivered again
+    master.delete(queue.name)
+
+
+def test_the_stock_kombu_sentinel_channel_is_what_fails_there(watched_redis, queue):
+    from tests.scale.redis_sentinel import MASTER_NAME
+
+    options = {"master_name": MASTER_NAME}
+    with Connection(
+        watched_redis.url(), transport="sentinel", transport_options=options
+    ) as connection:
+        message = held_message(connection, queue)
+        detach(connection)
+        with pytest.raises(AttributeError, match="hostname"):
+            message.ack()
+        connection.transport.client = connection
+        message.ack()
+    watched_redis.master().client().delete(queue.name)

@@ -48,7 +48,8 @@ def cluster_port() -> int:
 
 
 class Node:
-    def __init__(self, directory: Path, port: int):
+    def __init__(self, directory: Path, port: int, appendfsync: str = "always"):
+        self.appendfsync = appendfsync
         self.port = port
         self.dir = directory / str(port)
         self.dir.mkdir()
@@ -76,7 +77,7 @@ class Node:
                 "--appendonly",
                 "yes",
                 "--appendfsync",
-                "always",
+                self.appendfsync,
                 "--save",
                 "",
                 "--logfile",
@@ -110,11 +111,13 @@ class Node:
 
 
 class RedisClusterForTests:
-    def __init__(self, masters: int = 3, replicas_per_master: int = 1):
+    def __init__(self, masters: int = 3, replicas_per_master: int = 1, appendfsync: str = "always"):
+        """`appendfsync` "always" for the failover tests (an acknowledged write is on disk);
+        benches take docker-compose.yml's "everysec"."""
         self.dir = Path(tempfile.mkdtemp(prefix="redis-cluster-"))
         count = masters * (1 + replicas_per_master)
         self.replicas_per_master = replicas_per_master
-        self.nodes = [Node(self.dir, cluster_port()) for _ in range(count)]
+        self.nodes = [Node(self.dir, cluster_port(), appendfsync) for _ in range(count)]
 
     def url(self) -> str:
         """Every node, comma-separated (infra.redis.cluster_url_and_nodes): a process started

@@ -245,6 +245,7 @@ class Load:
         self.url, self.slug, self.key = url, slug, key
         self.acknowledged = self.failed = 0
         self.failures_at: list[float] = []
+        self.acknowledged_at: list[float] = []
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._threads = [threading.Thread(target=self._run) for _ in range(threads)]
@@ -258,9 +259,22 @@ class Load:
             with self._lock:
                 if ok:
                     self.acknowledged += 1
+                    self.acknowledged_at.append(time.monotonic())
                 else:
                     self.failed += 1
                     self.failures_at.append(time.monotonic())
+
+    def stalled_after(self, moment: float) -> tuple[float, float]:
+        """The longest wait between two answered calls from `moment` on (the last answer before
+        it counts as the start), and when the first answer after that wait came."""
+        times = sorted(self.acknowledged_at)
+        previous = max((t for t in times if t <= moment), default=moment)
+        longest, healed = 0.0, moment
+        for answered in (t for t in times if t > moment):
+            if answered - previous > longest:
+                longest, healed = answered - previous, answered
+            previous = answered
+        return longest, healed - moment
 
     def __enter__(self):
         for thread in self._threads:

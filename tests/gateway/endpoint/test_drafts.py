@@ -1,6 +1,8 @@
 """A draft server tells its own organization's keys that it is a draft and where to switch it on;
 everyone else gets the answer of a slug with no server behind it."""
 
+import time
+
 import httpx2
 import pytest
 from mcp import Client
@@ -120,8 +122,15 @@ async def test_a_repeated_draft_answer_runs_no_sql(tenant, draft, django_db_bloc
             url = f"/mcp/{draft.slug}"
             first = await http.post(url, json=INITIALIZE, headers=headers)
             assert first.status_code == 403
-            with count_queries() as executed:
-                for _ in range(3):
-                    again = await http.post(url, json=INITIALIZE, headers=headers)
-                    assert "is a draft" in again.json()["error"]["message"]
+            # A change another test committed, seen by this process's re-check while the first
+            # answer loaded, keeps that load out of the cache (servers/invalidation.py): warm
+            # again until three answers in a row come from the caches alone.
+            deadline = time.monotonic() + 10
+            while True:
+                with count_queries() as executed:
+                    for _ in range(3):
+                        again = await http.post(url, json=INITIALIZE, headers=headers)
+                        assert "is a draft" in again.json()["error"]["message"]
+                if executed == [] or time.monotonic() > deadline:
+                    break
             assert executed == []

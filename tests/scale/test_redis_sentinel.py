@@ -1,0 +1,223 @@
+"""getmcp on a Sentinel-watched Redis (one master, one replica, three Sentinels:
+tests/scale/redis_sentinel.py) with `REDIS_URL=sentinel://...` and `REDIS_SENTINEL_MASTER`: a
+live server and a real Celery worker keep the platform's state there, and the broker and the
+Channels layer default to the same Sentinels (kombu's and channels_redis's Sentinel clients).
+
+Then the master is killed under load: after the Sentinels promote the replica, calls go on, no
+acknowledged call-log row is lost, keys revoked just before stay refused, and a task that was
+running completes."""
+
+import time
+
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.celery_workers import database_url_for_workers, running_workers, wait_until
+from tests.conftest import LiveServer
+from tests.faults.harness import REVOKED_KEY, SEED_TENANT, django_script, mcp_call
+from tests.gateway.endpoint.mcp_http import RawMcp
+from tests.waiting import stays
+
+from .redis_sentinel import RedisSentinelForTests
+from .test_redis_cluster import DRAIN, REVOKE, STORED, Load, answer_of
+
+SLOW_TASK = {
+    "name": "slow_task",
+    "description": "Works a while, then answers.",
+    "inputSchema": {"type": "object", "properties": {}},
+    "execution": {"taskSupport": "optional"},
+    "kind": "workflow",
+    "config": {
+        "steps": [
+            {"sleep": {"ms": 3000}},
+            {"return": {"content": [{"type": "text", "text": "task done"}]}},
+        ]
+    },
+}
+# The faults harness's tenant, with a task tool beside its echo tool.
+SEED = SEED_TENANT.replace('"tools": [{', f'"tools": [{SLOW_TASK!r}, {{')
+# A message through the Channels layer (the live inspector's), which channels_redis sends
+# through the Sentinels' master: received back only if that layer reached it.
+CHANNEL_ROUND_TRIP = """
+import asyncio
+from channels.layers import get_channel_layer
+
+async def round_trip():
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.send(channel, {"type": "probe", "text": "through the sentinel"})
+    received = await asyncio.wait_for(layer.receive(channel), 10)
+    await layer.flush()
+    return received["text"]
+
+result = asyncio.run(round_trip())
+"""
+
+
+@pytest.fixture(scope="module")
+def watched_redis():
+    watched = RedisSentinelForTests().start()
+    yield watched
+    watched.close()
+
+
+@pytest.fixture(scope="module")
+def sentinel_env(watched_redis, live_database):
+    return {
+        "DATABASE_URL": database_url_for_workers(),
+        **watched_redis.env(),
+        "CALL_LOG_FLUSH_SECONDS": "0.2",
+        "SECURITY_RECHECK_SECONDS": "1",
+    }
+
+
+@pytest.fixture(scope="module")
+def on_sentinel(sentinel_env):
+    def run(code: str, timeout: float = 120):
+        return django_script(
+            code,
+            database_url=sentinel_env["DATABASE_URL"],
+            redis_url=sentinel_env["REDIS_URL"],
+            extra_env=sentinel_env,
+            timeout=timeout,
+        )
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def web(sentinel_env, live_database):
+    server = LiveServer(live_database, extra_env=sentinel_env)
+    yield server
+    if server.process.poll() is None:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def worker(sentinel_env, live_database, tmp_path_factory):
+    with running_workers(tmp_path_factory.mktemp("sentinel-workers")) as start:
+        yield start(env=sentinel_env, concurrency=2)
+
+
+@pytest.fixture
+def tenant(on_sentinel):
+    seeded = on_sentinel(SEED)
+    assert SEED != SEED_TENANT
+    return seeded
+
+
+def wait_until_stored(on_sentinel, slug: str, expected: int, timeout: float = 60) -> dict:
+    last: dict = {}
+
+    def done():
+        last.update(on_sentinel(DRAIN + STORED.format(slug=slug)))
+        return dict(last) if last["rows"] >= expected and last["waiting"] == 0 else None
+
+    try:
+        return wait_until(done, timeout=timeout, interval=0.5, what=f"{expected} stored rows")
+    except AssertionError as failed:
+        raise AssertionError(f"{failed}; last seen: {last}") from None
+
+
+def start_task(client: RawMcp) -> str:
+    created = client.call(
+        "tools/call", {"name": "slow_task", "arguments": {}, "task": {"ttl": 120000}}
+    )
+    return created["result"]["task"]["taskId"]
+
+
+def wait_for_result(client: RawMcp, task_id: str, timeout: float = 60) -> dict:
+    def completed():
+        try:
+            answer = client.call("tasks/get", {"taskId": task_id})
+        except Exception:  # noqa: BLE001 - the server may answer 503 mid-failover
+            return False
+        return answer.get("result", {}).get("status") == "completed"
+
+    wait_until(completed, timeout=timeout, interval=0.5, what="the task to complete")
+    return client.call("tasks/result", {"taskId": task_id})
+
+
+async def test_the_python_sdk_lists_and_calls_tools_through_the_sentinels(web, tenant):
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {tenant['key']}"})
+    async with Client(
+        streamable_http_client(web.mcp_url(tenant["slug"]), http_client=http), mode="legacy"
+    ) as client:
+        tools = await client.list_tools()
+        assert {"echo", "slow_task"} <= {tool.name for tool in tools.tools}
+        for number in range(5):
+            echoed = await client.call_tool("echo", {"message": f"call {number}"})
+            assert echoed.content[0].text == f"You said call {number}"
+
+
+def test_a_task_completes_and_the_call_log_drains_through_the_sentinels(
+    web, worker, tenant, on_sentinel
+):
+    client = RawMcp(web.mcp_url(tenant["slug"]), key=tenant["key"])
+    client.initialize()
+    task_id = start_task(client)
+    result = wait_for_result(client, task_id)
+    assert result["result"]["content"] == [{"type": "text", "text": "task done"}]
+    for _ in range(3):
+        assert "result" in client.call(
+            "tools/call", {"name": "echo", "arguments": {"message": "x"}}
+        )
+    state = wait_until_stored(on_sentinel, tenant["slug"], 3)
+    assert state["rows"] == state["uids"] >= 3
+
+
+def test_the_channels_layer_reaches_the_master_through_the_sentinels(on_sentinel):
+    assert on_sentinel(CHANNEL_ROUND_TRIP) == "through the sentinel"
+
+
+def test_a_revoked_key_is_refused_through_the_sentinels(web, tenant, on_sentinel):
+    key = tenant["spare_keys"][0]
+    assert "result" in answer_of(mcp_call(web.url, tenant["slug"], key))
+    on_sentinel(REVOKE.format(raws=[key]))
+    wait_until(
+        lambda: mcp_call(web.url, tenant["slug"], key).status_code == REVOKED_KEY,
+        timeout=5,
+        what="the revoked key to be refused",
+    )
+
+
+def test_calls_continue_after_the_master_is_killed_with_no_row_lost_and_no_task_stuck(
+    web, worker, tenant, on_sentinel, watched_redis
+):
+    url, slug = web.url, tenant["slug"]
+    doomed = tenant["spare_keys"]
+    for key in doomed:  # each warmed, so every cache holds it
+        assert "result" in answer_of(mcp_call(url, slug, key))
+    tasks = RawMcp(web.mcp_url(slug), key=tenant["key"])
+    tasks.initialize()
+    with Load(url, slug, tenant["key"]) as load:
+        wait_until(lambda: load.acknowledged >= 50, timeout=30, what="calls under load")
+        on_sentinel(REVOKE.format(raws=doomed))
+        running = start_task(tasks)  # sleeping in the worker through the failover
+        killed_at = time.monotonic()
+        heal = watched_redis.kill_master_and_wait_for_promotion()
+        before = load.acknowledged
+        wait_until(lambda: load.acknowledged >= before + 50, timeout=30, what="calls again")
+    failing = max(load.failures_at) - killed_at if load.failures_at else 0.0
+    stall, answering_again = load.stalled_after(killed_at)
+    print(
+        f"\nthe Sentinels promoted the replica {heal:.2f} s after the master was killed; "
+        f"calls answered again {answering_again:.2f} s after the kill (longest wait between "
+        f"two answers {stall:.2f} s); {load.failed} calls failed (the last {failing:.2f} s "
+        f"after the kill), {load.acknowledged} acknowledged"
+    )
+    state = wait_until_stored(on_sentinel, slug, load.acknowledged)
+    assert state["rows"] == state["uids"] >= load.acknowledged, state
+
+    result = wait_for_result(tasks, running)
+    assert result["result"]["content"] == [{"type": "text", "text": "task done"}]
+
+    # Past the change log's recheck (SECURITY_RECHECK_SECONDS=1), every revoked key stays out.
+    def all_refused() -> bool:
+        return all(mcp_call(url, slug, key).status_code == REVOKED_KEY for key in doomed)
+
+    stays(all_refused, 3, interval=0.2, what="every revoked key refused")
+    # The live inspector's layer follows the new master too.
+    assert on_sentinel(CHANNEL_ROUND_TRIP) == "through the sentinel"
