@@ -19,8 +19,8 @@ from .arrival import Arrival
 from .authenticate import authenticate
 from .caller import resolve
 from .credentials import Credential
-from .narrow import narrow, require_scope
-from .refused import Refused
+from .narrow import narrow, require_scope, scope_refusal
+from .refused import Denied, Refused, refusal
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,15 +39,21 @@ async def admit(
     """`methods`: what the request is known to ask before its body is read (REST and Webtools
     calls: tools/call), whose scope is checked with the narrowing."""
     authenticated = await authenticate(redis, arrival, preflight=preflight)
+    if isinstance(authenticated, Denied):
+        raise refusal(authenticated, arrival.slug)
     credential = authenticated.credential
     caller = resolve(credential)
     snapshot = authenticated.snapshot
     if snapshot is None or preflight:
         return Admitted(snapshot, credential, caller, None, authenticated.watched)
+    # Decided before the charge, raised after it: a request its token's scopes refuse is
+    # still counted against the server's rate limit, which answers first.
+    lacking = scope_refusal(snapshot, credential, methods)
     snapshot = narrow(snapshot, credential)
     try:
         await charge.request(redis, snapshot, credential)
-        require_scope(snapshot, credential, methods)
+        if lacking is not None:
+            raise lacking
     except Refused as refused:
         refused.snapshot, refused.origin_ok = snapshot, True
         refused.watched = authenticated.watched

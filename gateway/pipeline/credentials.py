@@ -23,7 +23,9 @@ from infra import keys as rkeys
 from servers import invalidation
 from servers.access import key_access
 from servers.db import run as run_db
+from servers.models import accepts_api_key, accepts_oauth
 from servers.quotas import NO_LIMITS, Limits, limits_of
+from servers.snapshot import Snapshot
 
 OAUTH_TOKEN_PREFIX = "gmcp_at_"
 
@@ -239,3 +241,81 @@ def generation_digest(cache_digest: str) -> str:
 
 def now() -> float:
     return time.time()
+
+
+# -- what a request presented, judged ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Presented:
+    """The bearer token a request presented, and what this process already knows of it."""
+
+    token: str | None
+    digest: str | None
+    cached: Credential | None
+
+    @classmethod
+    def of(cls, authorization: str | None) -> "Presented":
+        token = bearer_token(authorization)
+        found = digest(token) if token else None
+        return cls(token, found, cache.get(found) if found else None)
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """Why a presented credential is not taken: a row of refused.ANSWERS, and for a suspended
+    key, why it is suspended."""
+
+    why: str
+    detail: str = ""
+
+
+async def check(
+    redis: Redis, presented: Presented, key_generation: str | None, snapshot: Snapshot | None
+) -> Credential | Rejected:
+    """A known, usable key or access token, and for a live server (`snapshot`) one that it
+    takes: an access token issued for it, or a key of its organization allowed on it."""
+    token = presented.token
+    if token is None:
+        return Rejected("missing_key")
+    credential: Credential | None
+    cached = presented.cached
+    if cached is not None and cached.generation == key_generation:
+        credential = cached
+    else:
+        assert presented.digest is not None  # a token has a digest
+        credential = await load_credential(redis, presented.digest)
+    key_shaped = is_api_key_shaped(token)
+    if credential is None:
+        return Rejected("unknown_key" if key_shaped else "unknown_token")
+    if credential.suspended:
+        return Rejected("suspended_key", credential.suspended)
+    if not credential.usable(time.time()):
+        return Rejected("revoked_key" if key_shaped else "revoked_token")
+    if snapshot is None:
+        return credential
+    if credential.is_oauth:
+        # An access token is for one server only (its audience, RFC 8707): elsewhere it is
+        # simply not a valid token, whichever organization owns the other server.
+        if credential.audience_server_id != snapshot.server_id or not accepts_oauth(
+            snapshot.auth_mode
+        ):
+            return Rejected("token_for_other_server")
+        return credential
+    if not accepts_api_key(snapshot.auth_mode):
+        return Rejected("api_keys_not_accepted")
+    if credential.organization_id != snapshot.organization_id:
+        return Rejected("key_of_other_organization")
+    if credential.server_ids and snapshot.server_id not in credential.server_ids:
+        return Rejected("key_limited_to_other_servers")
+    return credential
+
+
+def owns_draft(credential: Credential, snapshot: Snapshot) -> bool:
+    """Whether a valid credential belongs to a draft's organization (an API key of it, or an
+    access token issued for this very server): it is told that the server is a draft."""
+    if credential.is_oauth:
+        return credential.audience_server_id == snapshot.server_id
+    return credential.organization_id is not None and (
+        credential.organization_id == snapshot.organization_id
+    )

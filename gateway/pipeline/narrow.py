@@ -21,10 +21,19 @@ def narrow(snapshot: Snapshot, credential: Credential) -> Snapshot:
 
 
 def require_scope(snapshot: Snapshot, credential: Credential, methods: Iterable[str]) -> None:
+    lacking = scope_refusal(snapshot, credential, methods)
+    if lacking is not None:
+        raise lacking
+
+
+def scope_refusal(
+    snapshot: Snapshot, credential: Credential, methods: Iterable[str]
+) -> Refused | None:
+    """The refusal of methods that the token's scopes do not allow, if any."""
     if not credential.is_oauth or SCOPE_FULL in credential.scopes:
-        return
+        return None
     if any(method in FULL_SCOPE_METHODS for method in methods):
-        raise Refused(
+        return Refused(
             403,
             errors.INVALID_REQUEST,
             f"This access token lacks the {SCOPE_FULL!r} scope needed to call tools",
@@ -37,3 +46,4 @@ def require_scope(snapshot: Snapshot, credential: Credential, methods: Iterable[
             ],
             reason="insufficient_scope",
         )
+    return None

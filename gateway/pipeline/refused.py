@@ -2,8 +2,12 @@
 
 The transports frame it (JSON-RPC error body, Webtools' error object, a legacy stream's event);
 the stages only decide it. `reason` names why in a word the live inspector shows
-(inspector/events.py REASONS); it never reaches the client."""
+(inspector/events.py REASONS); it never reaches the client.
 
+Authentication decides a `Denied` (why, and what the answer may show); `refusal` turns it into
+its answer from one table, `ANSWERS`, so every refusal of admission is written in one place."""
+
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -100,3 +104,134 @@ def bad_api_key(message: str, *, reason: str) -> Refused:
         ],
         reason=reason,
     )
+
+
+# -- the refusals of authentication, by why ----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Denied:
+    """Why authentication refuses a request, before its answer is written (`refusal`)."""
+
+    why: str  # a row of ANSWERS
+    # The live server the request reached: its owner's inspector shows the refusal, and a 401
+    # names its OAuth metadata when it takes OAuth. None for a slug with no live server.
+    snapshot: Snapshot | None = None
+    origin_ok: bool = False  # the Origin had passed: the answer may carry CORS headers
+    watched: bool = False
+    detail: str = ""  # why a key is suspended
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    status: int
+    message: str
+    # "bearer": THE 401 (`unauthorized`); "key": the 403 of a key-shaped credential
+    # (`bad_api_key`); "": no challenge.
+    challenge: str = ""
+    error: str | None = None  # the 401's error parameter
+    reason: str = ""  # what the inspector shows, when it is not the row's name
+    code: int = errors.INVALID_REQUEST
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+INVALID_TOKEN = "invalid_token"
+# A draft's answer to its own organization: Forbidden, not Not Found (the server exists for this
+# caller, and a client that sees 404 on a session-era request may take it for an expired session
+# and start over in a loop).
+DRAFT_STATUS = 403
+
+# In the order authentication checks them (which refusal a request gets when several apply):
+# Host, the server (unknown, draft, broken definition), Origin, the credential, paused.
+ANSWERS: dict[str, Answer] = {
+    "host_refused": Answer(400, "Invalid Host header"),
+    "unknown_server": Answer(404, "Unknown MCP server"),
+    # The message is the draft's own (`draft_message`).
+    "draft": Answer(DRAFT_STATUS, ""),
+    "broken_definition": Answer(
+        503, "This MCP server's definition is invalid", code=errors.INTERNAL_ERROR
+    ),
+    "origin_refused": Answer(403, "Origin not allowed"),
+    "missing_key": Answer(
+        401, "Authentication required: send Authorization: Bearer <key>", "bearer"
+    ),
+    # A key-shaped token (credentials.is_api_key_shaped) is answered as a key, else as a token.
+    "unknown_key": Answer(403, "Invalid API key", "key"),
+    "unknown_token": Answer(
+        401, "Invalid API key or access token", "bearer", INVALID_TOKEN, reason="unknown_key"
+    ),
+    # Only API keys are suspended (a grant of someone who left is revoked).
+    "suspended_key": Answer(403, "API key suspended: {detail}", "key"),
+    "revoked_key": Answer(403, "API key revoked or expired", "key"),
+    "revoked_token": Answer(
+        401,
+        "API key or access token revoked or expired",
+        "bearer",
+        INVALID_TOKEN,
+        reason="revoked_key",
+    ),
+    "token_for_other_server": Answer(
+        401, "This access token is not for this server", "bearer", INVALID_TOKEN
+    ),
+    "api_keys_not_accepted": Answer(
+        401, "This server does not accept API keys", "bearer", INVALID_TOKEN
+    ),
+    # Another organization's key learns nothing, not even that the server exists.
+    "key_of_other_organization": Answer(404, "Unknown MCP server"),
+    "key_limited_to_other_servers": Answer(403, "This API key is not allowed to use this server"),
+    "paused": Answer(
+        503,
+        "This MCP server is paused",
+        code=errors.INTERNAL_ERROR,
+        headers=(("retry-after", "60"),),
+    ),
+}
+
+
+def refusal(denied: Denied, slug: str) -> Refused:
+    answer = ANSWERS[denied.why]
+    reason = answer.reason or denied.why
+    message = answer.message.format(detail=denied.detail)
+    if answer.challenge == "bearer":
+        refused = unauthorized(denied.snapshot, message, answer.error, reason=reason)
+    elif answer.challenge == "key":
+        refused = bad_api_key(message, reason=reason)
+    elif denied.why == "draft":
+        refused = Refused(
+            answer.status,
+            answer.code,
+            draft_message(slug),
+            reason=reason,
+            data=draft_error_data(slug),
+        )
+    else:
+        refused = Refused(answer.status, answer.code, message, answer.headers, reason=reason)
+    refused.snapshot = denied.snapshot
+    refused.origin_ok = denied.origin_ok
+    refused.watched = denied.watched
+    return refused
+
+
+# -- drafts --------------------------------------------------------------------------------------
+# A draft is served to nobody, and to outsiders it looks exactly like a slug with no server (the
+# uniform 404, so nobody learns that it exists). Its own organization's keys, and OAuth tokens
+# issued for it, get a JSON-RPC error that says it is a draft and where to switch it on
+# (credentials.owns_draft): otherwise a client cannot tell a draft from a typo in the URL.
+# Everything needed is in the compiled snapshot and the credential the gate already holds, so
+# this adds no SQL and no Redis round trip.
+
+
+def activate_url(slug: str) -> str:
+    return f"{settings.SITE_URL.rstrip('/')}/servers/{slug}/"
+
+
+def draft_message(slug: str) -> str:
+    return (
+        f"MCP server {slug!r} is a draft: it answers no client until it is activated. "
+        f"Set its status to Active on {activate_url(slug)} "
+        f'(or PATCH /api/servers/{slug}/ with {{"status": "active"}}).'
+    )
+
+
+def draft_error_data(slug: str) -> dict[str, str]:
+    return {"status": "draft", "activateUrl": activate_url(slug)}

@@ -11,6 +11,8 @@ from redis.typing import EncodableT
 from infra import keys as rkeys
 from infra.redis import async_client
 
+from .credentials import Credential
+
 FLUSH_SECONDS = 5.0
 _pending: dict[tuple[str, int], int] = {}
 _flusher: asyncio.Task[Any] | None = None
@@ -21,6 +23,14 @@ def touch(key_id: int, hash_key: str = rkeys.KEY_USAGE) -> None:
     _pending[(hash_key, key_id)] = int(time.time())
     if _flusher is None or _flusher.done():
         _flusher = asyncio.get_running_loop().create_task(_flush_forever())
+
+
+def used(credential: Credential) -> None:
+    """A credential's last use: a grant's for an access token, else its key's."""
+    if credential.grant_id is not None:
+        touch(credential.grant_id, rkeys.GRANT_USAGE)
+    elif credential.key_id is not None:
+        touch(credential.key_id)
 
 
 async def flush() -> None:
