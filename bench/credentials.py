@@ -17,7 +17,8 @@ from servers.models import Server  # noqa: E402
 
 server = Server.objects.get(slug="bench-echo-auth")
 owner = User.objects.get(email="bench@example.com")
-_key, raw_key = ApiKey.issue(server.organization, "bench")
+# A personal key of the owner: a key acts as someone (a person or a service account).
+_key, raw_key = ApiKey.issue(server.organization, "bench", created_by=owner)
 client, _secret = client_register(
     metadata={"redirect_uris": ["https://claude.ai/api/mcp/auth_callback"], "client_name": "bench"},
     source_ip=None,
