@@ -181,7 +181,8 @@ class Server:
 
 def rpc_result(response: httpx2.Response) -> dict:
     """The JSON-RPC message of a response sent as JSON or as SSE events."""
-    response.raise_for_status()
+    if response.is_error:
+        raise SystemExit(f"{response.request.url}: {response.status_code} {response.text[:500]}")
     if response.headers.get("content-type", "").startswith("text/event-stream"):
         for line in response.text.splitlines():
             if line.startswith("data:") and line[5:].strip():
