@@ -47,7 +47,37 @@ def cluster_port() -> int:
             return port
 
 
-class Node:
+class RedisProcess:
+    """A redis-server child on a loopback port: its client, liveness, SIGKILL and role (the
+    Sentinel harness, tests/scale/redis_sentinel.py, uses it too)."""
+
+    port: int
+    process: subprocess.Popen | None
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(port=self.port, socket_timeout=1)
+
+    def ping(self) -> bool:
+        try:
+            return bool(self.client().ping())
+        except redis.RedisError:
+            return False
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def kill(self) -> None:
+        if self.running:
+            assert self.process is not None
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(10)
+
+    def role(self) -> str:
+        return self.client().execute_command("ROLE")[0].decode()
+
+
+class Node(RedisProcess):
     def __init__(self, directory: Path, port: int, appendfsync: str = "always"):
         self.appendfsync = appendfsync
         self.port = port
@@ -86,28 +116,6 @@ class Node:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-
-    def client(self) -> redis.Redis:
-        return redis.Redis(port=self.port, socket_timeout=1)
-
-    def ping(self) -> bool:
-        try:
-            return bool(self.client().ping())
-        except redis.RedisError:
-            return False
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def kill(self) -> None:
-        if self.running:
-            assert self.process is not None
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(10)
-
-    def role(self) -> str:
-        return self.client().execute_command("ROLE")[0].decode()
 
 
 class RedisClusterForTests:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import redis
 
+from tests.scale.redis_cluster import RedisProcess
 from tests.waiting import wait_until
 
 MASTER_NAME = "getmcp"
@@ -51,7 +52,7 @@ def free_ports(count: int) -> list[int]:
     return found
 
 
-class Process:
+class Process(RedisProcess):
     def __init__(self, directory: Path, port: int, arguments: list[str]):
         self.port = port
         self.dir = directory
@@ -65,28 +66,6 @@ class Process:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-
-    def client(self) -> redis.Redis:
-        return redis.Redis(port=self.port, socket_timeout=1)
-
-    def ping(self) -> bool:
-        try:
-            return bool(self.client().ping())
-        except redis.RedisError:
-            return False
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def kill(self) -> None:
-        if self.running:
-            assert self.process is not None
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(10)
-
-    def role(self) -> str:
-        return self.client().execute_command("ROLE")[0].decode()
 
 
 def _data_node(directory: Path, port: int, replica_of: int | None, appendfsync: str) -> Process:
