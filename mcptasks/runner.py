@@ -19,6 +19,7 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
 from django.db import connections, transaction
 from django.utils import timezone
+from redis.exceptions import RedisError
 
 from infra.redis import async_client, async_cluster, async_standalone, is_cluster, is_embedded
 from mcp_protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, Cancelled, InputRequired, McpError
@@ -232,8 +233,13 @@ class RoleOnly(NamedTuple):
 async def _wait_for_wake(redis, task_id: str) -> None:
     if is_embedded():
         await asyncio.sleep(WATCH_SECONDS)
-    else:
+        return
+    try:
         await redis.blpop([events.wake_list(task_id)], timeout=WATCH_SECONDS)
+    except RedisError:
+        # The wake-up only saves a wait: while Redis fails over, the row is polled on the clock
+        # and the heartbeat goes on.
+        await asyncio.sleep(WATCH_SECONDS)
 
 
 async def _watch(task_id: str, ctx: TaskContext, call: asyncio.Future, redis) -> None:

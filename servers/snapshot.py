@@ -8,6 +8,7 @@ reads the generation from Redis (infra.keys.server_generation) in its one pipeli
 import threading
 from dataclasses import replace
 
+import redis
 from cachetools import LRUCache
 from django.conf import settings
 
@@ -131,7 +132,12 @@ def load_snapshot(slug: str, version: str | None = None) -> Snapshot | None:
     from infra import keys
     from infra.redis import sync_client
 
-    raw = sync_client().get(keys.server_generation(slug))
+    try:
+        raw = sync_client().get(keys.server_generation(slug))
+    except redis.RedisError:
+        # Redis unreachable (a failover under way): the rows are the truth. Nothing is cached
+        # under a generation nobody could read.
+        return _load(slug, "unknown", version)
     generation = "0" if raw is None else raw.decode()
     hit, snapshot = _cached(_cache_key(slug, version), generation)
     if hit:
