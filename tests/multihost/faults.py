@@ -5,8 +5,11 @@ import time
 import httpx2
 
 from tests.faults.harness import answer_of, mcp_call
-from tests.gateway.endpoint.mcp_http import RawMcp, parse_sse
+from tests.gateway.endpoint.mcp_http import RawMcp
 from tests.multihost.conftest import on_topology
+
+# The stream readers of the single-host balancer tests, for the tests importing them from here.
+from tests.scale.test_behind_a_balancer import listed_changes, read_events  # noqa: F401
 from tests.waiting import wait_until
 
 CHANGE_TOOL = """
@@ -55,19 +58,3 @@ def joined(topology, tenant, existing: RawMcp) -> RawMcp:
     client = RawMcp(f"{topology.url}/mcp/{tenant['slug']}", key=tenant["key"])
     client.session_id, client.version = existing.session_id, existing.version
     return client
-
-
-def read_events(response, until, seconds: float = 15) -> list[dict]:
-    """SSE events of a streaming response until until(events) holds."""
-    buffer, events = "", []
-    deadline = time.monotonic() + seconds
-    for chunk in response.iter_text():
-        buffer += chunk
-        events = [e for e in parse_sse(buffer) if isinstance(e["data"], dict)]
-        if until(events) or time.monotonic() > deadline:
-            break
-    return events
-
-
-def listed_changes(events) -> list[dict]:
-    return [e for e in events if e["data"].get("method") == "notifications/tools/list_changed"]
