@@ -28,7 +28,6 @@ import redis.cluster
 from django.conf import settings
 from redis.asyncio.connection import Connection, SSLConnection
 from redis.asyncio.retry import Retry as AsyncRetry
-from redis.asyncio.sentinel import SentinelManagedConnection
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
@@ -102,7 +101,7 @@ class TimedSSLConnection(_TimedReads, SSLConnection):
     pass
 
 
-class TimedSentinelConnection(_TimedReads, SentinelManagedConnection):
+class TimedSentinelConnection(_TimedReads, redis_sentinel.AsyncSentinelConnection):
     pass
 
 

@@ -8,9 +8,12 @@ the Sentinels are asked without them.
 
 redis-py's Sentinel client asks the Sentinels for the master's address whenever it opens a
 connection, and a connection to a master that was demoted (READONLY) is dropped: so after a
-failover, a command that met the dead master is sent again (the usual `Retry` on connection
-errors) to whichever master the Sentinels name by then. Plain imports only (no settings):
-scripts/run.py's supervisor uses it before Django is set up.
+failover, a command that met the dead master is sent again (the retry on connection errors,
+infra/redis_failover.py) to whichever master the Sentinels name by then. Except that redis-py
+reconnects a connection dropped inside a command's retry to the address it had, the dead
+master's, without asking the Sentinels (redis/redis-py#3874): `SentinelConnection` and
+`AsyncSentinelConnection` reconnect the way a new connection does. Plain imports only (no
+settings): scripts/run.py's supervisor uses it before Django is set up.
 """
 
 from dataclasses import dataclass
@@ -74,6 +77,27 @@ def parse(url: str) -> SentinelTarget:
     return SentinelTarget(sentinels, db, username, password)
 
 
+class SentinelConnection(redis.sentinel.SentinelManagedConnection):
+    """A master's connection that, dropped, asks the Sentinels again before it reconnects."""
+
+    def send_packed_command(self, command, check_health: bool = True) -> None:
+        # redis-py's own reconnects here to self.host and self.port, where the dead master was.
+        if not self._sock:
+            self.connect()
+        super().send_packed_command(command, check_health)
+
+
+class AsyncSentinelConnection(aiosentinel.SentinelManagedConnection):
+    """The same for the asyncio client: without it, a command whose pooled connection met the
+    dead master retried against that address until its retries ran out, however soon a replica
+    was promoted."""
+
+    async def send_packed_command(self, command, check_health: bool = True) -> None:
+        if not self.is_connected:
+            await self.connect()
+        await super().send_packed_command(command, check_health)
+
+
 def _sentinel_options(options: dict) -> dict:
     # The Sentinels get the same deadlines as the master (a hung Sentinel is skipped for the
     # next one), not its password or database.
@@ -88,6 +112,7 @@ def sync_master(url: str, master: str, **options) -> redis.Redis:
     manager = redis.sentinel.Sentinel(
         target.sentinels, sentinel_kwargs=_sentinel_options(options), **target.master_options()
     )
+    options.setdefault("connection_class", SentinelConnection)
     return manager.master_for(master, redis_class=redis.Redis, **options)
 
 
@@ -99,7 +124,9 @@ def async_master(
     **options,
 ) -> aioredis.Redis:
     """The asyncio client; `pool_class` may replace redis-py's Sentinel pool with a subclass
-    (infra/redis.py trims idle connections)."""
+    (infra/redis.py trims idle connections), `connection_class` (in `options`) the connection
+    with a subclass of `AsyncSentinelConnection`."""
+    options.setdefault("connection_class", AsyncSentinelConnection)
     target = parse(url)
     manager = aiosentinel.Sentinel(
         target.sentinels, sentinel_kwargs=_sentinel_options(options), **target.master_options()
