@@ -108,6 +108,9 @@ REDIS_CLUSTER = ENV.REDIS_CLUSTER
 # REDIS_URL may be `sentinel://...`: the master of that name, wherever its Sentinels say it is
 # (infra/redis_sentinel.py, docs/scaling.md "Sentinel").
 REDIS_SENTINEL_MASTER = ENV.REDIS_SENTINEL_MASTER
+# How long a command that meets a dead master keeps retrying, waiting for the Sentinels to
+# promote a replica (infra/redis_failover.py; the default's reasons in getmcp/environment/site.py).
+REDIS_SENTINEL_FAILOVER_SECONDS = ENV.REDIS_SENTINEL_FAILOVER_SECONDS
 if redis_sentinel.is_sentinel_url(REDIS_URL):
     if REDIS_CLUSTER:
         raise ImproperlyConfigured("REDIS_CLUSTER takes cluster nodes, not a sentinel:// URL")

@@ -2,7 +2,9 @@
 redis-py's cluster clients when REDIS_CLUSTER is on (REDIS_URL then names any one node: the
 client discovers the others, follows MOVED/ASK, and after a failover re-reads the slot map), and
 redis-py's Sentinel clients when REDIS_URL is `sentinel://...` (infra/redis_sentinel.py: each new
-connection asks the Sentinels where the master is, so after a failover commands reach the new one).
+connection asks the Sentinels where the master is, so after a failover commands reach the new one;
+a command meeting the dead master retries connection errors for REDIS_SENTINEL_FAILOVER_SECONDS,
+infra/redis_failover.py).
 
 Every command has a deadline, so a hung Redis (frozen, partitioned) turns into a
 `redis.TimeoutError` the caller answers cleanly instead of a request that never ends:
@@ -32,6 +34,7 @@ from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
 from . import redis_sentinel
+from .redis_failover import AsyncFailoverRetry, FailoverRetry
 from .redis_pool import IdleTrimmingPool, IdleTrimmingSentinelPool
 
 _sync_client = None
@@ -138,26 +141,15 @@ def is_sentinel() -> bool:
     return redis_sentinel.is_sentinel_url(settings.REDIS_URL)
 
 
-# Attempts of one command on a Sentinel-watched master: one that died answers with connection
-# errors until the Sentinels agree it is down and promote a replica (down-after-milliseconds plus
-# the election), and each attempt asks them again where the master is. Timeouts are not retried
-# (a hung master would multiply the wait).
-SENTINEL_ATTEMPTS = 6
-
-
-def _sentinel_retry(retry_class):
-    return retry_class(
-        ExponentialBackoff(cap=0.5, base=0.05),
-        SENTINEL_ATTEMPTS,
-        supported_errors=(redis.ConnectionError,),
-    )
-
-
 def sync_standalone(**overrides) -> redis.Redis:
     """A new client of the one Redis (REDIS_URL, or the master its Sentinels name), with
     `overrides` as redis.Redis's options (its own deadlines: servers/invalidation.py)."""
     if is_sentinel():
-        options = {"retry": _sentinel_retry(Retry), **_common_options(), **overrides}
+        options = {
+            "retry": FailoverRetry(settings.REDIS_SENTINEL_FAILOVER_SECONDS),
+            **_common_options(),
+            **overrides,
+        }
         return redis_sentinel.sync_master(
             settings.REDIS_URL, settings.REDIS_SENTINEL_MASTER, **options
         )
@@ -169,7 +161,7 @@ def async_standalone(**overrides) -> aioredis.Redis:
     a worker's run (its own event loop), the coalescer's few connections."""
     if is_sentinel():
         options = {
-            "retry": _sentinel_retry(AsyncRetry),
+            "retry": AsyncFailoverRetry(settings.REDIS_SENTINEL_FAILOVER_SECONDS),
             "connection_class": TimedSentinelConnection,
             **_common_options(),
             **overrides,

@@ -40,6 +40,20 @@ class SiteVariables(Variables):
         "when they default to `REDIS_URL`",
         shown="unset",
     )
+    # A Sentinel fails over after `down-after-milliseconds` plus an election and the promotion
+    # (1.3 s more with 1000 ms in tests/scale/test_redis_sentinel.py, more on a loaded network).
+    # 10 s covers the common 5000 ms with as much again for a slow election; it is the
+    # endpoint's other outage bound too (MCP_DATABASE_TIMEOUT_SECONDS), well inside what MCP
+    # clients and proxies wait for an answer (30-60 s). Longer only makes a Redis that is gone
+    # for good (no failover coming) answer its 503 later: every command first spends it all.
+    REDIS_SENTINEL_FAILOVER_SECONDS: float = var(
+        10,
+        "how long a command on a Sentinel-watched master (`sentinel://` `REDIS_URL`) retries "
+        "connection errors, waiting for a failover: at least the Sentinels' "
+        "`down-after-milliseconds` plus a few seconds for the election (Redis's own default "
+        "of 30000 ms needs about 35); a master down with no failover is answered with a 503 "
+        "after it",
+    )
     CELERY_BROKER_URL: str = var(
         "",
         "the Celery broker, when not `REDIS_URL`: `redis://`, Redis Sentinel "
