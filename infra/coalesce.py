@@ -16,8 +16,9 @@ generation cost one GET.
 
 Each reply of a batch is read without a deadline of its own (redis-py arms a timer per reply,
 which doubled the cost of a thousand-command pipeline); the batch as a whole has one,
-BATCH_TIMEOUT_FACTOR times REDIS_SOCKET_TIMEOUT_SECONDS, after which its connection is dropped
-and every asker hears a TimeoutError.
+BATCH_TIMEOUT_FACTOR times REDIS_SOCKET_TIMEOUT_SECONDS (on a Sentinel-watched master, plus
+REDIS_SENTINEL_FAILOVER_SECONDS), after which its connection is dropped and every asker hears a
+TimeoutError.
 
 Like the hub, a coalescer belongs to the event loop it was made in; `coalescer()` returns the
 running loop's, on that loop's shared client (infra.redis.async_client).
@@ -139,7 +140,10 @@ def coalescer() -> Coalescer:
             found = Coalescer(async_cluster(socket_timeout=None), deadline)  # type: ignore[arg-type]
         elif is_sentinel():
             client = async_standalone(max_connections=PARALLEL * 4, socket_timeout=None)
+            # A batch that meets a dead master waits out the failover in the client's retries
+            # (REDIS_SENTINEL_FAILOVER_SECONDS) before this deadline may end it.
             deadline = BATCH_TIMEOUT_FACTOR * float(settings.REDIS_SOCKET_TIMEOUT_SECONDS)
+            deadline += settings.REDIS_SENTINEL_FAILOVER_SECONDS
             found = Coalescer(client, deadline)
         else:
             # Its own few connections, with no per-reply deadline (see above).

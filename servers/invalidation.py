@@ -32,7 +32,8 @@ import redis
 from django.conf import settings
 from django.db import DatabaseError, connections
 
-from infra.redis import is_cluster, sync_cluster, sync_standalone
+from infra.redis import is_cluster, is_sentinel, sync_cluster, sync_standalone
+from infra.redis_failover import FailoverRetry
 
 log = logging.getLogger(__name__)
 
@@ -168,12 +169,16 @@ class Recheck:
     def redis_client(self):
         if self._redis is None:
             timeout = min(1.0, max(settings.SECURITY_RECHECK_SECONDS, 0.2))
+            deadlines = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
             if is_cluster():
-                self._redis = sync_cluster(socket_timeout=timeout, socket_connect_timeout=timeout)
+                self._redis = sync_cluster(**deadlines)
+            elif is_sentinel():
+                # Waiting out a whole failover (REDIS_SENTINEL_FAILOVER_SECONDS) here would hold
+                # back the change log's next look, in this same thread; a failed watch only
+                # marks Redis lost, and every cache is dropped when it answers again.
+                self._redis = sync_standalone(**deadlines, retry=FailoverRetry(timeout))
             else:
-                self._redis = sync_standalone(
-                    socket_timeout=timeout, socket_connect_timeout=timeout
-                )
+                self._redis = sync_standalone(**deadlines)
         return self._redis
 
     def _run_id(self) -> str | None:
