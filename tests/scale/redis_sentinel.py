@@ -3,7 +3,8 @@
 machine's Redis).
 
 `down-after-milliseconds` is short (`DOWN_AFTER_MS`) so a killed master is replaced within a
-couple of seconds, which is what the failover test measures. `REDIS_SENTINEL_PORTS` (a range,
+couple of seconds, which is what the failover test measures; a test may choose its own
+(`down_after_ms`), as a production Sentinel's longer window. `REDIS_SENTINEL_PORTS` (a range,
 `23000-23999`) keeps the ports inside a range of one's own on a shared machine."""
 
 import os
@@ -92,7 +93,7 @@ def _data_node(directory: Path, port: int, replica_of: int | None, appendfsync: 
     return Process(home, port, arguments)
 
 
-def _sentinel(directory: Path, port: int, master_port: int) -> Process:
+def _sentinel(directory: Path, port: int, master_port: int, down_after_ms: int) -> Process:
     home = directory / f"sentinel-{port}"
     home.mkdir()
     # A Sentinel rewrites its file (what it learnt of replicas, peers and epochs).
@@ -102,7 +103,7 @@ def _sentinel(directory: Path, port: int, master_port: int) -> Process:
         f"dir {home}\n"
         f"logfile {home / 'sentinel.log'}\n"
         f"sentinel monitor {MASTER_NAME} 127.0.0.1 {master_port} {QUORUM}\n"
-        f"sentinel down-after-milliseconds {MASTER_NAME} {DOWN_AFTER_MS}\n"
+        f"sentinel down-after-milliseconds {MASTER_NAME} {down_after_ms}\n"
         f"sentinel failover-timeout {MASTER_NAME} 10000\n"
         f"sentinel parallel-syncs {MASTER_NAME} 1\n"
     )
@@ -110,16 +111,25 @@ def _sentinel(directory: Path, port: int, master_port: int) -> Process:
 
 
 class RedisSentinelForTests:
-    def __init__(self, replicas: int = 1, sentinels: int = 3, appendfsync: str = "always"):
+    def __init__(
+        self,
+        replicas: int = 1,
+        sentinels: int = 3,
+        appendfsync: str = "always",
+        down_after_ms: int = DOWN_AFTER_MS,
+    ):
         """`appendfsync` "always" for the failover tests (an acknowledged write is on disk);
         benches take docker-compose.yml's "everysec"."""
+        self.down_after_ms = down_after_ms
         self.dir = Path(tempfile.mkdtemp(prefix="redis-sentinel-"))
         ports = free_ports(1 + replicas + sentinels)
         master_port = ports[0]
         self.data = [_data_node(self.dir, master_port, None, appendfsync)] + [
             _data_node(self.dir, port, master_port, appendfsync) for port in ports[1 : 1 + replicas]
         ]
-        self.sentinels = [_sentinel(self.dir, port, master_port) for port in ports[1 + replicas :]]
+        self.sentinels = [
+            _sentinel(self.dir, port, master_port, down_after_ms) for port in ports[1 + replicas :]
+        ]
 
     def url(self, db: int = 0) -> str:
         """Every Sentinel, in the broker's `sentinel://` form (infra/redis_sentinel.py)."""
@@ -191,9 +201,19 @@ class RedisSentinelForTests:
     def kill_master_and_wait_for_promotion(self) -> float:
         """SIGKILL the master; returns the seconds until the Sentinels name a replica as the
         master and that replica answers as one."""
-        old = self.master()
         started = time.monotonic()
+        self.wait_for_promotion(self.kill_master())
+        return time.monotonic() - started
+
+    def kill_master(self) -> Process:
+        """SIGKILL the master; returns it (for `wait_for_promotion`)."""
+        old = self.master()
         old.kill()
+        return old
+
+    def wait_for_promotion(self, old: Process) -> None:
+        """Until the Sentinels name a replica in place of `old` and that replica answers as
+        the master."""
 
         def promoted() -> bool:
             address = self.master_address()
@@ -206,7 +226,6 @@ class RedisSentinelForTests:
                 return False
 
         wait_until(promoted, timeout=30, interval=0.05, what="a replica to be promoted")
-        return time.monotonic() - started
 
     def close(self) -> None:
         for process in [*self.sentinels, *self.data]:
