@@ -150,10 +150,20 @@ class RedisSentinelForTests:
             node.start()
         for node in self.data:
             wait_until(node.ping, timeout=15, what=f"redis on port {node.port}")
+        # Replicas attached before the Sentinels start are in the master's first INFO to them
+        # (else they learn of them up to 10 s later: see `healthy`).
+        wait_until(self._replicas_attached, timeout=15, interval=0.1, what="the replicas")
         for sentinel in self.sentinels:
             sentinel.start()
         wait_until(self.healthy, timeout=30, interval=0.2, what="the Sentinels to agree")
         return self
+
+    def _replicas_attached(self) -> bool:
+        try:
+            role = self.data[0].client().execute_command("ROLE")
+        except redis.RedisError:
+            return False
+        return len(role[2]) >= len(self.data) - 1
 
     def master_address(self) -> tuple[str, int] | None:
         """Where the Sentinels (a quorum of the live ones) say the master is."""
@@ -179,7 +189,9 @@ class RedisSentinelForTests:
 
     def healthy(self) -> bool:
         """The Sentinels agree on a live master that is one, has its replicas in sync, and each
-        Sentinel knows the others."""
+        Sentinel knows the others and the replicas. A Sentinel learns of replicas from the
+        master's INFO, every 10 s: one that has not yet finds no replica to promote when the
+        master dies, and tries again only after twice its failover-timeout."""
         address = self.master_address()
         if address is None:
             return False
@@ -188,14 +200,17 @@ class RedisSentinelForTests:
             return False
         try:
             role = master.client().execute_command("ROLE")
-            state = self.sentinels[0].client().sentinel_master(MASTER_NAME)
+            states = [s.client().sentinel_master(MASTER_NAME) for s in self.sentinels]
         except redis.RedisError:
             return False
         live_replicas = sum(1 for node in self.data if node.running) - 1
         return (
             role[0] == b"master"
             and len(role[2]) >= live_replicas
-            and int(state["num-other-sentinels"]) >= len(self.sentinels) - 1
+            and all(
+                int(state["num-other-sentinels"]) >= len(self.sentinels) - 1 for state in states
+            )
+            and all(int(state["num-slaves"]) >= live_replicas for state in states)
         )
 
     def kill_master_and_wait_for_promotion(self) -> float:
