@@ -34,7 +34,9 @@ class OpenAPIDocument:
             raise ImportFailed(
                 "document: not an OpenAPI or Swagger document (no `openapi` or `swagger` field)"
             )
-        info = document.get("info") if isinstance(document.get("info"), dict) else {}
+        info = document.get("info")
+        if not isinstance(info, dict):
+            info = {}
         self.title = str(info.get("title") or "API")
         self.version = str(info.get("version") or "")
         self.prefix = secret_prefix or self.title

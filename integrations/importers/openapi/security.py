@@ -72,7 +72,9 @@ class SecuritySchemes:
             }
         if scheme_type == "http" and http_scheme == "bearer":
             return {"type": "bearer", "token": secret_placeholder(self._secret(name, "token"))}
-        flows = scheme.get("flows") if isinstance(scheme.get("flows"), dict) else {}
+        flows = scheme.get("flows")
+        if not isinstance(flows, dict):
+            flows = {}
         authorization_code = flows.get("authorizationCode") or (
             scheme if scheme_type == "oauth2" and scheme.get("flow") == "accessCode" else None
         )
@@ -133,7 +135,9 @@ class SecuritySchemes:
         key = slugify(document.title)[:50].strip("-") or slugify(name)[:50] or "api"
         if key in taken:
             key = slugify(f"{document.title}-{name}")[:50].strip("-")
-        scopes = flow.get("scopes") if isinstance(flow.get("scopes"), dict) else {}
+        scopes = flow.get("scopes")
+        if not isinstance(scopes, dict):
+            scopes = {}
         proposal = {
             "key": key,
             "name": document.title[:100],
