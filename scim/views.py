@@ -13,7 +13,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from audit.context import Actor, acting, request_address
 
-from . import groups, resources, tokens, users
+from . import errors, groups, resources, tokens, users
 from .errors import ScimError
 from .models import Directory
 
@@ -87,26 +87,24 @@ def service_provider_config(request, directory: Directory, body):
     return _answer(200, resources.service_provider_config())
 
 
+def _one_or_all(found: list[dict], kind: str, wanted: str | None) -> HttpResponse:
+    """All of `found` as a ListResponse, or the one whose id is `wanted` (404 naming `kind`)."""
+    if wanted is None:
+        return _answer(200, resources.list_response(found, total=len(found), start=1))
+    for item in found:
+        if item["id"] == wanted:
+            return _answer(200, item)
+    raise errors.not_found(kind, wanted)
+
+
 @scim_view({"GET"})
 def schemas(request, directory: Directory, body, schema_id: str | None = None):
-    found = resources.schemas()
-    if schema_id is None:
-        return _answer(200, resources.list_response(found, total=len(found), start=1))
-    for schema in found:
-        if schema["id"] == schema_id:
-            return _answer(200, schema)
-    raise ScimError(404, f"Schema {schema_id} not found")
+    return _one_or_all(resources.schemas(), "Schema", schema_id)
 
 
 @scim_view({"GET"})
 def resource_types(request, directory: Directory, body, type_id: str | None = None):
-    found = resources.resource_types()
-    if type_id is None:
-        return _answer(200, resources.list_response(found, total=len(found), start=1))
-    for kind in found:
-        if kind["id"] == type_id:
-            return _answer(200, kind)
-    raise ScimError(404, f"ResourceType {type_id} not found")
+    return _one_or_all(resources.resource_types(), "ResourceType", type_id)
 
 
 def _created(resource: dict) -> HttpResponse:
