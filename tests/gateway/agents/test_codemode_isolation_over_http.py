@@ -1,6 +1,7 @@
 """The adversarial test of code tools, for code mode: one tenant's agent sends runaway programs
 (CPU, memory, a flood of inner calls) to getmcp_run_code while another tenant's ping on the same
-process stays within 100 ms of its own baseline, and every program ends at a limit it names."""
+process stays under 100 ms (and within 100 ms of its own pace around the attack), and every
+program ends at a limit it names."""
 
 import threading
 import time

@@ -57,8 +57,10 @@ def bystander(committed, unique):
 
 
 def assert_bystander_unharmed(baseline: list[float], under_attack: list[float]) -> None:
-    """Another tenant's pings during an attack stay within 100 ms of those around it (median
-    and p90), over at least 20 samples; the figures are printed for the closing notes."""
+    """Another tenant's pings during an attack stay under 100 ms (nine in ten of them) and
+    within 100 ms of those around it (median and p90), over at least 20 samples; the figures
+    are printed for the closing notes. The absolute bound is the rule's ~100 ms; the relative
+    ones keep a slow machine's own pace out of the verdict either way."""
 
     def p90(values):
         ordered = sorted(values)
@@ -71,6 +73,7 @@ def assert_bystander_unharmed(baseline: list[float], under_attack: list[float]) 
         f"p90 {p90(under_attack):.1f} ms, max {max(under_attack):.1f} ms"
     )
     assert len(under_attack) >= 20
+    assert p90(under_attack) < 100
     assert statistics.median(under_attack) - statistics.median(baseline) < 100
     assert p90(under_attack) - p90(baseline) < 100
 
