@@ -1,25 +1,35 @@
 """A tool acting through the caller's connected account, called over the surfaces beside an MCP
-session (REST, Webtools): the call-log row of each call names the connection it acted through,
-as a direct MCP call's row does."""
+session (REST, Webtools) and inside a code-mode program (getmcp_run_code): the call-log row of
+each call names the connection it acted through, as a direct MCP call's row does."""
 
 import asyncio
 
 import httpx2
 import pytest
 
+from gateway.agents.codemode import RUN
 from servers.definition import import_definition
 from tests.connections.conftest import SESSION, client, definition, person_of, text_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+# Two of the program's calls act through the same account: each row names it all the same.
+PROGRAM = """
+async def main():
+    first = await call_tool('my_items', {})
+    second = await call_tool('my_items_in_code', {})
+    return [first['content'][0]['text'], second['content'][0]['text']]
+"""
+
 
 @pytest.fixture
 def surfaces_server(committed, world, oidc_provider, unique):
-    """The world's tools on a second server of its organization, so the only rows of its call
-    log are those of the surface under test."""
+    """The world's tools on a second server of its organization, with code mode on, so the
+    only rows of its call log are those of the surface under test."""
 
     def make():
         made = definition(f"conn-surfaces-{unique}", oidc_provider.api)
+        made["agents"] = {"discovery": {"mode": "on"}, "codeMode": {"enabled": True}}
         return import_definition(made, world.org)
 
     return committed(make)
@@ -45,6 +55,13 @@ def over_webtools(live, slug: str, key: str) -> list[str]:
     return answers
 
 
+async def in_code_mode(live, slug: str, key: str) -> list[str]:
+    async with client(live, slug, key, SESSION) as mcp:
+        result = await mcp.call_tool(RUN, {"code": PROGRAM})
+    assert not result.is_error, text_of(result)
+    return [text_of(result)]
+
+
 def logged_calls(slug: str, count: int) -> list[tuple[str, str, str]]:
     """(surface, tool, connection) of the server's tools/call rows, once `count` are stored
     (the drain runs here as the beat would)."""
@@ -68,6 +85,15 @@ def logged_calls(slug: str, count: int) -> list[tuple[str, str, str]]:
             "webtools",
             [("webtools", "my_items", "corp"), ("webtools", "my_items_in_code", "corp")],
         ),
+        (
+            "code mode",
+            # The meta-call, which acted through what its program's calls did, and each of those.
+            [
+                ("mcp", RUN, "corp"),
+                ("mcp", "my_items", "corp"),
+                ("mcp", "my_items_in_code", "corp"),
+            ],
+        ),
     ],
 )
 async def test_a_call_over_another_surface_names_in_the_call_log_the_connection_it_used(
@@ -82,8 +108,10 @@ async def test_a_call_over_another_surface_names_in_the_call_log_the_connection_
     slug = surfaces_server.slug
     if surface == "rest":
         answers = await asyncio.to_thread(over_rest, live, slug, world.ada_key)
-    else:
+    elif surface == "webtools":
         answers = await asyncio.to_thread(over_webtools, live, slug, world.ada_key)
+    else:
+        answers = await in_code_mode(live, slug, world.ada_key)
     # Each call acted through her account: each answer holds what only she can see.
     assert all("Ada's private note" in answer for answer in answers), answers
 
