@@ -62,7 +62,7 @@ async def tools_call(
             raised = SandboxException("ValueError", f"call_tool({name!r}): {exc.message}")
         finally:
             used = ctx.connections_used
-            ctx.connections_used = (*outer, *(label for label in used if label not in outer))
+            ctx.connections_used = _joined(outer, used)
     record(gate.call(), "tools/call", params, reply, started, connections=used)
     inspector.inner_call(
         gate,
@@ -76,3 +76,8 @@ async def tools_call(
         raise raised
     result: dict[str, Any] = reply["result"]
     return result
+
+
+def _joined(outer: tuple[str, ...], used: tuple[str, ...]) -> tuple[str, ...]:
+    """The meta-call's connected accounts, then those of its inner call it did not name yet."""
+    return outer + tuple(label for label in used if label not in outer)
