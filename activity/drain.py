@@ -3,7 +3,8 @@
 Rows leave Redis only after Postgres has committed them (stream.settle after the transaction):
 a drain that fails anywhere, Postgres down or the worker killed mid-batch, leaves every row it
 read pending, and the next drain stores them. Inserting a row whose uid is already stored does
-nothing, so a batch stored twice is stored once.
+nothing, so a batch stored twice is stored once. The batch's amendments (a task's worker naming
+the connections its run acted through, amendments.py) are applied after its rows.
 """
 
 import logging
@@ -15,7 +16,7 @@ from accounts.models import ApiKey, Organization, User
 from infra.redis import sync_client
 from servers.models import Server
 
-from . import copy_insert, stream
+from . import amendments, copy_insert, stream
 from .models import CallLog
 
 log = logging.getLogger(__name__)
@@ -29,11 +30,14 @@ def drain_call_log(max_rows: int = 5000) -> int:
     entries = stream.read(client, max_rows)
     if not entries:
         return 0
-    rows = [row for row in (stream.parse_row(raw) for _id, raw in entries) if row is not None]
-    if len(rows) < len(entries):
-        log.warning("call log: dropped %d unreadable rows", len(entries) - len(rows))
+    row_entries, amending = amendments.set_apart(entries)
+    rows = [row for row in (stream.parse_row(raw) for _id, raw in row_entries) if row is not None]
+    if len(rows) < len(row_entries):
+        log.warning("call log: dropped %d unreadable rows", len(row_entries) - len(rows))
     written = _store(rows)
-    stream.settle(client, [entry_id for entry_id, _raw in entries])
+    # Those whose row has not come yet stay pending: the next drain reads them again.
+    waiting = set(amendments.apply(amending))
+    stream.settle(client, [entry_id for entry_id, _raw in entries if entry_id not in waiting])
     return written
 
 

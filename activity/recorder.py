@@ -95,8 +95,10 @@ def record_call(
     request_id: str = "",
     at: datetime | float | None = None,
     connection: str = "",
+    uid: str | None = None,
 ) -> None:
-    """Queue one call for the log. Never runs SQL, never waits on the network."""
+    """Queue one call for the log. Never runs SQL, never waits on the network. `uid` names a
+    row another process amends later (amendments.task_call_uid); every other row gets its own."""
     if client_info:
         client_name = client_name or str(client_info.get("name") or "")
         client_version = client_version or str(client_info.get("version") or "")
@@ -104,7 +106,7 @@ def record_call(
         at = at.timestamp()
     row = _storable(
         {
-            "uid": _new_uid(),
+            "uid": uid or _new_uid(),
             "at": at if at is not None else time.time(),
             "organization_id": organization_id,
             "server_id": server_id,
@@ -130,7 +132,12 @@ def record_call(
             "connection": (connection or "")[:200],
         }
     )
-    _buffer.append(row)
+    queue(row)
+
+
+def queue(entry: dict) -> None:
+    """Queue an entry for the stream as it is: a row, or an amendment of one (amendments.py)."""
+    _buffer.append(entry)
     if len(_buffer) >= BATCH_ROWS and not _wake.is_set():
         # Once set it stays set until the flusher wakes: setting it again for every row while
         # the flusher pushes took the event's lock and notified nobody, per call.

@@ -6,6 +6,7 @@ Role checks go through accounts.policy: each viewset maps its DRF actions to pol
 `policy_actions`; a write action missing from that map is refused (fail closed).
 """
 
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import authentication, mixins, parsers, permissions, viewsets
 from rest_framework.request import Request
 from rest_framework.views import APIView
@@ -18,6 +19,7 @@ from .errors import exception_handler
 from .pagination import Pages
 from .schema import ApiSchema
 from .scoping import scoped
+from .text import query_text
 
 
 class PolicyPermission(permissions.BasePermission):
@@ -107,11 +109,7 @@ class ScopedViewSet(ApiMixin, viewsets.GenericViewSet):
         return scoped(super().get_queryset(), self.request.user, self.organization_path)
 
 
-# The DRF actions that change an object of a ManagedViewSet.
-_WRITES = ("create", "update", "partial_update", "destroy")
-
-
-class ManagedViewSet(
+class CrudViewSet(
     OrganizationCreateMixin,
     mixins.ListModelMixin,
     mixins.CreateModelMixin,
@@ -120,6 +118,31 @@ class ManagedViewSet(
     mixins.DestroyModelMixin,
     ScopedViewSet,
 ):
+    """Objects of the user's organizations, listed, read, created (in an organization the body
+    names, checked once it is valid), changed and deleted."""
+
+
+class OrganizationFilterMixin:
+    """`?organization=<slug>` narrows a list to one of the user's organizations. First in a
+    viewset's bases, so that it narrows what ScopedViewSet has already scoped."""
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        organization = query_text(self.request, "organization")
+        return queryset.filter(organization__slug=organization) if organization else queryset
+
+    @extend_schema(
+        parameters=[OpenApiParameter("organization", str, description="Organization slug.")]
+    )
+    def list(self, request: Request, *args, **kwargs):
+        return super().list(request, *args, **kwargs)
+
+
+# The DRF actions that change an object of a ManagedViewSet.
+_WRITES = ("create", "update", "partial_update", "destroy")
+
+
+class ManagedViewSet(CrudViewSet):
     """Objects any member may read and only one role may change (OAuth providers, trusted
     issuers, service accounts): every write is `manage_action`; a subclass's own
     `policy_actions` add its extra routes."""

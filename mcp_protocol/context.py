@@ -53,6 +53,10 @@ class RequestContext(Protocol):
     # The connected accounts (connections/) the call acted through, as the call log names them;
     # a tool adds to its own context's tuple (an instance attribute), never to this default.
     connections_used: tuple[str, ...] = ()
+    # The task the call runs as (mcptasks): a worker's context runs one; a request's context
+    # names the task it handed its call to, whose worker then names in the call's log row the
+    # connections it acted through.
+    task_id: str = ""
     host_calls: list[dict[str, Any]] | None = None  # code tools: each host function call
     printed: list[dict[str, Any]] | None = None  # code tools: what the code printed
     # Stateless era with the tasks extension: a workflow `task` step hands the call over to a

@@ -21,6 +21,7 @@ from django.db import connections, transaction
 from django.utils import timezone
 from redis.exceptions import RedisError
 
+from activity import amendments
 from infra.redis import async_client, async_cluster, async_standalone, is_cluster, is_embedded
 from mcp_protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, Cancelled, InputRequired, McpError
 from servers import access
@@ -324,6 +325,9 @@ async def _run_tool(task: Task, redis) -> tuple[str, dict]:
         watcher.cancel()
         with suppress(asyncio.CancelledError, Exception):
             await watcher
+        # The call was logged when it was submitted, before any tool ran: its row learns here
+        # the connected accounts this run acted through, whatever the run's end.
+        amendments.name_connections(task_id=task.id, connections=ctx.connections_used)
 
 
 async def run(task_id: str, delivery_id: str = "", *, hand_on: HandOn) -> str | None:

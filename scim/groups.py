@@ -8,11 +8,11 @@ from audit.record import audit_record
 
 from . import roles
 from .errors import ScimError
-from .filters import FilterError, compile_filter, equality, get_ci
+from .filters import get_ci
+from .lookup import by_uid, is_uuid, page_of
 from .models import Directory, ScimGroup, ScimUser
-from .patch import PatchError, apply_patch
-from .resources import MAX_RESULTS, group_resource
-from .users import is_uuid
+from .patch import patched
+from .resources import group_resource
 
 
 def _parse(directory: Directory, body) -> tuple[str, str, list[ScimUser] | None]:
@@ -77,14 +77,10 @@ def group_replace(*, directory: Directory, group: ScimGroup, body) -> ScimGroup:
 
 
 def group_patch(*, directory: Directory, group: ScimGroup, body) -> ScimGroup:
-    current = group_resource(group)
-    try:
-        patched = apply_patch(current, body)
-    except PatchError as exc:
-        raise ScimError(400, str(exc), exc.scim_type) from None
-    if get_ci(patched, "members") is None:
-        patched["members"] = []
-    return _save(directory, group, patched, "patch")
+    changed = patched(group_resource(group), body)
+    if get_ci(changed, "members") is None:
+        changed["members"] = []
+    return _save(directory, group, changed, "patch")
 
 
 def group_delete(*, directory: Directory, group: ScimGroup) -> None:
@@ -104,10 +100,7 @@ def group_delete(*, directory: Directory, group: ScimGroup) -> None:
 
 
 def group_get(*, directory: Directory, uid: str) -> ScimGroup:
-    found = directory.organization.scim_groups.filter(uid=uid).first() if is_uuid(uid) else None
-    if found is None:
-        raise ScimError(404, f"Group {uid} not found")
-    return found
+    return by_uid(directory.organization.scim_groups, kind="Group", uid=uid)
 
 
 FAST = {"displayname": "display_name__iexact", "externalid": "external_id", "id": "uid"}
@@ -116,27 +109,14 @@ FAST = {"displayname": "display_name__iexact", "externalid": "external_id", "id"
 def groups_list(
     *, directory: Directory, filter_text: str | None, start: int, count: int, members: bool
 ) -> tuple[list[dict], int]:
-    groups = directory.organization.scim_groups.prefetch_related("members").order_by(
-        "created_at", "pk"
+    """(resources of the page, total matching): scim/lookup.py's page_of; without `members`,
+    the page leaves them out (a filter still sees them)."""
+    return page_of(
+        directory.organization.scim_groups.prefetch_related("members").order_by("created_at", "pk"),
+        filter_text=filter_text,
+        start=start,
+        count=count,
+        fast=FAST,
+        resource=group_resource,
+        hidden=() if members else ("members",),
     )
-    count = max(0, min(count, MAX_RESULTS))
-    start = max(1, start)
-    if filter_text:
-        fast = equality(filter_text)
-        if fast is not None and fast[0] in FAST and isinstance(fast[1], str):
-            if fast[0] == "id" and not is_uuid(fast[1]):
-                return [], 0
-            groups = groups.filter(**{FAST[fast[0]]: fast[1]})
-        else:
-            try:
-                matches = compile_filter(filter_text)
-            except FilterError as exc:
-                raise ScimError(400, str(exc), "invalidFilter") from None
-            found = [r for r in (group_resource(g) for g in groups) if matches(r)]
-            if not members:
-                for resource in found:
-                    resource.pop("members", None)
-            return found[start - 1 : start - 1 + count], len(found)
-    total = groups.count()
-    page = groups[start - 1 : start - 1 + count] if count else []
-    return [group_resource(g, members=members) for g in page], total

@@ -11,6 +11,7 @@ result as they would a PUT's body. Both providers' shapes are understood:
 import copy
 from typing import Any
 
+from .errors import ScimError
 from .filters import FilterError, compile_filter, get_ci, split_path
 
 PATCH_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
@@ -194,3 +195,11 @@ def apply_patch(resource: dict, body: Any) -> dict:
         else:
             _apply_without_path(result, op, value)
     return result
+
+
+def patched(resource: dict, body: Any) -> dict:
+    """`apply_patch` for the services: a PATCH that does not apply is the client's 400."""
+    try:
+        return apply_patch(resource, body)
+    except PatchError as exc:
+        raise ScimError(400, str(exc), exc.scim_type) from None

@@ -27,10 +27,11 @@ from audit.record import audit_record
 
 from . import roles
 from .errors import ScimError
-from .filters import FilterError, compile_filter, equality, get_ci
+from .filters import get_ci
+from .lookup import by_uid, page_of
 from .models import Directory, ScimUser
-from .patch import PatchError, apply_patch
-from .resources import MAX_RESULTS, user_resource
+from .patch import patched
+from .resources import user_resource
 
 # What the provider sends that we keep and return as it is (the rest is computed or ignored).
 KEPT = ("name", "displayName", "nickName", "title", "emails", "phoneNumbers", "locale", "userType")
@@ -206,12 +207,9 @@ def user_replace(*, directory: Directory, scim_user: ScimUser, body) -> ScimUser
 
 
 def user_patch(*, directory: Directory, scim_user: ScimUser, body) -> ScimUser:
-    current = user_resource(scim_user)
-    try:
-        patched = apply_patch(current, body)
-    except PatchError as exc:
-        raise ScimError(400, str(exc), exc.scim_type) from None
-    return user_replace(directory=directory, scim_user=scim_user, body=patched)
+    return user_replace(
+        directory=directory, scim_user=scim_user, body=patched(user_resource(scim_user), body)
+    )
 
 
 def user_delete(*, directory: Directory, scim_user: ScimUser) -> None:
@@ -232,20 +230,7 @@ def user_delete(*, directory: Directory, scim_user: ScimUser) -> None:
 
 
 def user_get(*, directory: Directory, uid: str) -> ScimUser:
-    found = _users(directory).filter(uid=uid).first() if is_uuid(uid) else None
-    if found is None:
-        raise ScimError(404, f"User {uid} not found")
-    return found
-
-
-def is_uuid(value: str) -> bool:
-    import uuid
-
-    try:
-        uuid.UUID(str(value))
-    except ValueError:
-        return False
-    return True
+    return by_uid(_users(directory), kind="User", uid=uid)
 
 
 def _users(directory: Directory) -> QuerySet[ScimUser]:
@@ -258,24 +243,12 @@ FAST = {"username": "user_name__iexact", "externalid": "external_id", "id": "uid
 def users_list(
     *, directory: Directory, filter_text: str | None, start: int, count: int
 ) -> tuple[list[dict], int]:
-    """(resources of the page, total matching): startIndex is 1-based, count at most
-    MAX_RESULTS."""
-    users = _users(directory).prefetch_related("groups")
-    count = max(0, min(count, MAX_RESULTS))
-    start = max(1, start)
-    if filter_text:
-        fast = equality(filter_text)
-        if fast is not None and fast[0] in FAST and isinstance(fast[1], str):
-            if fast[0] == "id" and not is_uuid(fast[1]):
-                return [], 0
-            users = users.filter(**{FAST[fast[0]]: fast[1]})
-        else:
-            try:
-                matches = compile_filter(filter_text)
-            except FilterError as exc:
-                raise ScimError(400, str(exc), "invalidFilter") from None
-            found = [r for r in (user_resource(u) for u in users) if matches(r)]
-            return found[start - 1 : start - 1 + count], len(found)
-    total = users.count()
-    page = users[start - 1 : start - 1 + count] if count else []
-    return [user_resource(u) for u in page], total
+    """(resources of the page, total matching): scim/lookup.py's page_of."""
+    return page_of(
+        _users(directory).prefetch_related("groups"),
+        filter_text=filter_text,
+        start=start,
+        count=count,
+        fast=FAST,
+        resource=user_resource,
+    )

@@ -5,6 +5,7 @@ the SCIM error schema (RFC 7644 §3.12), never a traceback."""
 import logging
 from collections.abc import Callable
 from functools import wraps
+from typing import Any
 
 import orjson
 from django.http import HttpRequest, HttpResponse
@@ -12,7 +13,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from audit.context import Actor, acting, request_address
 
-from . import groups, resources, tokens, users
+from . import errors, groups, resources, tokens, users
 from .errors import ScimError
 from .models import Directory
 
@@ -86,52 +87,79 @@ def service_provider_config(request, directory: Directory, body):
     return _answer(200, resources.service_provider_config())
 
 
+def _one_or_all(found: list[dict], kind: str, wanted: str | None) -> HttpResponse:
+    """All of `found` as a ListResponse, or the one whose id is `wanted` (404 naming `kind`)."""
+    if wanted is None:
+        return _answer(200, resources.list_response(found, total=len(found), start=1))
+    for item in found:
+        if item["id"] == wanted:
+            return _answer(200, item)
+    raise errors.not_found(kind, wanted)
+
+
 @scim_view({"GET"})
 def schemas(request, directory: Directory, body, schema_id: str | None = None):
-    found = resources.schemas()
-    if schema_id is None:
-        return _answer(200, resources.list_response(found, total=len(found), start=1))
-    for schema in found:
-        if schema["id"] == schema_id:
-            return _answer(200, schema)
-    raise ScimError(404, f"Schema {schema_id} not found")
+    return _one_or_all(resources.schemas(), "Schema", schema_id)
 
 
 @scim_view({"GET"})
 def resource_types(request, directory: Directory, body, type_id: str | None = None):
-    found = resources.resource_types()
-    if type_id is None:
-        return _answer(200, resources.list_response(found, total=len(found), start=1))
-    for kind in found:
-        if kind["id"] == type_id:
-            return _answer(200, kind)
-    raise ScimError(404, f"ResourceType {type_id} not found")
+    return _one_or_all(resources.resource_types(), "ResourceType", type_id)
+
+
+def _created(resource: dict) -> HttpResponse:
+    return _answer(201, resource, {"Location": resource["meta"]["location"]})
+
+
+def _listed(request: HttpRequest, listing: Callable, **criteria) -> HttpResponse:
+    """The ListResponse of the page `listing` (users_list, groups_list) finds for the request's
+    filter, startIndex and count."""
+    start, count = _paging(request)
+    page, total = listing(
+        filter_text=request.GET.get("filter"), start=start, count=count, **criteria
+    )
+    return _answer(200, resources.list_response(page, total=total, start=start))
+
+
+# What PUT, PATCH and DELETE call for each kind of resource, and the keyword those services take
+# the resource under.
+_WRITES: dict[str, tuple[str, dict[str, Callable]]] = {
+    "User": (
+        "scim_user",
+        {"PUT": users.user_replace, "PATCH": users.user_patch, "DELETE": users.user_delete},
+    ),
+    "Group": (
+        "group",
+        {"PUT": groups.group_replace, "PATCH": groups.group_patch, "DELETE": groups.group_delete},
+    ),
+}
+
+
+def _written(request: HttpRequest, directory: Directory, body, kind: str, found: Any) -> Any:
+    """`found` as the request leaves it: replaced (PUT) or patched (PATCH), None once deleted
+    (DELETE), as it was (GET)."""
+    keyword, writes = _WRITES[kind]
+    write = writes.get(request.method or "")
+    if write is None:
+        return found
+    if request.method == "DELETE":
+        write(directory=directory, **{keyword: found})
+        return None
+    return write(directory=directory, body=body, **{keyword: found})
 
 
 @scim_view({"GET", "POST"})
 def user_list(request, directory: Directory, body):
     if request.method == "POST":
-        created = users.user_create(directory=directory, body=body)
-        resource = resources.user_resource(created)
-        return _answer(201, resource, {"Location": resource["meta"]["location"]})
-    start, count = _paging(request)
-    page, total = users.users_list(
-        directory=directory, filter_text=request.GET.get("filter"), start=start, count=count
-    )
-    return _answer(200, resources.list_response(page, total=total, start=start))
+        return _created(resources.user_resource(users.user_create(directory=directory, body=body)))
+    return _listed(request, users.users_list, directory=directory)
 
 
 @scim_view({"GET", "PUT", "PATCH", "DELETE"})
 def user_detail(request, directory: Directory, body, uid: str):
     found = users.user_get(directory=directory, uid=uid)
-    if request.method == "DELETE":
-        users.user_delete(directory=directory, scim_user=found)
-        return _answer(204)
-    if request.method == "PUT":
-        found = users.user_replace(directory=directory, scim_user=found, body=body)
-    elif request.method == "PATCH":
-        found = users.user_patch(directory=directory, scim_user=found, body=body)
-    return _answer(200, resources.user_resource(found))
+    found = _written(request, directory, body, "User", found)
+    return _answer(204) if found is None else _answer(200, resources.user_resource(found))
 
 
 def _with_members(request: HttpRequest) -> bool:
@@ -143,31 +171,16 @@ def _with_members(request: HttpRequest) -> bool:
 def group_list(request, directory: Directory, body):
     if request.method == "POST":
         created = groups.group_create(directory=directory, body=body)
-        resource = resources.group_resource(created)
-        return _answer(201, resource, {"Location": resource["meta"]["location"]})
-    start, count = _paging(request)
-    page, total = groups.groups_list(
-        directory=directory,
-        filter_text=request.GET.get("filter"),
-        start=start,
-        count=count,
-        members=_with_members(request),
-    )
-    return _answer(200, resources.list_response(page, total=total, start=start))
+        return _created(resources.group_resource(created))
+    return _listed(request, groups.groups_list, directory=directory, members=_with_members(request))
 
 
 @scim_view({"GET", "PUT", "PATCH", "DELETE"})
 def group_detail(request, directory: Directory, body, uid: str):
     found = groups.group_get(directory=directory, uid=uid)
-    if request.method == "DELETE":
-        groups.group_delete(directory=directory, group=found)
+    found = _written(request, directory, body, "Group", found)
+    if found is None or (request.method == "PATCH" and not _with_members(request)):
         return _answer(204)
-    if request.method == "PUT":
-        found = groups.group_replace(directory=directory, group=found, body=body)
-    elif request.method == "PATCH":
-        found = groups.group_patch(directory=directory, group=found, body=body)
-        if not _with_members(request):
-            return _answer(204)
     return _answer(200, resources.group_resource(found, members=_with_members(request)))
 
 

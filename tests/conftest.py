@@ -195,7 +195,8 @@ def live_database(request, django_db_setup, django_db_blocker):
     from django.test.utils import setup_databases, teardown_databases
 
     created = None
-    if not connection.settings_dict["NAME"].startswith("test_"):
+    # Set up already when the connection names the test database (TEST_DB_NAME may be any name).
+    if connection.settings_dict["NAME"] != connection.creation._get_test_db_name():
         with django_db_blocker.unblock():
             created = setup_databases(verbosity=0, interactive=False, aliases={"default"})
     name = connection.settings_dict["NAME"]

@@ -1,4 +1,4 @@
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -6,21 +6,12 @@ from rest_framework.response import Response
 from accounts.models import ApiKey
 from accounts.policy import Action
 
-from ..base import OrganizationCreateMixin, ScopedViewSet
+from ..base import CrudViewSet, OrganizationFilterMixin, ScopedViewSet
 from ..models import PersonalAccessToken
 from ..serializers import ApiKeySerializer, NewApiKeySerializer, NewTokenSerializer, TokenSerializer
-from ..text import query_text
 
 
-class KeyViewSet(
-    OrganizationCreateMixin,
-    mixins.ListModelMixin,
-    mixins.CreateModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.UpdateModelMixin,
-    mixins.DestroyModelMixin,
-    ScopedViewSet,
-):
+class KeyViewSet(OrganizationFilterMixin, CrudViewSet):
     """MCP API keys of your organizations. The raw key is in the create response only;
     DELETE revokes the key (it stays listed, so call logs keep naming it)."""
 
@@ -36,17 +27,6 @@ class KeyViewSet(
         "partial_update": Action.KEY_MANAGE,
         "destroy": Action.KEY_MANAGE,
     }
-
-    def get_queryset(self):
-        queryset = super().get_queryset()
-        organization = query_text(self.request, "organization")
-        return queryset.filter(organization__slug=organization) if organization else queryset
-
-    @extend_schema(
-        parameters=[OpenApiParameter("organization", str, description="Organization slug.")]
-    )
-    def list(self, request: Request, *args, **kwargs):
-        return super().list(request, *args, **kwargs)
 
     @extend_schema(request=ApiKeySerializer, responses={201: NewApiKeySerializer})
     def create(self, request: Request, *args, **kwargs):

@@ -1,15 +1,12 @@
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import mixins, serializers
-from rest_framework.request import Request
+from rest_framework import serializers
 
 from accounts.policy import Action
 from vault.models import Secret
 
-from ..base import OrganizationCreateMixin, ScopedViewSet
+from ..base import CrudViewSet, OrganizationFilterMixin
 from ..scoping import DefaultOrganization, MemberOrganizationField
-from ..text import query_text
 
 
 class SecretSerializer(serializers.ModelSerializer):
@@ -113,15 +110,7 @@ class SecretSerializer(serializers.ModelSerializer):
         return self._save(secret, validated_data)
 
 
-class SecretViewSet(
-    OrganizationCreateMixin,
-    mixins.ListModelMixin,
-    mixins.CreateModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.UpdateModelMixin,
-    mixins.DestroyModelMixin,
-    ScopedViewSet,
-):
+class SecretViewSet(OrganizationFilterMixin, CrudViewSet):
     """Secrets of your organizations, referenced as `{{ secrets.NAME }}` by http tools.
     Values are write-only: no response ever contains one."""
 
@@ -133,14 +122,3 @@ class SecretViewSet(
         "partial_update": Action.SECRET_WRITE,
         "destroy": Action.SECRET_WRITE,
     }
-
-    def get_queryset(self):
-        queryset = super().get_queryset()
-        organization = query_text(self.request, "organization")
-        return queryset.filter(organization__slug=organization) if organization else queryset
-
-    @extend_schema(
-        parameters=[OpenApiParameter("organization", str, description="Organization slug.")]
-    )
-    def list(self, request: Request, *args, **kwargs):
-        return super().list(request, *args, **kwargs)

@@ -20,7 +20,7 @@ from servers.definition import (
 from servers.models import Server
 from servers.slugs import SLUG_PATTERN
 
-from ..base import OrganizationCreateMixin, ScopedViewSet
+from ..base import CrudViewSet, OrganizationFilterMixin, ScopedViewSet
 from ..definition_fields import ServerSerializer, field_errors
 from ..scoping import member_organizations, server_of
 from ..serializers import (
@@ -38,15 +38,7 @@ SERVER_SLUG = OpenApiParameter(
 )
 
 
-class ServerViewSet(
-    OrganizationCreateMixin,
-    mixins.ListModelMixin,
-    mixins.CreateModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.UpdateModelMixin,
-    mixins.DestroyModelMixin,
-    ScopedViewSet,
-):
+class ServerViewSet(OrganizationFilterMixin, CrudViewSet):
     """Servers of your organizations, in the server-as-code format's field names."""
 
     queryset = Server.objects.select_related("organization").order_by("slug")
@@ -61,17 +53,6 @@ class ServerViewSet(
         "import_": Action.SERVER_CREATE,  # replace=true: SERVER_SETTINGS too, see import_
         "rollback": Action.SERVER_PUBLISH,
     }
-
-    def get_queryset(self):
-        queryset = super().get_queryset()
-        organization = query_text(self.request, "organization")
-        return queryset.filter(organization__slug=organization) if organization else queryset
-
-    @extend_schema(
-        parameters=[OpenApiParameter("organization", str, description="Organization slug.")]
-    )
-    def list(self, request: Request, *args, **kwargs):
-        return super().list(request, *args, **kwargs)
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["get"])

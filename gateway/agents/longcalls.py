@@ -145,6 +145,7 @@ async def maybe_call(served: Served, request, ctx) -> dict | None:
     except BaseException:
         await asyncio.shield(events[0].close())
         raise
+    ctx.task_id = task.id  # the call's log row is the task's (activity/amendments.py)
     return await wait(served, task.id, ctx, tool=tool, events=events)
 
 

@@ -141,6 +141,7 @@ async def answer(call: SessionCall) -> dict[str, Any] | None:
         reply,
         started,
         connections=call.context.connections_used,
+        task_id=call.context.task_id,
     )
     return reply
 

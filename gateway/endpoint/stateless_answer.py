@@ -69,6 +69,7 @@ async def answer(call: StatelessCall, sent: Request, responder: Responder) -> No
             started,
             client_info=client_info,
             connections=call.context.connections_used,
+            task_id=call.context.task_id,
         )
 
 

@@ -118,7 +118,7 @@ async def session_call(
     tools/call that runs the ordinary way."""
     params = request.params
     if request.method == "tools/call":
-        return await _session_tools_call(served, session, params)
+        return await _session_tools_call(served, session, params, ctx)
     if not versions.has_core_tasks(session.protocol_version):
         raise errors.method_not_found(request.method)
     task_id = params.get("taskId")
@@ -150,7 +150,7 @@ def _related(task: Task) -> dict[str, Any]:
 
 
 async def _session_tools_call(
-    served: Served, session: Session, params: dict[str, Any]
+    served: Served, session: Session, params: dict[str, Any], ctx: SessionContext
 ) -> dict[str, Any] | None:
     tool = _tool(served.snapshot, params)
     if tool is None:
@@ -177,6 +177,7 @@ async def _session_tools_call(
         capabilities=session.capabilities,
         ttl=hint.get("ttl"),
     )
+    ctx.task_id = task.id  # the call's log row is the task's (activity/amendments.py)
     meta = params.get("_meta")
     token = meta.get("progressToken") if isinstance(meta, dict) else None
     start_background(
@@ -336,6 +337,7 @@ async def stateless_layer(call: StatelessCall, inner: Handler) -> dict[str, Any]
         capabilities=call.envelope.capabilities,
         answers=answers,
     )
+    call.context.task_id = task.id  # the call's log row is the task's (activity/amendments.py)
     return create_task_result(task, EXTENSION_ERA)
 
 

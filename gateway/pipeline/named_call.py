@@ -11,7 +11,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from mcp_protocol.context import NullContext
+from mcp_protocol.context import NullContext, RequestContext
 
 from ..surfaces import rest, webtools
 from .admission import Admitted, admit_calls
@@ -36,7 +36,7 @@ async def rest_call(
     context = NullContext(caller=call.caller)  # nobody listens for progress or answers here
     status, payload = await rest.call_tool_rest(call.snapshot, named.tool, named.body, context)
     reply = {"result": {}} if status == 200 else {"error": {"message": payload.get("error", "")}}
-    record(call, "tools/call", {"name": named.tool, "arguments": named.arguments}, reply, started)
+    _record(named, reply, started=started, context=context)
     return status, payload
 
 
@@ -49,5 +49,14 @@ async def webtools_call(
     context = NullContext(caller=call.caller)  # nobody listens for progress or answers here
     status, payload = await webtools.execute(call.snapshot, named.body, context)
     reply = {"result": {}} if status == 200 else {"error": {"message": str(payload.get("error"))}}
-    record(call, "tools/call", {"name": named.tool, "arguments": named.arguments}, reply, started)
+    _record(named, reply, started=started, context=context)
     return status, payload
+
+
+def _record(
+    named: NamedCall, reply: dict[str, Any], *, started: float, context: RequestContext
+) -> None:
+    """The call's row, naming the connected accounts (connections/) the tool acted through, as
+    an MCP call's row does."""
+    params = {"name": named.tool, "arguments": named.arguments}
+    record(named.call, "tools/call", params, reply, started, connections=context.connections_used)

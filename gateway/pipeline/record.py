@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from activity.amendments import task_call_uid
 from activity.recorder import record_call
 from mcp_protocol.caller import Caller
 from observability import metrics, tracing
@@ -47,6 +48,7 @@ def record(
     *,
     client_info: dict[str, Any] | None = None,
     connections: tuple[str, ...] = (),
+    task_id: str = "",
 ) -> None:
     snapshot = call.snapshot
     caller = call.caller
@@ -83,4 +85,6 @@ def record(
         log_arguments=snapshot.log_arguments,
         session_id=call.session_id,
         connection=", ".join(connections),
+        # A call handed to a task: the row its worker names its connections in.
+        uid=task_call_uid(task_id) if task_id else None,
     )

@@ -1,6 +1,6 @@
 """What an import found before anything is saved, and how the selected part of it is saved.
 
-Parsing (openapi.py, postman.py) only builds an ImportPreview; `commit_import` (reimport.py) is
+Parsing (openapi/, postman/) only builds an ImportPreview; `commit_import` (reimport.py) is
 the one step that writes rows. Imported tools land as drafts: `enabled=False`, so nobody's clients see them
 until their owner has reviewed the mapping and the secrets they need and switched them on.
 """

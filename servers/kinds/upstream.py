@@ -19,7 +19,7 @@ client, and closes the session. An upstream that cannot be reached gives a tool 
 it, and is recorded as unhealthy (servers/upstream/health.py).
 """
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,11 @@ from vault.wording import missing_secrets
 
 from ..reach_digest import upstream_reach_config
 from ..templating import render_text
-from ..upstream.config import compile_connection, validate_connection
+from ..upstream.config import (
+    UpstreamConnection,
+    compile_connection,
+    validate_fields_and_connection,
+)
 from .contract import ToolKind
 from .http.config import referenced_secrets
 
@@ -45,8 +49,7 @@ CONNECT_TIMEOUT = 30.0
 def validate_config(config: dict[str, Any], path: str = "config") -> list[str]:
     if not isinstance(config, dict):
         return [f"{path}: must be a mapping"]
-    errors = [f"{path}.{key}: unknown field" for key in sorted(set(config) - CONFIG_FIELDS)]
-    errors += validate_connection(config, path)
+    errors = validate_fields_and_connection(config, path, fields=CONFIG_FIELDS)
     tool = config.get("tool")
     if not isinstance(tool, str) or not tool or len(tool) > 128:
         errors.append(f"{path}.tool: required, the upstream tool's name")
@@ -56,16 +59,9 @@ def validate_config(config: dict[str, Any], path: str = "config") -> list[str]:
 
 
 @dataclass(frozen=True)
-class UpstreamTool:
+class UpstreamTool(UpstreamConnection):
     name: str
     tool: str
-    url: str
-    transport: str
-    render_headers: Any
-    secret_names: frozenset[str]
-    timeout: float
-    server_id: int | None
-    organization_id: int | None
 
 
 def compile(tool_def: dict[str, Any]) -> UpstreamTool:
@@ -93,7 +89,7 @@ async def secret_values(
 
 
 async def upstream_for(
-    compiled: UpstreamTool, *, test: bool = False, timeout: float | None = None
+    compiled: UpstreamConnection, *, test: bool = False, timeout: float | None = None
 ) -> "Upstream":
     from ..upstream.connection import Upstream
 
@@ -111,6 +107,35 @@ async def upstream_for(
         timeout=timeout or min(compiled.timeout, CONNECT_TIMEOUT),
         secret_values=tuple(secrets.values()),
     )
+
+
+async def ask(
+    compiled: UpstreamConnection,
+    ctx: RequestContext,
+    request: Callable[["Upstream"], Awaitable[dict[str, Any]]],
+    failure: Callable[[str], McpError],
+) -> dict[str, Any]:
+    """`request(upstream)` made of the upstream of a resource or prompt, within the item's own
+    timeout. A secret the headers name but nobody set, an unreachable upstream or its error
+    answer is raised as `failure(reason)`, the reason naming the upstream, secrets masked."""
+    from ..upstream.connection import UpstreamRequestFailed, UpstreamUnreachable
+
+    test = ctx.use_test_secrets
+    try:
+        upstream = await upstream_for(compiled, test=test, timeout=compiled.timeout)
+    except ToolError as exc:  # a secret the headers name is not set
+        raise failure(exc.message) from None
+    try:
+        return await request(upstream)
+    except UpstreamUnreachable as exc:
+        raise failure(
+            f"upstream MCP server {upstream.label} is unreachable: {exc.reason.rstrip('.')}."
+        ) from None
+    except UpstreamRequestFailed as exc:
+        raise failure(
+            f"upstream MCP server {upstream.label} answered {exc.code}: "
+            f"{upstream.mask(exc.message)}"
+        ) from None
 
 
 async def call(

@@ -142,21 +142,24 @@ async def guarded_request(
     )
     try:
         async with asyncio.timeout(timeout):
-            return await _exchange(
-                client,
+            request = client.build_request(
                 method,
                 url,
-                headers,
-                params,
-                content,
-                json,
-                data,
-                files,
-                timeout,
-                max_bytes,
-                follow_redirects,
-                max_redirects,
-                started,
+                headers=headers,
+                params=params,
+                content=content,
+                json=json,
+                data=data,
+                files=files,
+                timeout=timeout,
+            )
+            return await _exchange(
+                client,
+                request,
+                max_bytes=max_bytes,
+                follow_redirects=follow_redirects,
+                max_redirects=max_redirects,
+                started=started,
             )
     except (TimeoutError, httpx2.TimeoutException) as exc:
         raise OutboundTimeout(f"The request timed out after {timeout:g} seconds.") from exc
@@ -170,32 +173,15 @@ async def guarded_request(
 
 
 async def _exchange(
-    client,
-    method,
-    url,
-    headers,
-    params,
-    content,
-    json,
-    data,
-    files,
-    timeout,
-    max_bytes,
-    follow_redirects,
-    max_redirects,
-    started,
+    client: httpx2.AsyncClient,
+    request: httpx2.Request,
+    *,
+    max_bytes: int,
+    follow_redirects: bool,
+    max_redirects: int,
+    started: float,
 ) -> GuardedResponse:
-    request = client.build_request(
-        method,
-        url,
-        headers=headers,
-        params=params,
-        content=content,
-        json=json,
-        data=data,
-        files=files,
-        timeout=timeout,
-    )
+    """Send `request`, then each redirect it earns one hop at a time (each checked again)."""
     redirects: list[str] = []
     connected_to: list[tuple[str, str]] = []
     while True:

@@ -22,10 +22,10 @@ codes they use for bad arguments: the SDK's own server answers 0).
 """
 
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
 
 from mcp_protocol.context import RequestContext
-from mcp_protocol.errors import INTERNAL_ERROR, McpError, ToolError
+from mcp_protocol.errors import INTERNAL_ERROR, McpError
 
 from ..kinds import upstream as upstream_kind
 from ..upstream import config as connection_config
@@ -37,8 +37,7 @@ DEFAULT_TIMEOUT = 30.0
 def validate_config(config: dict, path: str = "config") -> list[str]:
     if not isinstance(config, dict):
         return [f"{path}: must be a mapping"]
-    errors = [f"{path}.{key}: unknown field" for key in sorted(set(config) - CONFIG_FIELDS)]
-    errors += connection_config.validate_connection(config, path)
+    errors = connection_config.validate_fields_and_connection(config, path, fields=CONFIG_FIELDS)
     name = config.get("prompt")
     if name is not None and (not isinstance(name, str) or not name.strip()):
         errors.append(f"{path}.prompt: must be the upstream's name for the prompt")
@@ -46,23 +45,16 @@ def validate_config(config: dict, path: str = "config") -> list[str]:
 
 
 @dataclass(frozen=True)
-class UpstreamPrompt:
+class UpstreamPrompt(connection_config.UpstreamConnection):
     name: str
     upstream_name: str
     description: str | None
-    url: str
-    transport: str
-    render_headers: Any
-    secret_names: frozenset
-    timeout: float
-    server_id: int | None
-    organization_id: int | None
 
 
 def compile(prompt_def: dict) -> UpstreamPrompt:
     config = prompt_def.get("config") or {}
     connection = connection_config.compile_connection(
-        {"timeoutSeconds": DEFAULT_TIMEOUT, **config}, prompt_def.get("_server")
+        config, prompt_def.get("_server"), default_timeout=DEFAULT_TIMEOUT
     )
     name = prompt_def["name"]
     return UpstreamPrompt(
@@ -78,28 +70,15 @@ def _failure(name: str, reason: str) -> McpError:
 
 
 async def get(compiled: UpstreamPrompt, arguments: dict, ctx: RequestContext) -> dict:
-    from ..upstream.connection import UpstreamRequestFailed, UpstreamUnreachable
     from ..upstream.relay import get_prompt
 
-    test = ctx.use_test_secrets
-    try:
-        upstream = await upstream_kind.upstream_for(compiled, test=test, timeout=compiled.timeout)
-    except ToolError as exc:  # a secret the headers name is not set
-        raise _failure(compiled.name, exc.message) from None
     passed = {key: value for key, value in arguments.items() if value is not None}
-    try:
-        result = await get_prompt(upstream, compiled.upstream_name, passed, ctx)
-    except UpstreamUnreachable as exc:
-        raise _failure(
-            compiled.name,
-            f"upstream MCP server {upstream.label} is unreachable: {exc.reason.rstrip('.')}.",
-        ) from None
-    except UpstreamRequestFailed as exc:
-        raise _failure(
-            compiled.name,
-            f"upstream MCP server {upstream.label} answered {exc.code}: "
-            f"{upstream.mask(exc.message)}",
-        ) from None
+    result = await upstream_kind.ask(
+        compiled,
+        ctx,
+        lambda upstream: get_prompt(upstream, compiled.upstream_name, passed, ctx),
+        partial(_failure, compiled.name),
+    )
     out = {"messages": result.get("messages") or []}
     description = compiled.description or result.get("description")
     if description:

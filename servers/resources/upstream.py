@@ -19,10 +19,10 @@ messages. Contents the upstream returns under its uri are returned under ours.
 """
 
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
 
 from mcp_protocol.context import RequestContext
-from mcp_protocol.errors import INTERNAL_ERROR, McpError, ToolError
+from mcp_protocol.errors import INTERNAL_ERROR, McpError
 
 from ..kinds import upstream as upstream_kind
 from ..upstream import config as connection_config
@@ -34,8 +34,7 @@ DEFAULT_TIMEOUT = 30.0
 def validate_config(config: dict, path: str = "config") -> list[str]:
     if not isinstance(config, dict):
         return [f"{path}: must be a mapping"]
-    errors = [f"{path}.{key}: unknown field" for key in sorted(set(config) - CONFIG_FIELDS)]
-    errors += connection_config.validate_connection(config, path)
+    errors = connection_config.validate_fields_and_connection(config, path, fields=CONFIG_FIELDS)
     uri = config.get("uri")
     if uri is not None and (not isinstance(uri, str) or ":" not in uri):
         errors.append(f"{path}.uri: must be the upstream's absolute URI for the resource")
@@ -43,22 +42,15 @@ def validate_config(config: dict, path: str = "config") -> list[str]:
 
 
 @dataclass(frozen=True)
-class UpstreamResource:
+class UpstreamResource(connection_config.UpstreamConnection):
     uri: str
     upstream_uri: str
-    url: str
-    transport: str
-    render_headers: Any
-    secret_names: frozenset
-    timeout: float
-    server_id: int | None
-    organization_id: int | None
 
 
 def compile(resource_def: dict) -> UpstreamResource:
     config = resource_def.get("config") or {}
     connection = connection_config.compile_connection(
-        {"timeoutSeconds": DEFAULT_TIMEOUT, **config}, resource_def.get("_server")
+        config, resource_def.get("_server"), default_timeout=DEFAULT_TIMEOUT
     )
     uri = resource_def["uri"]
     return UpstreamResource(uri=uri, upstream_uri=config.get("uri") or uri, **connection)
@@ -69,26 +61,14 @@ def _failure(uri: str, reason: str) -> McpError:
 
 
 async def read(compiled: UpstreamResource, uri: str, ctx: RequestContext) -> list[dict]:
-    from ..upstream.connection import UpstreamRequestFailed, UpstreamUnreachable
     from ..upstream.relay import read_resource
 
-    test = ctx.use_test_secrets
-    try:
-        upstream = await upstream_kind.upstream_for(compiled, test=test, timeout=compiled.timeout)
-    except ToolError as exc:  # a secret the headers name is not set
-        raise _failure(uri, exc.message) from None
-    try:
-        result = await read_resource(upstream, compiled.upstream_uri, ctx)
-    except UpstreamUnreachable as exc:
-        raise _failure(
-            uri, f"upstream MCP server {upstream.label} is unreachable: {exc.reason.rstrip('.')}."
-        ) from None
-    except UpstreamRequestFailed as exc:
-        raise _failure(
-            uri,
-            f"upstream MCP server {upstream.label} answered {exc.code}: "
-            f"{upstream.mask(exc.message)}",
-        ) from None
+    result = await upstream_kind.ask(
+        compiled,
+        ctx,
+        lambda upstream: read_resource(upstream, compiled.upstream_uri, ctx),
+        partial(_failure, uri),
+    )
     contents = []
     for item in result.get("contents") or []:
         if item.get("uri") == compiled.upstream_uri:

@@ -3,6 +3,8 @@
 here (the kinds add their own fields around them)."""
 
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from ..templating import TemplateCompileError, compile_value
 
@@ -25,6 +27,13 @@ RESERVED_HEADERS = frozenset(
         "transfer-encoding",
     }
 )
+
+
+def validate_fields_and_connection(config: dict, path: str, *, fields: frozenset[str]) -> list[str]:
+    """A kind's config (a mapping) naming no field beyond `fields`, with a valid connection; the
+    kind checks its own fields after these."""
+    errors = [f"{path}.{key}: unknown field" for key in sorted(set(config) - fields)]
+    return errors + validate_connection(config, path)
 
 
 def validate_connection(config: dict, path: str = "config") -> list[str]:
@@ -74,8 +83,24 @@ def _header_problems(headers, path: str) -> list[str]:
     return errors
 
 
-def compile_connection(config: dict, server: dict | None) -> dict:
-    """The compiled connection fields of UpstreamTool (and of upstream resources)."""
+@dataclass(frozen=True)
+class UpstreamConnection:
+    """What an upstream tool, resource or prompt carries compiled to reach its upstream: the
+    fields compile_connection returns (servers.kinds.upstream.upstream_for opens it)."""
+
+    url: str
+    transport: str
+    render_headers: Any
+    secret_names: frozenset[str]
+    timeout: float
+    server_id: int | None
+    organization_id: int | None
+
+
+def compile_connection(
+    config: dict, server: dict | None, *, default_timeout: float = DEFAULT_TIMEOUT
+) -> dict:
+    """The fields of UpstreamConnection, compiled, for a kind's constructor."""
     server = server or {}
     headers = config.get("headers") or {}
     text = " ".join(str(v) for v in headers.values())
@@ -84,7 +109,7 @@ def compile_connection(config: dict, server: dict | None) -> dict:
         "transport": config.get("transport", "streamable-http"),
         "render_headers": compile_value(headers),
         "secret_names": frozenset(a or b for a, b in SECRET_REFERENCE.findall(text)),
-        "timeout": float(config.get("timeoutSeconds", DEFAULT_TIMEOUT)),
+        "timeout": float(config.get("timeoutSeconds", default_timeout)),
         "server_id": server.get("id"),
         "organization_id": server.get("organizationId"),
     }
