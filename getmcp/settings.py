@@ -353,7 +353,12 @@ CELERY_BROKER_SENTINEL_MASTER = ENV.CELERY_BROKER_SENTINEL_MASTER or REDIS_SENTI
 if CELERY_BROKER_URL.startswith("sentinel://"):
     # kombu's Sentinel transport with the same fix (a master killed under a worker).
     CELERY_BROKER_TRANSPORT = "infra.broker:SentinelTransport"
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"master_name": CELERY_BROKER_SENTINEL_MASTER}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "master_name": CELERY_BROKER_SENTINEL_MASTER,
+        # A hung master or Sentinel costs a publish no more than the state clients wait.
+        "socket_connect_timeout": REDIS_CONNECT_TIMEOUT_SECONDS,
+        "socket_timeout": REDIS_SOCKET_TIMEOUT_SECONDS,
+    }
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_IMPORTS = ["servers.upstream.tasks"]

@@ -21,13 +21,32 @@ kombu's Sentinel transport (`sentinel://` broker URLs) has the same flaw, and it
 the Sentinels' addresses from the detached `Connection` (`client.alt`): a master killed under a
 worker made it exit the same way (tests/scale/test_redis_sentinel.py). `SentinelChannel`
 remembers those too.
+
+The Sentinel channel's connections also make one attempt each (no redis-py retries): redis-py's
+default retries every connect three times with backoff, nested in the Sentinels' discovery and
+again in the master's connect, so a publish with the master and every Sentinel dead hung for a
+minute before kombu's own retries even began. Retrying is the caller's, for a span of time
+(infra/broker_publish.py); the Sentinels get the transport's socket timeouts
+(`socket_connect_timeout`, `socket_timeout` options), so a hung one costs no more than those.
+
+kombu takes each Sentinel of the URL for a failover host: after a connection error it switches
+to the next (`Connection.maybe_switch_next`), and the switch builds the transport that host's
+scheme names, kombu's own, which lost all of the above on the first retry of a publish. The
+`sentinel` scheme names the transport here instead.
 """
 
 from typing import Any
 
 import redis
 import redis.sentinel
+from kombu.transport import TRANSPORT_ALIASES
 from kombu.transport import redis as kombu_redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+
+def _one_attempt() -> Retry:
+    return Retry(NoBackoff(), 0)
 
 
 class _RememberingParams:
@@ -79,7 +98,16 @@ class SentinelChannel(_RememberingParams, kombu_redis.SentinelChannel):
             params = self._remembered_params[False]
             self._remembered_sentinels = [(params["host"], params["port"])]
 
+    def _connparams(self, asynchronous: bool = False) -> dict[str, Any]:
+        return {**super()._connparams(asynchronous), "retry": _one_attempt()}
+
     def _sentinel_managed_pool(self, asynchronous: bool = False):
+        self.sentinel_kwargs = {
+            "socket_connect_timeout": self.socket_connect_timeout,
+            "socket_timeout": self.socket_timeout,
+            **(getattr(self, "sentinel_kwargs", None) or {}),
+            "retry": _one_attempt(),
+        }
         if self.connection.client is not None:
             return super()._sentinel_managed_pool(asynchronous)
         # Detached: what kombu's method builds, from the remembered Sentinels.
@@ -89,7 +117,7 @@ class SentinelChannel(_RememberingParams, kombu_redis.SentinelChannel):
         manager = redis.sentinel.Sentinel(
             self._remembered_sentinels,
             min_other_sentinels=getattr(self, "min_other_sentinels", 0),
-            sentinel_kwargs=getattr(self, "sentinel_kwargs", None),
+            sentinel_kwargs=self.sentinel_kwargs,
             **params,
         )
         credentials = {key: params[key] for key in ("username", "password") if key in params}
@@ -99,3 +127,6 @@ class SentinelChannel(_RememberingParams, kombu_redis.SentinelChannel):
 
 class SentinelTransport(kombu_redis.SentinelTransport):
     Channel = SentinelChannel
+
+
+TRANSPORT_ALIASES["sentinel"] = f"{__name__}:SentinelTransport"
