@@ -59,8 +59,11 @@ def create_task(
     server_version: str = "",
     input_responses: dict | None = None,
     task_id: str | None = None,
+    send: bool = True,
 ) -> Task:
-    """Store a task for a tools/call and hand it to a worker once it is committed. Returns when
+    """Store a task for a tools/call and hand it to a worker once it is committed (unless
+    `send` is false: the caller then calls dispatch.send itself, as the MCP endpoint does off
+    its database thread, and dispatch.fail_unqueued if that raises). Returns when
     the row is durable, so a tasks/get for its id resolves at once (as the spec requires).
     `server_version` pins the task to that published version (ignored when it is not one, as
     for a server that serves its draft); `input_responses` are answers the client gave before
@@ -114,8 +117,10 @@ def create_task(
             ttl_ms=ttl,
             poll_interval_ms=poll_interval_ms(),
             expires_at=timezone.now() + timedelta(milliseconds=ttl),
+            dispatched_at=None if send else timezone.now(),
         )
-        transaction.on_commit(lambda: dispatch(task.id))
+        if send:
+            transaction.on_commit(lambda: dispatch(task.id))
     return task
 
 

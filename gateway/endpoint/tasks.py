@@ -47,6 +47,7 @@ from .gate import start_background
 from .sessions import Session
 from .stateless.envelope import META_CAPABILITIES
 from .stateless.responder import StatelessCall
+from .task_start import begin_task
 
 SESSION_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
 TASK_IDS_LIMIT = 100
@@ -61,33 +62,6 @@ def uses_tasks(snapshot: Snapshot) -> bool:
 def _tool(snapshot: Snapshot, params: dict[str, Any]) -> CompiledTool | None:
     name = params.get("name")
     return snapshot.tools.get(name) if isinstance(name, str) else None
-
-
-def _served_version(served: Served) -> str:
-    return str(served.snapshot.server_info.get("version") or "")
-
-
-def _create(
-    served: Served,
-    tool: CompiledTool,
-    params: dict[str, Any],
-    *,
-    era: str,
-    capabilities: dict[str, Any],
-    ttl: int | None = None,
-    answers: dict[str, Any] | None = None,
-) -> Task:
-    return lifecycle.create_task(
-        served.snapshot,
-        tool.name,
-        params.get("arguments"),
-        served.caller,
-        ttl,
-        protocol_version=era,
-        client_capabilities=capabilities,
-        server_version=_served_version(served),
-        input_responses=answers or {},
-    )
 
 
 def _find(served: Served, task_id: Any) -> Task:
@@ -168,8 +142,7 @@ async def _session_tools_call(
         raise errors.invalid_params("params.task must be an object")
     if tool.task_support == "forbidden":
         raise McpError(errors.METHOD_NOT_FOUND, f"Tool {tool.name} does not support task execution")
-    task = await run_db(
-        _create,
+    task = await begin_task(
         served,
         tool,
         params,
@@ -328,8 +301,7 @@ async def stateless_layer(call: StatelessCall, inner: Handler) -> dict[str, Any]
             return await inner(call)
         except StartTask as started:
             answers = started.answers
-    task = await run_db(
-        _create,
+    task = await begin_task(
         call.served,
         tool,
         call.request.params,
