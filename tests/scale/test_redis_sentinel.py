@@ -12,6 +12,7 @@ than the 2 s the clients' retries used to last): what is sent just after the mas
 for the promoted replica instead of failing (REDIS_SENTINEL_FAILOVER_SECONDS)."""
 
 import asyncio
+import os
 import time
 
 import pytest
@@ -318,3 +319,72 @@ def test_a_session_opened_just_after_the_master_dies_waits_for_the_promoted_repl
     )
     assert echoed["result"]["content"][0]["text"] == "You said after"
     assert opened >= SLOW_DOWN_AFTER_MS / 1000
+
+
+@pytest.fixture
+def broker_on_slow_sentinels(slow_sentinels, live_database):
+    """A server and a worker whose broker alone is on the slow Sentinels (CELERY_BROKER_URL),
+    the platform's state on the machine's Redis: a failover of the broker's master is then met
+    by the task's publish itself, not first by the state reads before it (which wait it out)."""
+    env = {
+        "DATABASE_URL": database_url_for_workers(),
+        "REDIS_URL": os.environ["REDIS_URL"],
+        "CELERY_BROKER_URL": slow_sentinels.url(),
+        "CELERY_BROKER_SENTINEL_MASTER": MASTER_NAME,
+    }
+    return env
+
+
+def create_task(client: RawMcp) -> tuple[int, dict, float]:
+    """The HTTP status, the final JSON-RPC message and the seconds the answer took."""
+    started = time.monotonic()
+    response, messages = client.request(
+        "tools/call", {"name": "slow_task", "arguments": {}, "task": {"ttl": 120000}}
+    )
+    return response.status_code, messages[-1] if messages else {}, time.monotonic() - started
+
+
+def test_a_task_created_just_after_the_brokers_master_dies_is_queued_and_completes(
+    broker_on_slow_sentinels, slow_sentinels, tenant, live_database, tmp_path
+):
+    env = broker_on_slow_sentinels
+    server = LiveServer(live_database, extra_env=env)
+    try:
+        with running_workers(tmp_path) as start:
+            start(env=env, concurrency=2)
+            client = RawMcp(server.mcp_url(tenant["slug"]), key=tenant["key"])
+            client.initialize()
+            # The server's publishing connection to the master is pooled by a first task.
+            wait_for_result(client, start_task(client))
+            old = slow_sentinels.kill_master()
+            status, created, answered = create_task(client)
+            print(f"\ncreating the task answered {status} {created} after {answered:.2f} s")
+            slow_sentinels.wait_for_promotion(old)
+            assert status == 200 and "result" in created, (status, created)
+            result = wait_for_result(client, created["result"]["task"]["taskId"], timeout=30)
+    finally:
+        server.stop()
+    assert result["result"]["content"] == [{"type": "text", "text": "task done"}]
+    # No master could take the message before the Sentinels called the old one down.
+    assert answered >= SLOW_DOWN_AFTER_MS / 1000
+
+
+def test_a_task_created_with_the_brokers_redis_and_sentinels_all_dead_is_refused_in_time(
+    broker_on_slow_sentinels, slow_sentinels, tenant, live_database, tmp_path
+):
+    env = {**broker_on_slow_sentinels, "REDIS_SENTINEL_FAILOVER_SECONDS": "3"}
+    server = LiveServer(live_database, extra_env=env)
+    try:
+        with running_workers(tmp_path) as start:
+            start(env=env)  # alive, so the creation is not refused for want of a worker
+            client = RawMcp(server.mcp_url(tenant["slug"]), key=tenant["key"])
+            client.initialize()
+            wait_for_result(client, start_task(client))
+            for process in [*slow_sentinels.sentinels, *slow_sentinels.data]:
+                process.kill()
+            status, created, answered = create_task(client)
+    finally:
+        server.stop()
+    print(f"\ncreating the task answered {status} {created} after {answered:.2f} s")
+    assert "message" in created.get("error", {}), (status, created)
+    assert answered < 3 + 5, answered
