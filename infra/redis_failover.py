@@ -19,7 +19,8 @@ inside it keep to it. Plain imports only (no settings).
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
@@ -52,6 +53,21 @@ def _pause(failures: int, backoff: AbstractBackoff) -> float | None:
     return min(backoff.compute(failures), left)
 
 
+@contextmanager
+def _budget(seconds: float) -> Iterator[None]:
+    """The outermost retry in this thread or task starts the deadline; nested ones keep it."""
+    token = _deadline.set(time.monotonic() + seconds) if _deadline.get() is None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _deadline.reset(token)
+
+
+def _retryable(error: Exception, is_retryable: Callable[[Exception], bool] | None) -> bool:
+    return is_retryable is None or is_retryable(error)
+
+
 class FailoverRetry(Retry):
     """redis-py's `Retry` for the sync clients, bounded by `seconds` instead of a count."""
 
@@ -67,28 +83,20 @@ class FailoverRetry(Retry):
         with_failure_count: bool = False,
     ) -> T:
         self._backoff.reset()
-        outermost = _deadline.get() is None
-        token = _deadline.set(time.monotonic() + self.seconds) if outermost else None
-        try:
-            failures = 0
+        failures = 0
+        with _budget(self.seconds):
             while True:
                 try:
                     return do()
                 except self._supported_errors as error:
-                    if is_retryable and not is_retryable(error):
+                    if not _retryable(error, is_retryable):
                         raise
                     failures += 1
-                    if with_failure_count:
-                        fail(error, failures)
-                    else:
-                        fail(error)
+                    fail(*((error, failures) if with_failure_count else (error,)))
                     pause = _pause(failures, self._backoff)
                     if pause is None:
                         raise
                     time.sleep(pause)
-        finally:
-            if token is not None:
-                _deadline.reset(token)
 
 
 class AsyncFailoverRetry(AsyncRetry):
@@ -106,25 +114,17 @@ class AsyncFailoverRetry(AsyncRetry):
         with_failure_count: bool = False,
     ) -> T:
         self._backoff.reset()
-        outermost = _deadline.get() is None
-        token = _deadline.set(time.monotonic() + self.seconds) if outermost else None
-        try:
-            failures = 0
+        failures = 0
+        with _budget(self.seconds):
             while True:
                 try:
                     return await do()
                 except self._supported_errors as error:
-                    if is_retryable and not is_retryable(error):
+                    if not _retryable(error, is_retryable):
                         raise
                     failures += 1
-                    if with_failure_count:
-                        await fail(error, failures)
-                    else:
-                        await fail(error)
+                    await fail(*((error, failures) if with_failure_count else (error,)))
                     pause = _pause(failures, self._backoff)
                     if pause is None:
                         raise
                     await asyncio.sleep(pause)
-        finally:
-            if token is not None:
-                _deadline.reset(token)

@@ -8,27 +8,9 @@ from playwright.sync_api import expect
 from accounts.models import User
 from servers import embeddings
 from servers.definition import import_definition
-from tests.dashboard.views.test_playground_discovery import TOOLS
+from tests.dashboard.views.test_playground_discovery import people_definition
 
 from .test_dashboard_flow import sign_up
-
-
-def people_server(slug: str) -> dict:
-    return {
-        "slug": slug,
-        "name": "People",
-        "agents": {"discovery": {"mode": "on"}},
-        "tools": [
-            {
-                "name": name,
-                "description": description,
-                "inputSchema": {"type": "object"},
-                "annotations": {"readOnlyHint": False, **hints},
-                "config": {"content": [{"type": "text", "text": "ok"}]},
-            }
-            for name, description, hints in TOOLS
-        ],
-    }
 
 
 def test_a_person_searches_as_an_agent_and_sees_the_ranking_with_scores_and_hints(
@@ -41,7 +23,7 @@ def test_a_person_searches_as_an_agent_and_sees_the_ranking_with_scores_and_hint
 
     def setup():
         org = User.objects.get(email=email).personal_organization()
-        embeddings.embed_server(import_definition(people_server(slug), org).pk)
+        embeddings.embed_server(import_definition(people_definition(slug), org).pk)
 
     db_call(setup)
 

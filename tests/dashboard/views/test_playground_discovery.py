@@ -17,26 +17,28 @@ TOOLS = [
 ]
 
 
+def people_definition(slug: str = "people") -> dict:
+    """A server in discovery mode with the issue's tools (tests/browser uses it too)."""
+    return {
+        "slug": slug,
+        "name": "People",
+        "agents": {"discovery": {"mode": "on"}},
+        "tools": [
+            {
+                "name": name,
+                "description": description,
+                "inputSchema": {"type": "object"},
+                "annotations": {"readOnlyHint": False, **hints},
+                "config": {"content": [{"type": "text", "text": "ok"}]},
+            }
+            for name, description, hints in TOOLS
+        ],
+    }
+
+
 @pytest.fixture
 def discovery_server(org):
-    server = import_definition(
-        {
-            "slug": "people",
-            "name": "People",
-            "agents": {"discovery": {"mode": "on"}},
-            "tools": [
-                {
-                    "name": name,
-                    "description": description,
-                    "inputSchema": {"type": "object"},
-                    "annotations": {"readOnlyHint": False, **hints},
-                    "config": {"content": [{"type": "text", "text": "ok"}]},
-                }
-                for name, description, hints in TOOLS
-            ],
-        },
-        org,
-    )
+    server = import_definition(people_definition(), org)
     embeddings.embed_server(server.pk)
     snapshot.clear_cache()
     return server
