@@ -49,7 +49,8 @@ class SiteVariables(Variables):
     REDIS_SENTINEL_FAILOVER_SECONDS: float = var(
         10,
         "how long a command on a Sentinel-watched master (`sentinel://` `REDIS_URL`) retries "
-        "connection errors, waiting for a failover: at least the Sentinels' "
+        "connection errors, waiting for a failover (and a task's publish to a `sentinel://` "
+        "broker): at least the Sentinels' "
         "`down-after-milliseconds` plus a few seconds for the election (Redis's own default "
         "of 30000 ms needs about 35); a master down with no failover is answered with a 503 "
         "after it",
