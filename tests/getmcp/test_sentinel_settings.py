@@ -36,12 +36,22 @@ def settings_with(**env: str) -> subprocess.CompletedProcess:
 
 
 def test_the_broker_and_the_channels_layer_follow_the_sentinels_of_the_state():
-    done = settings_with(REDIS_URL=SENTINELS, REDIS_SENTINEL_MASTER="getmcp")
+    done = settings_with(
+        REDIS_URL=SENTINELS,
+        REDIS_SENTINEL_MASTER="getmcp",
+        REDIS_CONNECT_TIMEOUT_SECONDS="1.5",
+        REDIS_SOCKET_TIMEOUT_SECONDS="2.5",
+    )
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     assert found["broker"] == SENTINELS
     assert found["transport"] == "infra.broker:SentinelTransport"
-    assert found["options"] == {"master_name": "getmcp"}
+    # The broker's Sentinels and master get the state clients' deadlines.
+    assert found["options"] == {
+        "master_name": "getmcp",
+        "socket_connect_timeout": 1.5,
+        "socket_timeout": 2.5,
+    }
     assert found["channels"] == [
         {
             "sentinels": [["10.0.0.1", 26379], ["10.0.0.2", 26379]],
