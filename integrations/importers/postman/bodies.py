@@ -10,7 +10,7 @@ import re
 import orjson
 
 from ..preview import Argument, argument_name, unique
-from .entries import description, pairs
+from .entries import pairs
 from .variables import VARIABLE, Variables
 
 _SENTINEL = "\u0000var:"
@@ -25,29 +25,14 @@ def body_arguments(variables: Variables, body, arguments, taken, problems) -> st
             wire = str(field["key"])
             if field.get("type") == "file":
                 problems.append(f"form field {wire!r}: file uploads are sent as text")
-            value = variables.value_argument(
-                field.get("value"),
-                "form",
-                wire,
-                taken,
-                problems,
-                f"form field {wire}",
-                description(field.get("description")),
-            )
-            if isinstance(value, Argument):
-                arguments.append(value)
-                continue
-            schema = {"type": "string"}
-            if value:
-                schema["default"] = value
             arguments.append(
-                Argument(
-                    name=unique(argument_name(wire), taken),
-                    location="form",
-                    wire_name=wire,
-                    schema=schema,
-                    required=not value and field.get("type") != "file",
-                    description=description(field.get("description")),
+                variables.entry_argument(
+                    field,
+                    "form",
+                    taken,
+                    problems,
+                    f"form field {wire}",
+                    required_when_empty=field.get("type") != "file",
                 )
             )
         return "form" if mode == "urlencoded" else "multipart"

@@ -4,7 +4,7 @@ become query arguments."""
 
 from typing import Any
 
-from ..preview import Argument, argument_name, identifier, unique
+from ..preview import Argument, identifier, unique
 from .entries import description, pairs
 from .variables import WHOLE_VARIABLE, Variables
 
@@ -71,31 +71,8 @@ def url_template(variables: Variables, url, arguments, taken, problems) -> str:
         segments.append(variables.render(segment, problems, "url"))
     full = base.rstrip("/") + ("/" + "/".join(segments) if segments else "")
     for param in pairs(url.get("query")):
-        wire = str(param["key"])
-        value = variables.value_argument(
-            param.get("value"),
-            "query",
-            wire,
-            taken,
-            problems,
-            f"query {wire}",
-            description(param.get("description")),
-        )
-        if isinstance(value, Argument):
-            arguments.append(value)
-        else:
-            schema = {"type": "string"}
-            if value:
-                schema["default"] = value
-            arguments.append(
-                Argument(
-                    name=unique(argument_name(wire), taken),
-                    location="query",
-                    wire_name=wire,
-                    schema=schema,
-                    description=description(param.get("description")),
-                )
-            )
+        where = f"query {param['key']}"
+        arguments.append(variables.entry_argument(param, "query", taken, problems, where))
     return full
 
 

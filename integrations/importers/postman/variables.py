@@ -10,6 +10,7 @@ in Postman before sending.
 import re
 
 from ..preview import Argument, argument_name, secret_name, secret_placeholder, unique
+from .entries import description
 
 VARIABLE = re.compile(r"\{\{\s*([^{}\s]+)\s*\}\}")
 WHOLE_VARIABLE = re.compile(r"^\{\{\s*([^{}\s]+)\s*\}\}$")
@@ -87,18 +88,39 @@ class Variables:
         if whole and not self.is_secret(whole.group(1)) and not whole.group(1).startswith("$"):
             variable = whole.group(1)
             default = self.values.get(variable)
-            schema = {"type": "string"}
-            if default:
-                schema["default"] = default
-            return Argument(
-                name=unique(argument_name(wire), taken),
-                location=location,
-                wire_name=wire,
-                schema=schema,
-                required=not default,
-                description=description or f"Postman variable {{{{{variable}}}}}.",
-            )
+            text = description or f"Postman variable {{{{{variable}}}}}."
+            return _string_argument(wire, location, default, not default, text, taken)
         return self.render(raw, problems, where)
+
+    def entry_argument(
+        self, entry, location, taken, problems, where, *, required_when_empty: bool = False
+    ) -> Argument:
+        """The argument for a query parameter or form field (`entry`: Postman's key, value and
+        description): a lone unset variable's (value_argument), else a string whose default is
+        the rendered value; `required_when_empty`: an entry with no value must be given."""
+        wire = str(entry["key"])
+        text = description(entry.get("description"))
+        value = self.value_argument(
+            entry.get("value"), location, wire, taken, problems, where, text
+        )
+        if isinstance(value, Argument):
+            return value
+        required = required_when_empty and not value
+        return _string_argument(wire, location, value, required, text, taken)
+
+
+def _string_argument(wire, location, default, required, text, taken) -> Argument:
+    schema = {"type": "string"}
+    if default:
+        schema["default"] = default
+    return Argument(
+        name=unique(argument_name(wire), taken),
+        location=location,
+        wire_name=wire,
+        schema=schema,
+        required=required,
+        description=text,
+    )
 
 
 def _auth_values(auth) -> list[str]:
